@@ -1,0 +1,244 @@
+"""The command line: parse options, run the pipeline, render, map to an exit code."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from dra_migrate import __version__
+from dra_migrate.findings import ConfigError, Finding
+from dra_migrate.mapping import Config, find_config, load_config
+from dra_migrate.plan import Settings
+from dra_migrate.report.model import EXIT_UNPROCESSED, EXIT_USAGE, FileResult, Report, Status
+from dra_migrate.versions import DEFAULT_TARGET, TARGETS, parse_kube_version, target_for, warnings
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Options:
+    """The options every command shares, resolved once."""
+
+    paths: tuple[str, ...]
+    settings: Settings
+    excludes: tuple[str, ...]
+    jobs: int | None
+    stdin_filename: str
+    notes: tuple[str, ...]  # run-level warnings (DRA214)
+
+
+def common_options(func: F) -> F:
+    decorators = [
+        click.argument("paths", nargs=-1, type=click.Path(allow_dash=True)),
+        click.option(
+            "--config",
+            "config_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Mapping file (default: .dra-migrate.yaml found upward from the first path).",
+        ),
+        click.option(
+            "--target",
+            type=click.Choice(TARGETS),
+            help="resource.k8s.io version to write (default v1beta1).",
+        ),
+        click.option(
+            "--kube-version", help="Cluster version, e.g. 1.34: picks --target and warns about it."
+        ),
+        click.option(
+            "--exclude",
+            multiple=True,
+            metavar="GLOB",
+            help="gitignore-style pattern to skip (repeatable).",
+        ),
+        click.option(
+            "--jobs",
+            "-j",
+            type=click.IntRange(min=1),
+            help="Worker processes (default: CPU count).",
+        ),
+        click.option("--stdin-filename", default="-", help="Name to use for stdin in messages."),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def resolve(
+    paths: tuple[str, ...],
+    config_path: Path | None,
+    target: str | None,
+    kube_version: str | None,
+    exclude: tuple[str, ...],
+    jobs: int | None,
+    stdin_filename: str,
+) -> Options:
+    if not paths:
+        raise ConfigError("no path given (use . for the current folder, - for stdin)")
+    if "-" in paths and len(paths) > 1:
+        raise ConfigError("- (stdin) cannot be combined with other paths")
+    if config_path is None:
+        start = Path(".") if paths[0] == "-" else Path(paths[0])
+        config_path = find_config(start if start.exists() else Path("."))
+    elif not config_path.is_file():
+        raise ConfigError(f"--config {config_path}: no such file")
+    config: Config = load_config(config_path)
+    kube = kube_version or config.kube_version
+    notes: list[str] = []
+    chosen = target or config.target
+    if kube is not None:
+        minor = parse_kube_version(kube)
+        chosen = chosen or target_for(minor)
+        notes = warnings(chosen, minor)
+    return Options(
+        paths=paths,
+        settings=Settings(target=chosen or DEFAULT_TARGET, config=config),
+        excludes=exclude,
+        jobs=jobs,
+        stdin_filename=stdin_filename,
+        notes=tuple(notes),
+    )
+
+
+def execute(options: Options) -> Report:
+    from dra_migrate import pipeline
+
+    if options.paths == ("-",):
+        data = sys.stdin.buffer.read()
+        report = pipeline.run_stream(data, options.stdin_filename, options.settings)
+    else:
+        report = pipeline.run(options.paths, options.settings, options.excludes, options.jobs)
+    return report
+
+
+def _fail_usage(error: ConfigError) -> None:
+    click.echo(f"dra-migrate: error: {error.format()}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _print_notes(options: Options) -> None:
+    for note in options.notes:
+        click.echo(f"dra-migrate: DRA214 warning: {note}", err=True)
+
+
+def _print_findings(findings: list[Finding]) -> None:
+    for f in findings:
+        click.echo(f.format(), err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="dra-migrate")
+def main() -> None:
+    """Move GPU workloads from device-plugin extended resources to DRA."""
+
+
+@main.command()
+@common_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+def scan(fmt: str, **kwargs: Any) -> None:
+    """List every pod spec that asks for GPUs through extended resources."""
+    try:
+        options = resolve(**kwargs)
+    except ConfigError as error:
+        _fail_usage(error)
+        return
+    _print_notes(options)
+    report = execute(options)
+    from dra_migrate.report import renderer
+
+    click.echo(renderer(fmt)(report, "scan"), nl=False)
+    sys.exit(EXIT_UNPROCESSED if report.count(Status.FAILED) else 0)
+
+
+@main.command()
+@common_options
+@click.option(
+    "--diff", "mode", flag_value="diff", help="Print a unified diff; write nothing (the default)."
+)
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file would change.")
+@click.option("--write", "mode", flag_value="write", help="Rewrite files in place (atomically).")
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write converted copies of changed files here, in the same relative layout.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
+def convert(
+    mode: str | None, check: bool, output_dir: Path | None, quiet: bool, **kwargs: Any
+) -> None:
+    """Rewrite GPU requests as ResourceClaimTemplates and claims."""
+    try:
+        options = resolve(**kwargs)
+        if output_dir is not None and (mode == "write" or check):
+            raise ConfigError("--output-dir cannot be combined with --write or --check")
+        if options.paths == ("-",) and output_dir is not None:
+            raise ConfigError("--output-dir needs paths, not - (stdin)")
+    except ConfigError as error:
+        _fail_usage(error)
+        return
+    if not quiet:
+        _print_notes(options)
+    report = execute(options)
+    stdin = options.paths == ("-",)
+    if stdin:
+        _stream_out(report.files[0], mode, check)
+    else:
+        _files_out(report, mode, check, output_dir)
+    findings = report.all_findings
+    _print_findings([f for f in findings if not quiet or f.severity.value == "error"])
+    if not quiet:
+        click.echo(_summary(report, mode, check, output_dir), err=True)
+    sys.exit(report.exit_code(changes_fail=check))
+
+
+def _stream_out(result: FileResult, mode: str | None, check: bool) -> None:
+    from dra_migrate.writer import unified_diff
+
+    if result.status is Status.FAILED:
+        return  # nothing on stdout: a half-converted stream must never reach kubectl
+    new = result.converted if result.status is Status.CHANGED else result.original
+    if mode == "diff":
+        if result.status is Status.CHANGED and result.original is not None and new is not None:
+            click.echo(unified_diff(result.path, result.original, new), nl=False)
+    elif not check and new is not None:
+        sys.stdout.buffer.write(new)
+        sys.stdout.buffer.flush()
+
+
+def _files_out(report: Report, mode: str | None, check: bool, output_dir: Path | None) -> None:
+    from dra_migrate.writer import output_path, unified_diff, write_atomic
+
+    for result in report.files:
+        if result.status is not Status.CHANGED or result.converted is None:
+            continue
+        if output_dir is not None:
+            write_atomic(output_path(output_dir, result.path), result.converted)
+        elif mode == "write":
+            write_atomic(Path(result.path), result.converted)
+        elif mode == "diff" or not check:
+            assert result.original is not None
+            click.echo(unified_diff(result.path, result.original, result.converted), nl=False)
+
+
+def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | None) -> str:
+    s = report.summary()
+    done = mode == "write" or output_dir is not None
+    verb = "converted" if done else "would be converted"
+    parts = [f"{s['changed']} file(s) {verb}", f"{s['unchanged']} unchanged"]
+    if s["reported"]:
+        parts.append(f"{s['reported']} reported for manual action")
+    if s["failed"]:
+        parts.append(f"{s['failed']} could not be processed")
+    if output_dir is not None:
+        parts.append(f"written under {output_dir}")
+    return "dra-migrate: " + ", ".join(parts) + "."

@@ -1,0 +1,433 @@
+"""Stage 5, edit: turn plans into splices on the original text.
+
+Nothing is dumped back through a YAML emitter: every byte outside the
+changed regions stays as it was. Inserted text follows the file's own style
+(indent width, sequence indentation, quoting, line endings, JSON or YAML),
+and a comment on a removed line is kept on a line of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from dra_migrate.load import Document, Source, content_end, is_flow, line_end, line_start
+from dra_migrate.plan import AddObject, AppendEntry, AppendItems, Edit, RemoveEntry
+
+
+class EditError(Exception):
+    """The plan cannot be applied to this text (a bug, or input the editor cannot place)."""
+
+
+@dataclass(frozen=True)
+class Style:
+    indent: int = 2  # columns from a key to the keys of its mapping value
+    seq_offset: int = 0  # columns from a key to the dashes of its sequence value
+    quote: str = "'"  # preferred quote for strings that need one
+    quote_keys: bool = False
+    quote_all: bool = False  # every string value is quoted in this file
+    newline: str = "\n"
+    json: bool = False
+
+
+@dataclass(frozen=True, order=True)
+class Splice:
+    start: int
+    order: int
+    end: int
+    text: str
+
+
+# --- style detection -------------------------------------------------------------
+
+
+def detect_style(source: Source, docs: Iterable[Document]) -> Style:
+    indents: Counter[int] = Counter()
+    offsets: Counter[int] = Counter()
+    quotes: Counter[str] = Counter()
+    keys_quoted = keys_total = values_quoted = values_total = 0
+    stack: list[Node] = [d.root for d in docs if d.root is not None]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, ScalarNode):
+                    keys_total += 1
+                    keys_quoted += key.style in ("'", '"')
+                if isinstance(value, MappingNode) and value.value and not is_flow(value):
+                    indents[value.value[0][0].start_mark.column - key.start_mark.column] += 1
+                elif isinstance(value, SequenceNode) and value.value and not is_flow(value):
+                    offsets[value.start_mark.column - key.start_mark.column] += 1
+                elif isinstance(value, ScalarNode) and str(value.tag).endswith(":str"):
+                    if value.style in ("'", '"'):
+                        quotes[value.style] += 1
+                    if not _is_number(value.value):
+                        values_total += 1
+                        values_quoted += value.style in ("'", '"')
+                stack.append(value)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    indent = _mode(indents, 2, lambda n: 1 <= n <= 8)
+    offset = _mode(offsets, 0, lambda n: 0 <= n <= 8)
+    quote = quotes.most_common(1)[0][0] if quotes else "'"
+    return Style(
+        indent=indent,
+        seq_offset=offset,
+        quote=quote,
+        quote_keys=keys_total > 0 and keys_quoted / keys_total > 0.9,
+        quote_all=values_total > 3 and values_quoted / values_total > 0.9,
+        newline=source.newline,
+        json=source.is_json,
+    )
+
+
+def _mode(counter: Counter[int], default: int, ok: Any) -> int:
+    for value, _count in counter.most_common():
+        if ok(value):
+            return value
+    return default
+
+
+def _is_number(text: str) -> bool:
+    return bool(re.fullmatch(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?", text))
+
+
+# --- scalar and collection rendering ---------------------------------------------
+
+_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*(?:[ ][A-Za-z0-9_./()-]+)*")
+_RESERVED = re.compile(
+    r"(?i:y|n|yes|no|on|off|true|false|null|~)|[-+]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?|0x[0-9a-fA-F]+|0o[0-7]+"
+)
+
+
+def scalar_text(value: Any, style: Style, flow: bool = False, key: bool = False) -> str:
+    if style.json:
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if value is None:
+        return "null"
+    text = str(value)
+    quoted = style.quote_keys if key else style.quote_all
+    plain = not quoted and _PLAIN.fullmatch(text) and not _RESERVED.fullmatch(text)
+    if plain and not (flow and any(c in text for c in ",[]{}")):
+        return text
+    if "'" in text and '"' not in text and "\\" not in text:
+        return json.dumps(text)
+    if style.quote == "'" or '"' in text:
+        return "'" + text.replace("'", "''") + "'"
+    return json.dumps(text)
+
+
+def render_flow(value: Any, style: Style) -> str:
+    if style.json:
+        return json.dumps(value, separators=(", ", ": "))
+    if isinstance(value, Mapping):
+        inner = ", ".join(
+            f"{scalar_text(k, style, True, key=True)}: {render_flow(v, style)}"
+            for k, v in value.items()
+        )
+        return "{" + inner + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(render_flow(v, style) for v in value) + "]"
+    return scalar_text(value, style, flow=True)
+
+
+def render_entry(key: str, value: Any, column: int, style: Style) -> list[str]:
+    """Lines of a block mapping entry whose key starts at ``column``."""
+    pad = " " * column
+    head = f"{pad}{scalar_text(key, style, key=True)}:"
+    if isinstance(value, Mapping) and value:
+        return [head, *render_mapping(value, column + style.indent, style)]
+    if isinstance(value, (list, tuple)) and value:
+        return [head, *render_sequence(value, column + style.seq_offset, style)]
+    return [f"{head} {render_flow(value, style)}"]
+
+
+def render_mapping(value: Mapping[str, Any], column: int, style: Style) -> list[str]:
+    lines: list[str] = []
+    for key, item in value.items():
+        lines.extend(render_entry(key, item, column, style))
+    return lines
+
+
+def render_sequence(values: Sequence[Any], column: int, style: Style) -> list[str]:
+    """Lines of block sequence items whose dashes sit at ``column``."""
+    lines: list[str] = []
+    pad = " " * column
+    for item in values:
+        if isinstance(item, Mapping) and item:
+            body = render_mapping(item, column + 2, style)
+            lines.append(f"{pad}- {body[0][column + 2 :]}")
+            lines.extend(body[1:])
+        elif isinstance(item, (list, tuple)) and item:
+            body = render_sequence(item, column + 2, style)
+            lines.append(f"{pad}- {body[0][column + 2 :]}")
+            lines.extend(body[1:])
+        else:
+            lines.append(f"{pad}- {render_flow(item, style)}")
+    return lines
+
+
+def render_document(obj: Mapping[str, Any], comment: str, style: Style) -> str:
+    nl = style.newline
+    if style.json:
+        return json.dumps(obj, indent=style.indent) + nl
+    lines = [f"# {comment}"] if comment else []
+    lines += render_mapping(obj, 0, style)
+    return nl.join(lines) + nl
+
+
+# --- applying edits --------------------------------------------------------------
+
+
+def apply(source: Source, docs: Sequence[Document], edits: Sequence[Edit]) -> str:
+    """The new text of ``source`` with every edit applied."""
+    if not edits:
+        return source.text
+    style = detect_style(source, docs)
+    text = source.text
+    splices: list[Splice] = []
+    order = 0
+
+    def add(start: int, end: int, new: str) -> None:
+        nonlocal order
+        splices.append(Splice(start, order, end, new))
+        order += 1
+
+    # Group per mapping so removals and additions on one flow mapping agree.
+    removals: dict[int, list[RemoveEntry]] = {}
+    additions: dict[int, list[AppendEntry]] = {}
+    mappings: dict[int, MappingNode] = {}
+    for edit in edits:
+        if isinstance(edit, RemoveEntry):
+            removals.setdefault(id(edit.mapping), []).append(edit)
+            mappings[id(edit.mapping)] = edit.mapping
+        elif isinstance(edit, AppendEntry):
+            additions.setdefault(id(edit.mapping), []).append(edit)
+            mappings[id(edit.mapping)] = edit.mapping
+
+    for ident, mapping in mappings.items():
+        removed = {id(e.key) for e in removals.get(ident, [])}
+        added = additions.get(ident, [])
+        if is_flow(mapping):
+            for start, end, new in _flow_mapping(text, mapping, removed, added, style):
+                add(start, end, new)
+        else:
+            for start, end, new in _block_mapping(text, mapping, removed, added, style):
+                add(start, end, new)
+
+    by_doc: dict[int, list[AddObject]] = {}
+    for edit in edits:
+        if isinstance(edit, AppendItems):
+            start, end, new = _append_items(text, edit.sequence, edit.values, style)
+            add(start, end, new)
+        elif isinstance(edit, AddObject):
+            by_doc.setdefault(id(edit.workload.doc), []).append(edit)
+
+    for adds in by_doc.values():
+        for edit in adds:
+            workload = edit.workload
+            if workload.list_item:
+                from dra_migrate.load import get
+
+                seq = get(workload.doc.root, "items")
+                assert isinstance(seq, SequenceNode)
+                start, end, new = _append_items(text, seq, (edit.obj,), style, edit.comment)
+                add(start, end, new)
+                continue
+            if style.json:
+                raise EditError("a JSON file holds one object; there is no place for another")
+            at = workload.doc.end
+            prefix = "" if at == 0 or text[at - 1] == "\n" else style.newline
+            add(
+                at,
+                at,
+                prefix + "---" + style.newline + render_document(edit.obj, edit.comment, style),
+            )
+
+    return _splice(text, splices)
+
+
+def _splice(text: str, splices: list[Splice]) -> str:
+    out: list[str] = []
+    pos = 0
+    for s in sorted(splices):
+        if s.start < pos:
+            raise EditError(f"overlapping edits at offset {s.start}")
+        out.append(text[pos : s.start])
+        out.append(s.text)
+        pos = s.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _lines(lines: list[str], style: Style) -> str:
+    return "".join(line + style.newline for line in lines)
+
+
+def _block_mapping(
+    text: str, mapping: MappingNode, removed: set[int], added: list[AppendEntry], style: Style
+) -> list[tuple[int, int, str]]:
+    result: list[tuple[int, int, str]] = []
+    column = mapping.value[0][0].start_mark.column if mapping.value else mapping.start_mark.column
+    for key, value in mapping.value:
+        if id(key) not in removed:
+            continue
+        key_at = key.start_mark.index
+        start = line_start(text, key_at)
+        if text[start:key_at].strip() not in ("", "-"):
+            raise EditError("a removed key shares its line with other content")
+        if text[start:key_at].strip() == "-":
+            raise EditError("a removed key starts a sequence item")
+        end = line_end(text, content_end(value))
+        kept = _kept_comments(text[start:end], " " * key.start_mark.column, style)
+        result.append((start, end, kept))
+    if added:
+        at = line_end(text, content_end(mapping))
+        lines: list[str] = []
+        for edit in added:
+            lines.extend(render_entry(edit.key, edit.value, column, style))
+        prefix = "" if at == 0 or text[at - 1] == "\n" else style.newline
+        result.append((at, at, prefix + _lines(lines, style)))
+    return result
+
+
+def _kept_comments(removed_text: str, pad: str, style: Style) -> str:
+    """The comments of removed lines, each on a line of its own."""
+    kept: list[str] = []
+    for raw in removed_text.splitlines():
+        line = raw.rstrip("\r")
+        if line.lstrip().startswith("#"):
+            kept.append(line)
+            continue
+        comment = _trailing_comment(line)
+        if comment:
+            kept.append(pad + comment)
+    return _lines(kept, style)
+
+
+def _trailing_comment(line: str) -> str | None:
+    quote: str | None = None
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 2
+                continue
+            if c == quote:
+                if quote == "'" and line[i + 1 : i + 2] == "'":
+                    i += 2
+                    continue
+                quote = None
+        elif c in "'\"" and (i == 0 or line[i - 1] in " \t:[{,-"):
+            quote = c
+        elif c == "#" and i > 0 and line[i - 1] in " \t":
+            return line[i:]
+        i += 1
+    return None
+
+
+def _flow_mapping(
+    text: str, mapping: MappingNode, removed: set[int], added: list[AppendEntry], style: Style
+) -> list[tuple[int, int, str]]:
+    entries = mapping.value
+    start, end = mapping.start_mark.index, mapping.end_mark.index
+    new_entries = [
+        f"{scalar_text(e.key, style, True, key=True)}: {render_flow(e.value, style)}" for e in added
+    ]
+    kept = [i for i, (k, _v) in enumerate(entries) if id(k) not in removed]
+    if not kept:
+        padded = text[start + 1 : start + 2] == " "
+        pad = " " if padded and new_entries else ""
+        return [(start + 1, end - 1, pad + ", ".join(new_entries) + pad)]
+    result: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(entries):
+        if id(entries[i][0]) not in removed:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(entries) and id(entries[j + 1][0]) in removed:
+            j += 1
+        before = [k for k in kept if k < i]
+        if before:
+            cut_from = entries[before[-1]][1].end_mark.index
+            cut_to = entries[j][1].end_mark.index
+        else:
+            after = next(k for k in kept if k > j)
+            cut_from = entries[i][0].start_mark.index
+            cut_to = entries[after][0].start_mark.index
+        result.append((cut_from, cut_to, _flow_comments(text[cut_from:cut_to])))
+        i = j + 1
+    if new_entries:
+        last_key, last_value = entries[kept[-1]]
+        at = last_value.end_mark.index
+        multiline = text.count("\n", start, last_key.start_mark.index) > 0
+        if multiline:
+            pad = style.newline + " " * last_key.start_mark.column
+            new = "".join("," + pad + e for e in new_entries)
+        else:
+            new = "".join(", " + e for e in new_entries)
+        result.append((at, at, new))
+    return result
+
+
+def _flow_comments(removed_text: str) -> str:
+    comments = [
+        c for c in (_trailing_comment(" " + line) for line in removed_text.splitlines()) if c
+    ]
+    return "".join(f" {c}\n" for c in comments)
+
+
+def _append_items(
+    text: str,
+    seq: SequenceNode,
+    values: Sequence[Any],
+    style: Style,
+    comment: str = "",
+) -> tuple[int, int, str]:
+    if is_flow(seq):
+        start, end = seq.start_mark.index, seq.end_mark.index
+        if style.json and any(isinstance(v, Mapping) and len(v) > 3 for v in values):
+            column = (
+                seq.value[0].start_mark.column
+                if seq.value
+                else seq.start_mark.column + style.indent
+            )
+            rendered = [_indent_json(v, column, style) for v in values]
+        else:
+            rendered = [render_flow(v, style) for v in values]
+        if not seq.value:
+            return (start + 1, end - 1, ", ".join(rendered))
+        last = seq.value[-1]
+        at = last.end_mark.index
+        multiline = text.count("\n", start, last.start_mark.index) > 0
+        if multiline:
+            pad = style.newline + " " * last.start_mark.column
+            return (at, at, "".join("," + pad + r for r in rendered))
+        return (at, at, "".join(", " + r for r in rendered))
+    column = seq.start_mark.column
+    at = line_end(text, content_end(seq))
+    lines = [" " * column + f"# {comment}"] if comment else []
+    lines += render_sequence(list(values), column, style)
+    prefix = "" if at == 0 or text[at - 1] == "\n" else style.newline
+    return (at, at, prefix + _lines(lines, style))
+
+
+def _indent_json(value: Any, column: int, style: Style) -> str:
+    lines = json.dumps(value, indent=style.indent).split("\n")
+    return (style.newline + " " * column).join(lines)

@@ -1,0 +1,148 @@
+"""Findings: what the pipeline tells the user, each with a stable code.
+
+Every code lives in one table (``CODES``). A code's severity decides the exit
+status; ``blocks`` says that a file with this finding is left untouched (it
+could not be fully processed). ``docs/findings.md`` documents each code with
+an example, and the test suite checks that the table and the page agree.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.value
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    severity: Severity
+    title: str
+    blocks: bool = False  # the file is not written when this code is found in it
+
+
+def _table(*codes: Code) -> dict[str, Code]:
+    return {c.code: c for c in codes}
+
+
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+CODES: dict[str, Code] = _table(
+    # 0xx: input that cannot be read or parsed
+    Code("DRA001", E, "file cannot be read", blocks=True),
+    Code("DRA002", E, "file is not UTF-8 text", blocks=True),
+    Code("DRA003", E, "binary file", blocks=True),
+    Code("DRA004", E, "malformed YAML or JSON", blocks=True),
+    Code("DRA005", E, "duplicate mapping key", blocks=True),
+    Code("DRA006", E, "tab character in indentation", blocks=True),
+    Code("DRA007", W, "empty file"),
+    Code("DRA008", E, "anchor or alias on a node the migration must edit", blocks=True),
+    # 1xx: GPU requests that are wrong as written
+    Code("DRA101", E, "GPU count is not a positive whole number", blocks=True),
+    Code("DRA102", E, "GPU requests differ from limits", blocks=True),
+    Code("DRA103", E, "GPU requests without limits", blocks=True),
+    Code("DRA104", W, "extended resource not in the mapping"),
+    Code("DRA105", N, "GPU count of zero: no claim needed"),
+    Code("DRA106", E, "GPU count set by a template expression", blocks=True),
+    # 2xx: what the migration did, and what it could not do by itself
+    Code("DRA201", W, "unknown kind with a pod spec: converted through the generic fallback"),
+    Code("DRA202", E, "kustomize patch sets GPU resources: edit it by hand"),
+    Code("DRA203", W, "Helm chart template sets GPU resources: never modified"),
+    Code("DRA204", W, "Helm values file sets GPU resources: never modified"),
+    Code("DRA205", W, "shared (time-sliced) GPU becomes an exclusive device"),
+    Code("DRA206", W, "ResourceQuota on a GPU extended resource does not limit DRA claims"),
+    Code("DRA207", N, "init container reuses the devices of app containers"),
+    Code("DRA208", N, "GPU product node selector"),
+    Code("DRA209", N, "rayStartParams.num-gpus set from the GPU count"),
+    Code("DRA210", N, "generated name shortened"),
+    Code(
+        "DRA211",
+        E,
+        "JSON file holds one object: no place for the ResourceClaimTemplate",
+        blocks=True,
+    ),
+    Code("DRA212", E, "custom resource requests GPUs outside a pod template: convert it by hand"),
+    Code("DRA213", E, "Argo template already has a podSpecPatch: convert it by hand", blocks=True),
+    Code("DRA214", W, "target API not served by default or deprecated at this Kubernetes version"),
+    Code("DRA215", W, "Knative Serving may not accept resourceClaims in its pod spec"),
+    # 9xx: the tool's own failures
+    Code("DRA900", E, "internal error", blocks=True),
+    Code("DRA901", E, "generated object fails schema validation", blocks=True),
+)
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One thing to tell the user, at a place in a file (line and column 1-based)."""
+
+    path: str
+    line: int
+    col: int
+    code: str
+    message: str
+    hint: str = field(default="", compare=False)
+
+    @property
+    def spec(self) -> Code:
+        return CODES[self.code]
+
+    @property
+    def severity(self) -> Severity:
+        return self.spec.severity
+
+    @property
+    def blocks(self) -> bool:
+        return self.spec.blocks
+
+    def format(self) -> str:
+        """The one-line form every command prints: ``path:line:col: CODE message``."""
+        text = f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+def finding(code: str, path: str, line: int, col: int, message: str, hint: str = "") -> Finding:
+    if code not in CODES:  # a typo in the code table is a programming error
+        raise KeyError(f"unknown finding code {code}")
+    return Finding(path, line, col, code, message, hint)
+
+
+class ConfigError(Exception):
+    """A usage or configuration problem: exit status 2."""
+
+    def __init__(self, message: str, path: str = "", line: int = 0, col: int = 0) -> None:
+        super().__init__(message)
+        self.path, self.line, self.col = path, line, col
+
+    def format(self) -> str:
+        if self.path:
+            return f"{self.path}:{self.line}:{self.col}: {self.args[0]}"
+        return str(self.args[0])
+
+
+class InputProblem(Exception):
+    """A file cannot be processed; ``finding`` says where and why."""
+
+    def __init__(self, problem: Finding) -> None:
+        super().__init__(problem.format())
+        self.finding = problem

@@ -1,0 +1,94 @@
+"""What the repository layout says about a file: Helm chart part, kustomize patch.
+
+Part of discovery: a Helm chart template or values file is reported and never
+modified; a file that a kustomization applies as a patch is reported for a
+manual edit, because converting a partial object would break the overlay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dra_migrate import load
+from dra_migrate.findings import InputProblem
+
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+HELM_TEMPLATE = "helm-template"
+HELM_VALUES = "helm-values"
+KUSTOMIZE_PATCH = "kustomize-patch"
+KUSTOMIZATION = "kustomization"
+
+
+@dataclass(frozen=True)
+class Role:
+    kind: str | None = None  # one of the constants above, None for a plain manifest
+    via: str = ""  # the kustomization or chart that gives the file its role
+
+
+@dataclass
+class Layout:
+    patches: dict[Path, str] = field(default_factory=dict)  # resolved patch file -> kustomization
+
+    def role(self, path: Path) -> Role:
+        name = path.name
+        if name in KUSTOMIZATION_NAMES:
+            return Role(KUSTOMIZATION)
+        resolved = path.resolve()
+        if resolved in self.patches:
+            return Role(KUSTOMIZE_PATCH, self.patches[resolved])
+        chart = _chart_root(resolved)
+        if chart is not None:
+            rel = resolved.relative_to(chart)
+            if rel.parts[0] == "templates":
+                return Role(HELM_TEMPLATE, str(chart))
+            if rel.parts[0] in ("files",) or (
+                len(rel.parts) == 1
+                and name.startswith("values")
+                and name.endswith((".yaml", ".yml"))
+            ):
+                return Role(HELM_VALUES if rel.parts[0] != "files" else HELM_TEMPLATE, str(chart))
+        return Role()
+
+
+def _chart_root(path: Path) -> Path | None:
+    for folder in path.parents:
+        if (folder / "Chart.yaml").is_file():
+            return folder
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def build(paths: Iterable[Path]) -> Layout:
+    """Read every kustomization among ``paths`` and note the files it patches with."""
+    layout = Layout()
+    for path in paths:
+        if path.name not in KUSTOMIZATION_NAMES:
+            continue
+        try:
+            source = load.decode(str(path), path.read_bytes())
+            docs = load.parse(source)
+        except (OSError, InputProblem):
+            continue  # reported when the file itself is processed
+        for doc in docs:
+            for patch_file in _patch_files(doc.root):
+                target = (path.parent / patch_file).resolve()
+                layout.patches.setdefault(target, str(path))
+    return layout
+
+
+def _patch_files(root: object) -> list[str]:
+    files: list[str] = []
+    for key in ("patches", "patchesStrategicMerge", "patchesJson6902"):
+        for item in load.items(load.get(root, key)):  # type: ignore[arg-type]
+            if load.scalar(item) is not None:  # patchesStrategicMerge: a bare path (or inline YAML)
+                text = load.scalar(item) or ""
+                if "\n" not in text and not text.lstrip().startswith(("apiVersion", "{")):
+                    files.append(text)
+            else:
+                path = load.scalar(load.get(item, "path"))
+                if path:
+                    files.append(path)
+    return files

@@ -1,0 +1,280 @@
+"""Stage 2, load: bytes to text to YAML node trees with exact positions.
+
+The parser is used for structure and positions only; nothing is ever dumped
+back. Every node keeps ``start_mark``/``end_mark`` (character offsets into the
+decoded text), which is what the edit stage splices against.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from dra_migrate.findings import Finding, InputProblem, finding
+
+BOM = "\ufeff"
+_DOC_SEPARATOR = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
+_TEMPLATE_SYNTAX = re.compile(r"\{\{-?\s|\{\{[.$/\"(a-zA-Z]|\{\{-?\s*/\*")
+
+
+@dataclass
+class Source:
+    """One input: a file, or the stream read from stdin (``path == "-"``)."""
+
+    path: str
+    text: str
+    bom: bool = False
+    newline: str = "\n"
+    is_json: bool = False
+
+    def position(self, index: int) -> tuple[int, int]:
+        """1-based line and column of a character offset."""
+        line = self.text.count("\n", 0, index) + 1
+        col = index - (self.text.rfind("\n", 0, index) + 1) + 1
+        return line, col
+
+    def encode(self, text: str) -> bytes:
+        return ((BOM if self.bom else "") + text).encode("utf-8")
+
+
+@dataclass
+class Document:
+    """One YAML document of a stream: its root node and where it ends."""
+
+    index: int
+    root: Node | None
+    end: int  # offset where the document's own text ends (before the next separator)
+    aliased: set[int] = field(default_factory=set)  # ids of nodes reachable more than once
+
+
+def decode(path: str, raw: bytes) -> Source:
+    """Decode bytes, keeping what the writer needs to give the bytes back."""
+    if b"\x00" in raw[:8192]:
+        raise InputProblem(finding("DRA003", path, 1, 1, "binary file (NUL byte), skipped"))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputProblem(
+            finding("DRA002", path, line, col, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+        ) from None
+    bom = text.startswith(BOM)
+    if bom:
+        text = text[1:]
+    crlf = text.count("\r\n")
+    newline = "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
+    stripped = text.lstrip()
+    is_json = path.endswith(".json") or stripped.startswith(("{", "["))
+    return Source(path=path, text=text, bom=bom, newline=newline, is_json=is_json)
+
+
+def looks_like_template(text: str) -> bool:
+    """Go template syntax outside comments: a Helm chart template, not a manifest."""
+    for line in text.splitlines():
+        code = line.split("#", 1)[0] if line.lstrip().startswith("#") else line
+        if "{{" in code and _TEMPLATE_SYNTAX.search(code):
+            return True
+    return False
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = True  # duplicates are found on the node tree, with a better message
+    return yaml
+
+
+def parse(source: Source) -> list[Document]:
+    """Compose every document of the stream, or raise ``InputProblem``."""
+    text = source.text
+    try:
+        roots = list(_yaml().compose_all(text))
+    except MarkedYAMLError as exc:
+        raise InputProblem(_syntax_finding(source, exc)) from None
+    except YAMLError as exc:  # pragma: no cover - unmarked errors are rare
+        raise InputProblem(finding("DRA004", source.path, 1, 1, f"malformed YAML: {exc}")) from None
+    except RecursionError:
+        raise InputProblem(
+            finding("DRA004", source.path, 1, 1, "YAML nested too deeply to process")
+        ) from None
+    docs: list[Document] = []
+    for index, root in enumerate(roots):
+        _check_duplicates(source, root)
+        docs.append(Document(index=index, root=root, end=0, aliased=_aliased(root)))
+    _set_ends(text, docs)
+    return docs
+
+
+def _syntax_finding(source: Source, exc: MarkedYAMLError) -> Finding:
+    mark = exc.problem_mark or exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    problem = exc.problem or exc.context or "malformed YAML"
+    if "\t" in problem or "'\\t'" in problem:
+        return finding("DRA006", source.path, line, col, "tab character where YAML needs spaces")
+    what = "JSON" if source.is_json else "YAML"
+    context = f" ({exc.context})" if exc.context and exc.problem else ""
+    return finding("DRA004", source.path, line, col, f"malformed {what}: {problem}{context}")
+
+
+def _check_duplicates(source: Source, root: Node) -> None:
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            keys: dict[Any, Node] = {}
+            for key, value in node.value:
+                if isinstance(key, ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    ident = key.value
+                    if ident in keys:
+                        first = keys[ident].start_mark
+                        raise InputProblem(
+                            finding(
+                                "DRA005",
+                                source.path,
+                                key.start_mark.line + 1,
+                                key.start_mark.column + 1,
+                                f"duplicate key {ident!r} (first at line {first.line + 1})",
+                            )
+                        )
+                    keys[ident] = key
+                stack.append(value)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+
+
+def _aliased(root: Node) -> set[int]:
+    """Ids of nodes that appear more than once in the tree (anchors with aliases)."""
+    counts: dict[int, int] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        counts[id(node)] = counts.get(id(node), 0) + 1
+        if counts[id(node)] > 1:
+            continue
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                stack.append(value)
+                stack.append(key)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return {ident for ident, count in counts.items() if count > 1}
+
+
+def _set_ends(text: str, docs: list[Document]) -> None:
+    for doc in docs:
+        if doc.root is None:
+            continue
+        last = content_end(doc.root)
+        sep = _DOC_SEPARATOR.search(text, line_end(text, last))
+        doc.end = sep.start() if sep else len(text)
+
+
+# --- node helpers: read a composed tree without constructing Python objects ---
+
+
+def line_start(text: str, index: int) -> int:
+    return text.rfind("\n", 0, index) + 1
+
+
+def line_end(text: str, index: int) -> int:
+    """Offset just after the newline of the line holding ``index`` (or len(text))."""
+    if index > 0 and text[index - 1] == "\n":
+        return index
+    nl = text.find("\n", index)
+    return len(text) if nl < 0 else nl + 1
+
+
+def content_end(node: Node) -> int:
+    """Offset just after the last character of the node's own content.
+
+    A block collection's end mark lies at the next token, after blank lines
+    and comments that belong to whatever follows; the last leaf's end does not.
+    """
+    while True:
+        if isinstance(node, MappingNode) and node.value and node.flow_style is not True:
+            node = node.value[-1][1]
+        elif isinstance(node, SequenceNode) and node.value and node.flow_style is not True:
+            node = node.value[-1]
+        else:
+            break
+    end: int = node.end_mark.index
+    return end
+
+
+def is_map(node: Node | None) -> bool:
+    return isinstance(node, MappingNode)
+
+
+def is_seq(node: Node | None) -> bool:
+    return isinstance(node, SequenceNode)
+
+
+def is_flow(node: Node) -> bool:
+    return bool(getattr(node, "flow_style", False))
+
+
+def scalar(node: Node | None) -> str | None:
+    if isinstance(node, ScalarNode):
+        value: str = node.value
+        return value
+    return None
+
+
+def entries(node: Node | None) -> Iterator[tuple[str, Node, Node]]:
+    """(key text, key node, value node) of a mapping node; other keys skipped."""
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode):
+                yield key.value, key, value
+
+
+def get(node: Node | None, key: str) -> Node | None:
+    for name, _key, value in entries(node):
+        if name == key:
+            return value
+    return None
+
+
+def get_path(node: Node | None, *keys: str) -> Node | None:
+    for key in keys:
+        node = get(node, key)
+        if node is None:
+            return None
+    return node
+
+
+def has_merge(node: Node | None) -> bool:
+    return isinstance(node, MappingNode) and any(
+        getattr(k, "tag", None) == "tag:yaml.org,2002:merge" or scalar(k) == "<<"
+        for k, _ in node.value
+    )
+
+
+def items(node: Node | None) -> list[Node]:
+    return list(node.value) if isinstance(node, SequenceNode) else []
+
+
+def to_python(node: Node | None) -> Any:
+    """A plain Python value (strings for scalars; enough for matching rules)."""
+    if isinstance(node, MappingNode):
+        return {scalar(k): to_python(v) for k, v in node.value if scalar(k) is not None}
+    if isinstance(node, SequenceNode):
+        return [to_python(v) for v in node.value]
+    if isinstance(node, ScalarNode):
+        return node.value
+    return None
+
+
+def position(node: Node) -> tuple[int, int]:
+    mark = node.start_mark
+    return mark.line + 1, mark.column + 1

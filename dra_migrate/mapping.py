@@ -1,0 +1,322 @@
+"""The mapping: which extended resource becomes which DeviceClass request.
+
+Built-in defaults live in ``defaults.yaml`` beside this module; a project adds
+to them with ``.dra-migrate.yaml`` (found upward from the first path) or
+``--config FILE``. The file is checked against ``schemas/config.schema.json``
+and errors point at the line of the offending value.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml.nodes import Node
+
+from dra_migrate import load
+from dra_migrate.findings import ConfigError, InputProblem
+from dra_migrate.resources import schema_path
+
+CONFIG_NAMES = (".dra-migrate.yaml", ".dra-migrate.yml")
+_DEFAULTS = Path(__file__).with_name("defaults.yaml")
+_PLACEHOLDER = re.compile(r"\{([a-zA-Z_][a-zA-Z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a rule can look at: the workload around the pod spec."""
+
+    namespace: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    # label key -> the set of values the pod may be scheduled on
+    node_selector: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rule:
+    namespaces: tuple[str, ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    node_selector: tuple[tuple[str, frozenset[str]], ...] = ()
+    device_class: str | None = None
+    selectors: tuple[str, ...] | None = None
+    config: tuple[Mapping[str, Any], ...] | None = None
+
+    def matches(self, ctx: Context) -> bool:
+        if self.namespaces and (ctx.namespace or "") not in self.namespaces:
+            return False
+        if any(ctx.labels.get(k) != v for k, v in self.labels):
+            return False
+        for key, allowed in self.node_selector:
+            values = ctx.node_selector.get(key)
+            if not values or not values <= allowed:
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The outcome for one extended resource in one pod."""
+
+    resource: str
+    device_class: str
+    selectors: tuple[str, ...]
+    config: tuple[Mapping[str, Any], ...]
+    shared: bool
+    rule: int | None  # index of the matching rule, None for the resource's default
+
+
+@dataclass(frozen=True)
+class ResourceMapping:
+    name: str
+    device_class: str
+    selectors: tuple[str, ...] = ()
+    config: tuple[Mapping[str, Any], ...] = ()
+    shared: bool = False
+    rules: tuple[Rule, ...] = ()
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return _compile_name(self.name)
+
+    def choose(self, resource: str, ctx: Context) -> Choice | None:
+        match = self.pattern.fullmatch(resource)
+        if match is None:
+            return None
+        device_class, selectors, config, index = (
+            self.device_class,
+            self.selectors,
+            self.config,
+            None,
+        )
+        for i, rule in enumerate(self.rules):
+            if rule.matches(ctx):
+                index = i
+                device_class = rule.device_class or device_class
+                selectors = rule.selectors if rule.selectors is not None else selectors
+                config = rule.config if rule.config is not None else config
+                break
+        captured = match.groupdict()
+        selectors = tuple(_fill(s, captured) for s in selectors)
+        return Choice(
+            resource, _fill(device_class, captured), selectors, config, self.shared, index
+        )
+
+
+def _compile_name(name: str) -> re.Pattern[str]:
+    out, pos = [], 0
+    for m in _PLACEHOLDER.finditer(name):
+        out.append(re.escape(name[pos : m.start()]))
+        out.append(f"(?P<{m.group(1)}>[A-Za-z0-9][A-Za-z0-9._+-]*)")
+        pos = m.end()
+    out.append(re.escape(name[pos:]))
+    return re.compile("".join(out))
+
+
+def _fill(text: str, values: Mapping[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
+
+@dataclass(frozen=True)
+class Config:
+    resources: tuple[ResourceMapping, ...]
+    detect: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    target: str | None = None
+    kube_version: str | None = None
+    path: str | None = None  # the file it came from, None for built-ins only
+
+    def choose(self, resource: str, ctx: Context) -> Choice | None:
+        for mapping in self.resources:
+            choice = mapping.choose(resource, ctx)
+            if choice is not None:
+                return choice
+        return None
+
+    def maps(self, resource: str) -> bool:
+        return any(m.pattern.fullmatch(resource) for m in self.resources)
+
+    def detects(self, resource: str) -> bool:
+        return any(fnmatch.fnmatchcase(resource, p) for p in self.detect)
+
+    def is_gpu(self, resource: str) -> bool:
+        return self.maps(resource) or self.detects(resource)
+
+    def needles(self) -> tuple[bytes, ...]:
+        """Byte strings one of which every file that needs parsing contains."""
+        found: set[bytes] = set()
+        for pattern in [m.name for m in self.resources] + list(self.detect):
+            literal = re.split(r"[{*?\[]", pattern, maxsplit=1)[0]
+            if "/" not in literal:  # e.g. "*/gpu": the fixed part comes after the wildcard
+                tail = re.split(r"[{*?\[]", pattern)[-1]
+                literal = tail if len(tail) > len(literal) else literal
+            if literal:
+                found.add(literal.encode())
+        # a narrower needle is subsumed by a broader one it contains
+        minimal = {n for n in found if not any(o != n and o in n for o in found)}
+        return tuple(sorted(minimal))
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``.dra-migrate.yaml`` at or above ``start``."""
+    here = start.resolve()
+    if here.is_file():
+        here = here.parent
+    for folder in (here, *here.parents):
+        for name in CONFIG_NAMES:
+            candidate = folder / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def load_config(path: Path | None) -> Config:
+    """Built-ins, plus the project file at ``path`` when given."""
+    defaults = _read(_DEFAULTS, str(_DEFAULTS))
+    base = _build(defaults)
+    if path is None:
+        return base
+    data = _read(path, str(path))
+    user = _build(data)
+    resources = list(user.resources)
+    if data.get("builtins", True):
+        names = {m.name for m in resources}
+        resources += [m for m in base.resources if m.name not in names]
+    detect = tuple(dict.fromkeys(base.detect + user.detect))
+    return Config(
+        resources=tuple(resources),
+        detect=detect,
+        exclude=user.exclude,
+        target=data.get("target"),
+        kube_version=data.get("kubeVersion"),
+        path=str(path),
+    )
+
+
+def _read(path: Path, display: str) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read configuration: {exc.strerror}", display, 1, 1) from None
+    try:
+        source = load.decode(display, raw)
+        docs = load.parse(source)
+    except InputProblem as problem:
+        f = problem.finding
+        raise ConfigError(f"invalid configuration: {f.message}", display, f.line, f.col) from None
+    roots = [d.root for d in docs if d.root is not None]
+    if len(roots) > 1:
+        raise ConfigError("configuration must be a single YAML document", display, 1, 1)
+    if not roots:
+        return {}
+    root = roots[0]
+    data = _typed(root)
+    if not isinstance(data, dict):
+        line, col = load.position(root)
+        raise ConfigError("configuration must be a mapping", display, line, col)
+    _check_schema(data, root, display)
+    return data
+
+
+def _typed(node: Node) -> Any:
+    """Python value with YAML 1.2 core types (the schema needs booleans and ints)."""
+    value = load.to_python(node)
+    return _convert(node, value)
+
+
+def _convert(node: Node, value: Any) -> Any:
+    if load.is_map(node):
+        return {
+            load.scalar(k): _convert(v, value[load.scalar(k)])
+            for k, v in node.value
+            if load.scalar(k) is not None
+        }
+    if load.is_seq(node):
+        return [_convert(v, x) for v, x in zip(node.value, value, strict=False)]
+    text = load.scalar(node)
+    if text is None:
+        return None
+    if getattr(node, "style", None) in ("'", '"', "|", ">"):
+        return text
+    if text in ("true", "True", "TRUE"):
+        return True
+    if text in ("false", "False", "FALSE"):
+        return False
+    if text in ("", "~", "null", "Null", "NULL"):
+        return None
+    if re.fullmatch(r"[-+]?[0-9]+", text):
+        return int(text)
+    return text
+
+
+def _check_schema(data: dict[str, Any], root: Node, display: str) -> None:
+    import jsonschema
+
+    schema = json.loads(schema_path("config.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft7Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    if not errors:
+        return
+    error = errors[0]
+    node = _node_at(root, list(error.absolute_path))
+    line, col = load.position(node)
+    where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+    raise ConfigError(f"invalid configuration at {where}: {error.message}", display, line, col)
+
+
+def _node_at(root: Node, path: Sequence[Any]) -> Node:
+    node = root
+    for step in path:
+        if isinstance(step, int) and load.is_seq(node) and step < len(node.value):
+            node = node.value[step]
+            continue
+        for key, key_node, value in load.entries(node):
+            if key == step:
+                node = value if not isinstance(value, type(None)) else key_node
+                break
+        else:
+            break
+    return node
+
+
+def _build(data: Mapping[str, Any]) -> Config:
+    resources = tuple(_resource(r) for r in data.get("resources") or ())
+    return Config(
+        resources=resources,
+        detect=tuple(data.get("detect") or ()),
+        exclude=tuple(data.get("exclude") or ()),
+    )
+
+
+def _resource(data: Mapping[str, Any]) -> ResourceMapping:
+    rules = []
+    for r in data.get("rules") or ():
+        when = r.get("when") or {}
+        node_selector = tuple(
+            (k, frozenset([v] if isinstance(v, str) else v))
+            for k, v in sorted((when.get("nodeSelector") or {}).items())
+        )
+        rules.append(
+            Rule(
+                namespaces=tuple(when.get("namespaces") or ()),
+                labels=tuple(sorted((when.get("labels") or {}).items())),
+                node_selector=node_selector,
+                device_class=r.get("deviceClass"),
+                selectors=tuple(r["selectors"]) if "selectors" in r else None,
+                config=tuple(r["config"]) if "config" in r else None,
+            )
+        )
+    return ResourceMapping(
+        name=data["name"],
+        device_class=data["deviceClass"],
+        selectors=tuple(data.get("selectors") or ()),
+        config=tuple(data.get("config") or ()),
+        shared=bool(data.get("shared", False)),
+        rules=tuple(rules),
+    )

@@ -1,0 +1,473 @@
+"""The pipeline: discover -> load -> locate -> plan -> edit -> validate, per file.
+
+``run`` drives the stages over many files (on a process pool when there are
+enough of them); ``process`` takes one file through every stage and returns a
+``FileResult``. Nothing here prints or writes: the CLI renders the report and
+``writer`` writes files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml.nodes import MappingNode, Node
+
+from dra_migrate import discover, layout, load, locate
+from dra_migrate.edit import EditError, apply
+from dra_migrate.findings import Finding, InputProblem, finding
+from dra_migrate.layout import Role
+from dra_migrate.load import Document, Source, entries, get, items, scalar
+from dra_migrate.mapping import Config, Context
+from dra_migrate.plan import Names, PodPlan, Settings, plan_site
+from dra_migrate.quantity import whole_count
+from dra_migrate.report.model import FileResult, InventoryItem, Report, Status
+
+PARALLEL_THRESHOLD = 24  # below this many parsed files a process pool costs more than it saves
+_VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z0-9_]+|\[\s*\"[^\"]+\"\s*\])+)")
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs for one file (picklable)."""
+
+    path: str  # filesystem path, "" for stdin
+    display: str
+    role: Role
+    data: bytes | None = None  # stdin content; files are read by the worker
+
+
+def run(
+    paths: Sequence[str],
+    settings: Settings,
+    excludes: Iterable[str] = (),
+    jobs: int | None = None,
+) -> Report:
+    config = settings.config
+    candidates = list(discover.expand(paths, [*config.exclude, *excludes]))
+    repo_layout = layout.build(c.path for c in candidates)
+    needles = config.needles()
+    work: list[tuple[int, Job]] = []
+    results: dict[int, FileResult] = {}
+    for index, candidate in enumerate(candidates):
+        role = repo_layout.role(candidate.path)
+        try:
+            data = candidate.path.read_bytes()
+        except OSError as exc:
+            problem = finding(
+                "DRA001", candidate.display, 1, 1, f"cannot read file: {exc.strerror}"
+            )
+            results[index] = FileResult(candidate.display, Status.FAILED, [problem])
+            continue
+        if not discover.mentions(data, needles):
+            if candidate.explicit and not data.strip():
+                empty = finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
+                results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
+            continue
+        work.append((index, Job(str(candidate.path), candidate.display, role)))
+    processed = _map([job for _i, job in work], settings, jobs)
+    for (index, _job), result in zip(work, processed, strict=False):
+        results[index] = result
+    return Report([results[i] for i in sorted(results)])
+
+
+def _map(work: list[Job], settings: Settings, jobs: int | None) -> list[FileResult]:
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    if workers <= 1 or len(work) < PARALLEL_THRESHOLD:
+        return [process_job(job, settings) for job in work]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(process_job, work, [settings] * len(work), chunksize=4))
+
+
+def run_stream(data: bytes, display: str, settings: Settings) -> Report:
+    """The stdin mode: one stream, processed whatever it mentions."""
+    return Report([process_job(Job("", display, Role(), data), settings)])
+
+
+def process_job(job: Job, settings: Settings) -> FileResult:
+    try:
+        raw = job.data if job.data is not None else Path(job.path).read_bytes()
+    except OSError as exc:
+        problem = finding("DRA001", job.display, 1, 1, f"cannot read file: {exc.strerror}")
+        return FileResult(job.display, Status.FAILED, [problem])
+    try:
+        return process(job.display, raw, job.role, settings)
+    except InputProblem as problem:
+        return FileResult(job.display, Status.FAILED, [problem.finding], original=raw)
+    except RecursionError:
+        deep = finding("DRA004", job.display, 1, 1, "YAML nested too deeply to process")
+        return FileResult(job.display, Status.FAILED, [deep], original=raw)
+    except Exception as exc:  # a bug: report it on the file, never a traceback for the user
+        internal = finding(
+            "DRA900",
+            job.display,
+            1,
+            1,
+            f"internal error ({type(exc).__name__}: {exc}); the file was left untouched",
+            "please report this with the file",
+        )
+        return FileResult(job.display, Status.FAILED, [internal], original=raw)
+
+
+def process(display: str, raw: bytes, role: Role, settings: Settings) -> FileResult:
+    source = load.decode(display, raw)
+    if not source.text.strip():
+        empty = finding("DRA007", display, 1, 1, "empty file, nothing to convert")
+        return FileResult(display, Status.UNCHANGED, [empty], original=raw)
+    if role.kind == layout.HELM_TEMPLATE or load.looks_like_template(source.text):
+        return FileResult(
+            display, Status.REPORTED, _helm_template(source, settings.config), original=raw
+        )
+    docs = load.parse(source)
+    if role.kind == layout.HELM_VALUES:
+        return FileResult(
+            display, Status.REPORTED, _helm_values(source, docs, settings.config), original=raw
+        )
+    if role.kind == layout.KUSTOMIZE_PATCH:
+        found = _kustomize_patch(source, docs, settings.config, role.via)
+        return FileResult(display, Status.REPORTED, found, original=raw)
+    if role.kind == layout.KUSTOMIZATION:
+        found = _kustomization(source, docs, settings.config)
+        return FileResult(
+            display, Status.REPORTED if found else Status.UNCHANGED, found, original=raw
+        )
+    return _convert(source, raw, docs, settings)
+
+
+def _convert(source: Source, raw: bytes, docs: list[Document], settings: Settings) -> FileResult:
+    path = source.path
+    config = settings.config
+    findings: list[Finding] = []
+    inventory: list[InventoryItem] = []
+    plans: list[PodPlan] = []
+    names = Names()
+    for doc in docs:
+        for obj in locate.objects(doc):
+            if obj.kind == "ResourceClaimTemplate":
+                names.reserve(obj.namespace, obj.name)
+    for doc in docs:
+        for workload in locate.objects(doc):
+            if workload.kind == "ResourceQuota":
+                findings.extend(_quota(workload, config, path))
+                continue
+            sites = locate.pod_sites(workload)
+            covered: list[Node] = []
+            for site in sites:
+                inventory.extend(_inventory(site, config, path))
+                plan, found = plan_site(site, settings, names, path)
+                findings.extend(found)
+                covered.extend(c.node for c in site.containers)
+                if plan is not None:
+                    plans.append(plan)
+            findings.extend(_outside(workload, covered, config, path))
+    findings.sort(key=lambda f: (f.line, f.col, f.code))
+    if any(f.blocks for f in findings):
+        return FileResult(path, Status.FAILED, findings, inventory, original=raw)
+    if not plans:
+        return FileResult(path, Status.UNCHANGED, findings, inventory, original=raw)
+    edits = [e for p in plans for e in p.edits]
+    try:
+        if source.is_json and any(not p.site.workload.list_item for p in plans):
+            first = next(p for p in plans if not p.site.workload.list_item)
+            line, col = load.position(first.site.workload.root)
+            findings.append(
+                finding(
+                    "DRA211",
+                    path,
+                    line,
+                    col,
+                    "this JSON file holds a single object, so the ResourceClaimTemplate has no place in it",
+                    "convert the file to YAML, or wrap the object in a kind: List",
+                )
+            )
+            return FileResult(path, Status.FAILED, findings, inventory, original=raw)
+        text = apply(source, docs, edits)
+        _verify(text, source, settings)
+    except (EditError, InputProblem) as exc:
+        message = exc.finding.message if isinstance(exc, InputProblem) else str(exc)
+        findings.append(
+            finding(
+                "DRA900", path, 1, 1, f"internal error: the edit failed ({message}); left untouched"
+            )
+        )
+        return FileResult(path, Status.FAILED, findings, inventory, original=raw)
+    templates = [dict(p.template_object) for p in plans]
+    return FileResult(
+        path,
+        Status.CHANGED,
+        findings,
+        inventory,
+        original=raw,
+        converted=source.encode(text),
+        templates=templates,
+    )
+
+
+def _verify(text: str, source: Source, settings: Settings) -> None:
+    """The output must parse, and converting it again must find nothing to do."""
+    again = Source(source.path, text, source.bom, source.newline, source.is_json)
+    docs = load.parse(again)
+    names = Names()
+    for doc in docs:
+        for workload in locate.objects(doc):
+            for site in locate.pod_sites(workload):
+                plan, _found = plan_site(site, settings, names, source.path)
+                if plan is not None:
+                    raise EditError(
+                        f"the converted {workload.display} still asks for extended GPU resources"
+                    )
+
+
+# --- inventory --------------------------------------------------------------------
+
+
+def _inventory(site: locate.PodSite, config: Config, path: str) -> list[InventoryItem]:
+    rows: list[InventoryItem] = []
+    workload = site.workload
+    ctx = Context(
+        workload.namespace, {**workload.labels, **site.template_labels}, site.node_selector
+    )
+    for container in site.containers:
+        resources = get(container.node, "resources")
+        limits = {k: (kn, v) for k, kn, v in entries(get(resources, "limits")) if config.is_gpu(k)}
+        requests = {
+            k: (kn, v) for k, kn, v in entries(get(resources, "requests")) if config.is_gpu(k)
+        }
+        for name in [*limits, *(r for r in requests if r not in limits)]:
+            key, value = limits.get(name) or requests[name]
+            text = scalar(value) or ""
+            choice = config.choose(name, ctx)
+            line, col = load.position(key)
+            rows.append(
+                InventoryItem(
+                    path=path,
+                    line=line,
+                    col=col,
+                    api_version=workload.api_version,
+                    kind=workload.kind,
+                    namespace=workload.namespace,
+                    name=workload.name,
+                    pod_path=site.path,
+                    container=container.name,
+                    role=container.role,
+                    resource=name,
+                    count=whole_count(text),
+                    value=text,
+                    device_class=choice.device_class if choice else None,
+                )
+            )
+    return rows
+
+
+# --- what is reported and never converted ----------------------------------------
+
+
+def _outside(
+    workload: locate.Workload, covered: list[Node], config: Config, path: str
+) -> list[Finding]:
+    """GPU resources in a requests/limits mapping that no located container holds."""
+    found: list[Finding] = []
+    inside = {id(n) for n in covered}
+    stack: list[tuple[str, Node]] = [("", workload.root)]
+    while stack:
+        where, node = stack.pop()
+        if id(node) in inside:
+            continue
+        if isinstance(node, MappingNode):
+            for key, _key_node, value in entries(node):
+                here = f"{where}.{key}" if where else key
+                if key in ("limits", "requests") and isinstance(value, MappingNode):
+                    for name, name_node, _v in entries(value):
+                        if config.is_gpu(name):
+                            line, col = load.position(name_node)
+                            who = (
+                                f"{workload.kind} {workload.name}".strip()
+                                if workload.kind
+                                else "a document without kind (a values or config file?)"
+                            )
+                            found.append(
+                                finding(
+                                    "DRA212",
+                                    path,
+                                    line,
+                                    col,
+                                    f"{who} asks for {name} at {here}, "
+                                    "outside any pod spec dra-migrate can convert",
+                                    "the operator of this kind turns it into pod resources: move the "
+                                    "request to a pod template it supports, or keep the device plugin for it",
+                                )
+                            )
+                    continue
+                stack.append((here, value))
+        else:
+            for i, item in enumerate(items(node)):
+                stack.append((f"{where}[{i}]", item))
+    return sorted(found)
+
+
+def _quota(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
+    found: list[Finding] = []
+    for key, key_node, value in entries(load.get_path(workload.root, "spec", "hard")):
+        resource = key.removeprefix("requests.").removeprefix("limits.")
+        if not config.is_gpu(resource):
+            continue
+        choice = config.choose(resource, Context(namespace=workload.namespace))
+        quota_key = (
+            f"{choice.device_class}.deviceclass.resource.k8s.io/devices"
+            if choice
+            else "<device-class>.deviceclass.resource.k8s.io/devices"
+        )
+        line, col = load.position(key_node)
+        found.append(
+            finding(
+                "DRA206",
+                path,
+                line,
+                col,
+                f"ResourceQuota {workload.name} limits {key}: {scalar(value)}, which DRA claims do not count against",
+                f"add {quota_key}: {scalar(value)} to spec.hard",
+            )
+        )
+    return found
+
+
+def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, str]]:
+    """(line, col, resource, line text) for every resource-name token in the text."""
+    token = re.compile(r"[A-Za-z0-9.-]+/[A-Za-z0-9._-]+")
+    found = []
+    for number, line in enumerate(source.text.splitlines(), 1):
+        if line.lstrip().startswith("#"):
+            continue
+        for m in token.finditer(line):
+            name = m.group(0).strip("\"'")
+            if config.is_gpu(name):
+                found.append((number, m.start() + 1, name, line))
+    return found
+
+
+def _helm_template(source: Source, config: Config) -> list[Finding]:
+    found = []
+    for line, col, name, text in _gpu_mentions(source, config):
+        ref = _VALUES_REF.search(text)
+        where = f"values key {ref.group(1).lstrip('.')}" if ref else "a literal in the template"
+        found.append(
+            finding(
+                "DRA203",
+                source.path,
+                line,
+                col,
+                f"Helm chart template sets {name} ({where}); chart templates are never modified",
+                "change the template to render resourceClaims and a ResourceClaimTemplate, "
+                "or convert the rendered output (helm template ... | dra-migrate convert -)",
+            )
+        )
+    return found
+
+
+def _helm_values(source: Source, docs: list[Document], config: Config) -> list[Finding]:
+    found = []
+    for doc in docs:
+        for path, key_node, name, value in _keys(doc.root, ""):
+            if config.is_gpu(name):
+                line, col = load.position(key_node)
+                found.append(
+                    finding(
+                        "DRA204",
+                        source.path,
+                        line,
+                        col,
+                        f"values key {path} sets {name}: {value}; values files are never modified",
+                        "the chart's templates turn it into an extended resource: convert the chart, "
+                        "or convert its rendered output",
+                    )
+                )
+    return found
+
+
+def _keys(node: Node | None, prefix: str) -> list[tuple[str, Node, str, str]]:
+    out: list[tuple[str, Node, str, str]] = []
+    for key, key_node, value in entries(node):
+        shown = f'"{key}"' if "." in key or "/" in key else key
+        here = f"{prefix}.{shown}" if prefix else shown
+        out.append((here, key_node, key, scalar(value) or "…"))
+        out.extend(_keys(value, here))
+    for i, item in enumerate(items(node)):
+        out.extend(_keys(item, f"{prefix}[{i}]"))
+    return out
+
+
+def _kustomize_patch(
+    source: Source, docs: list[Document], config: Config, via: str
+) -> list[Finding]:
+    found = []
+    for doc in docs:
+        target = f"{scalar(get(doc.root, 'kind')) or 'object'} {scalar(load.get_path(doc.root, 'metadata', 'name')) or ''}".strip()
+        for _path, key_node, name, value in _keys(doc.root, ""):
+            if config.is_gpu(name):
+                line, col = load.position(key_node)
+                found.append(
+                    finding(
+                        "DRA202",
+                        source.path,
+                        line,
+                        col,
+                        f"kustomize patch (applied by {via}) sets {name}: {value} on {target}; "
+                        "after the base is converted it would add the extended resource back",
+                        "patch the count of the ResourceClaimTemplate's request instead "
+                        "(spec.spec.devices.requests)",
+                    )
+                )
+    if not found:  # a JSON6902 patch names the resource in a path string
+        for line, col, name, _text in _gpu_mentions(source, config):
+            found.append(
+                finding(
+                    "DRA202",
+                    source.path,
+                    line,
+                    col,
+                    f"kustomize patch (applied by {via}) touches {name}; edit it by hand after the migration",
+                )
+            )
+    return found
+
+
+def _kustomization(source: Source, docs: list[Document], config: Config) -> list[Finding]:
+    """Inline patches in a kustomization that touch GPU resources."""
+    found = []
+    spans: list[tuple[int, int]] = []
+    for doc in docs:
+        for key in ("patches", "patchesStrategicMerge", "patchesJson6902"):
+            node = get(doc.root, key)
+            if node is not None:
+                spans.append((node.start_mark.index, node.end_mark.index))
+    for line, col, name, _text in _gpu_mentions(source, config):
+        index = _index_of(source.text, line, col)
+        if any(a <= index < b for a, b in spans):
+            found.append(
+                finding(
+                    "DRA202",
+                    source.path,
+                    line,
+                    col,
+                    f"inline kustomize patch touches {name}; after the base is converted it would "
+                    "add the extended resource back",
+                    "patch the count of the ResourceClaimTemplate's request instead",
+                )
+            )
+    return found
+
+
+def _index_of(text: str, line: int, col: int) -> int:
+    pos = 0
+    for _ in range(line - 1):
+        pos = text.index("\n", pos) + 1
+    return pos + col - 1
+
+
+def templates_of(report: Report) -> list[dict[str, Any]]:
+    return [t for f in report.files for t in f.templates]

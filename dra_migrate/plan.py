@@ -1,0 +1,714 @@
+"""Stage 4, plan: decide, per pod spec, the claims, requests and edits.
+
+Pure data: the plan names the nodes to change and the objects to add; the
+edit stage turns it into text. The semantics of the migration live here:
+
+- one request per GPU container (and per resource), so that containers that
+  each had their own GPUs keep distinct devices;
+- counts are whole quantities taken from ``limits``; ``requests``, when
+  present, must be equal; ``0`` needs no claim;
+- a non-sidecar init container reuses the devices of app containers, as the
+  device plugin did (the pod holds max(init, sum of app and sidecars));
+- one ResourceClaimTemplate per pod template, in the workload's namespace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+
+from dra_migrate import load
+from dra_migrate.findings import Finding, finding
+from dra_migrate.kinds import ARGO
+from dra_migrate.load import entries, get, items, scalar
+from dra_migrate.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
+from dra_migrate.mapping import Choice, Config, Context
+from dra_migrate.quantity import parse_quantity, whole_count
+
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+MAX_REQUESTS = 32  # DeviceRequestsMaxSize
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{\{.*?\}\}")
+
+
+# --- edit operations: what the edit stage applies -------------------------------
+
+
+@dataclass(frozen=True)
+class RemoveEntry:
+    """Delete ``key`` (a key node) and its value from ``mapping``."""
+
+    mapping: MappingNode
+    key: Node
+
+
+@dataclass(frozen=True)
+class AppendEntry:
+    """Add ``key: value`` at the end of ``mapping``."""
+
+    mapping: MappingNode
+    key: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class AppendItems:
+    """Add items at the end of ``sequence``."""
+
+    sequence: SequenceNode
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class AddObject:
+    """Add a generated object after ``workload``'s document (or to its List)."""
+
+    workload: Workload
+    obj: Mapping[str, Any]
+    comment: str
+
+
+Edit = RemoveEntry | AppendEntry | AppendItems | AddObject
+
+
+# --- the plan -------------------------------------------------------------------
+
+
+@dataclass
+class Ask:
+    """One extended resource asked for by one container."""
+
+    container: Container
+    resource: str
+    count: int
+    choice: Choice
+    key: Node  # the key node in limits, where findings point
+
+
+@dataclass
+class DeviceRequest:
+    name: str
+    choice: Choice
+    count: int
+    containers: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PodPlan:
+    site: PodSite
+    claim: str
+    template: str
+    requests: list[DeviceRequest]
+    refs: dict[str, list[str]]  # container name -> request names it uses
+    asks: list[Ask]
+    edits: list[Edit]
+    findings: list[Finding]
+
+    @property
+    def template_object(self) -> Mapping[str, Any]:
+        obj = next(e.obj for e in self.edits if isinstance(e, AddObject))
+        return obj
+
+
+@dataclass
+class Names:
+    """Generated names taken so far in one stream, per namespace."""
+
+    taken: set[tuple[str, str]] = field(default_factory=set)
+
+    def reserve(self, namespace: str | None, name: str) -> None:
+        self.taken.add((namespace or "", name))
+
+    def free(self, namespace: str | None, name: str) -> bool:
+        return (namespace or "", name) not in self.taken
+
+
+@dataclass(frozen=True)
+class Settings:
+    target: str  # v1beta1, v1beta2 or v1
+    config: Config
+
+
+def plan_site(
+    site: PodSite, settings: Settings, names: Names, path: str
+) -> tuple[PodPlan | None, list[Finding]]:
+    """The plan for one pod spec, or None when it asks for no mapped GPU.
+
+    Findings that block the file (bad counts, aliases) come back with no plan.
+    """
+    config = settings.config
+    ctx = Context(
+        namespace=site.workload.namespace,
+        labels={**site.workload.labels, **site.template_labels},
+        node_selector=site.node_selector,
+    )
+    findings: list[Finding] = []
+    asks: list[Ask] = []
+    removals: list[RemoveEntry] = []
+    for container in site.containers:
+        found = _container_asks(container, config, ctx, site, path, findings, removals)
+        asks.extend(found)
+    if not asks or any(f.blocks for f in findings):
+        return None, findings
+
+    aliased = site.workload.doc.aliased
+    for node in [site.pod, *(a.container.node for a in asks)]:
+        if id(node) in aliased or load.has_merge(node):
+            line, col = load.position(node)
+            findings.append(
+                finding(
+                    "DRA008",
+                    path,
+                    line,
+                    col,
+                    "this pod spec or container is shared through a YAML anchor/alias or merge key; "
+                    "editing it would change every place that uses it",
+                    "expand the alias by hand, then run again",
+                )
+            )
+            return None, findings
+
+    requests, refs = _requests(site, asks, path, findings)
+    if len(requests) > MAX_REQUESTS:
+        line, col = load.position(site.pod)
+        findings.append(
+            finding(
+                "DRA900",
+                path,
+                line,
+                col,
+                f"{len(requests)} device requests exceed the limit of {MAX_REQUESTS} per claim",
+            )
+        )
+        return None, findings
+
+    workload = site.workload
+    claim = _claim_name(site.pod)
+    template = _template_name(workload, site, names, path, findings)
+    obj = resource_claim_template(template, workload.namespace, requests, settings.target)
+    edits: list[Edit] = list(removals)
+    edits.extend(_container_edits(site, refs, claim))
+    pod_claim = {"name": claim, "resourceClaimTemplateName": template}
+    if site.style == ARGO:
+        edits.extend(_argo_claim(site, pod_claim, path, findings))
+    else:
+        existing = get(site.pod, "resourceClaims")
+        if isinstance(existing, SequenceNode):
+            edits.append(AppendItems(existing, (pod_claim,)))
+        else:
+            edits.append(AppendEntry(site.pod, "resourceClaims", [pod_claim]))
+    where = f" ({site.path})" if site.label else ""
+    edits.append(
+        AddObject(
+            workload,
+            obj,
+            f"dra-migrate: GPUs of {workload.kind} {workload.name}{where}",
+        )
+    )
+    edits.extend(_ray_edits(site, asks, path, findings))
+    _notes(site, asks, ctx, path, findings)
+    return PodPlan(site, claim, template, requests, refs, asks, edits, findings), findings
+
+
+# --- reading the asks -------------------------------------------------------------
+
+
+def _container_asks(
+    container: Container,
+    config: Config,
+    ctx: Context,
+    site: PodSite,
+    path: str,
+    findings: list[Finding],
+    removals: list[RemoveEntry],
+) -> list[Ask]:
+    resources = get(container.node, "resources")
+    limits, requests = get(resources, "limits"), get(resources, "requests")
+    limit_entries = {k: (kn, v) for k, kn, v in entries(limits) if config.is_gpu(k)}
+    request_entries = {k: (kn, v) for k, kn, v in entries(requests) if config.is_gpu(k)}
+    asks: list[Ask] = []
+    removed: dict[int, list[Node]] = {}
+    who = f"container {container.name!r}"
+    for name in sorted(set(limit_entries) | set(request_entries), key=_order(limit_entries)):
+        if name not in limit_entries:
+            key, _value = request_entries[name]
+            line, col = load.position(key)
+            findings.append(
+                finding(
+                    "DRA103",
+                    path,
+                    line,
+                    col,
+                    f"{who} sets {name} in requests but not in limits; extended resources are set in limits",
+                    "move the count to limits",
+                )
+            )
+            continue
+        key, value = limit_entries[name]
+        line, col = load.position(value)
+        if not config.maps(name):
+            findings.append(
+                finding(
+                    "DRA104",
+                    path,
+                    *load.position(key),
+                    f"{who} uses {name}, which the mapping does not convert; left as it is",
+                    "add it to .dra-migrate.yaml resources if it should become a DRA request",
+                )
+            )
+            continue
+        count = _count(value, name, who, path, findings)
+        if count is None:
+            continue
+        if name in request_entries:
+            req_value = request_entries[name][1]
+            req_count = parse_quantity(scalar(req_value) or "")
+            if req_count is None or req_count != parse_quantity(scalar(value) or ""):
+                findings.append(
+                    finding(
+                        "DRA102",
+                        path,
+                        *load.position(req_value),
+                        f"{who} requests {scalar(req_value)!r} of {name} but its limit is "
+                        f"{scalar(value)!r}; they must be equal",
+                    )
+                )
+                continue
+        if count == 0:
+            findings.append(
+                finding(
+                    "DRA105",
+                    path,
+                    line,
+                    col,
+                    f"{who} sets {name} to 0: no device is needed, nothing converted",
+                )
+            )
+            continue
+        choice = config.choose(name, ctx)
+        assert choice is not None  # config.maps(name) held
+        asks.append(Ask(container, name, count, choice, key))
+        removed.setdefault(id(limits), []).append(key)
+        if name in request_entries:
+            removed.setdefault(id(requests), []).append(request_entries[name][0])
+    for mapping, parent_key in ((limits, "limits"), (requests, "requests")):
+        if not isinstance(mapping, MappingNode) or id(mapping) not in removed:
+            continue
+        gone = removed[id(mapping)]
+        if len(gone) == len(mapping.value):
+            key_node = next(kn for k, kn, _v in entries(resources) if k == parent_key)
+            assert isinstance(resources, MappingNode)
+            removals.append(RemoveEntry(resources, key_node))
+        else:
+            removals.extend(RemoveEntry(mapping, k) for k in gone)
+    return asks
+
+
+def _order(limit_entries: Mapping[str, tuple[Node, Node]]) -> Any:
+    def key(name: str) -> tuple[int, int]:
+        if name in limit_entries:
+            return (0, limit_entries[name][0].start_mark.index)
+        return (1, 0)
+
+    return key
+
+
+def _count(value: Node, name: str, who: str, path: str, findings: list[Finding]) -> int | None:
+    text = scalar(value)
+    line, col = load.position(value)
+    if text is not None and _PLACEHOLDER.search(text):
+        findings.append(
+            finding(
+                "DRA106",
+                path,
+                line,
+                col,
+                f"{who} sets {name} from the template expression {text!r}; the count is not known",
+                "render the template first, or convert the template's source by hand",
+            )
+        )
+        return None
+    count = whole_count(text) if text is not None else None
+    if count is None:
+        shown = text if text is not None else "a non-scalar value"
+        findings.append(
+            finding(
+                "DRA101",
+                path,
+                line,
+                col,
+                f"{who} sets {name} to {shown!r}; a device count must be a whole number of 0 or more",
+            )
+        )
+    return count
+
+
+# --- requests, and who uses them ----------------------------------------------------
+
+
+def _requests(
+    site: PodSite, asks: list[Ask], path: str, findings: list[Finding]
+) -> tuple[list[DeviceRequest], dict[str, list[str]]]:
+    requests: list[DeviceRequest] = []
+    refs: dict[str, list[str]] = {}
+    used: set[str] = set()
+    per_container: dict[str, list[Ask]] = {}
+    for ask in asks:
+        per_container.setdefault(ask.container.name, []).append(ask)
+
+    def new_request(base: str, choice: Choice, count: int) -> DeviceRequest:
+        name = _unique(_dns_label(base), used)
+        used.add(name)
+        request = DeviceRequest(name, choice, count)
+        requests.append(request)
+        return request
+
+    # App containers and sidecars run together: each gets its own request.
+    for ask in asks:
+        if ask.container.role in (APP, SIDECAR):
+            several = len(per_container[ask.container.name]) > 1
+            base = ask.container.name + (f"-{_resource_slug(ask.resource)}" if several else "")
+            request = new_request(base, ask.choice, ask.count)
+            request.containers.append(ask.container.name)
+            refs.setdefault(ask.container.name, []).append(request.name)
+
+    # Init containers run before them, one at a time: reuse app devices first.
+    shared: dict[tuple[Any, ...], list[DeviceRequest]] = {}
+    for request in requests:
+        shared.setdefault(_choice_key(request.choice), []).append(request)
+    extra: dict[tuple[Any, ...], DeviceRequest] = {}
+    init_asks = [a for a in asks if a.container.role == INIT]
+    deficits: dict[tuple[Any, ...], int] = {}
+    for ask in init_asks:
+        pool = shared.get(_choice_key(ask.choice), [])
+        deficits[_choice_key(ask.choice)] = max(
+            deficits.get(_choice_key(ask.choice), 0), ask.count - sum(r.count for r in pool)
+        )
+    for ask in init_asks:
+        key = _choice_key(ask.choice)
+        pool = shared.get(key, [])
+        subset = _cover(pool, ask.count)
+        chosen = list(subset) if subset is not None else list(pool)
+        if subset is None:
+            if key not in extra:
+                extra[key] = new_request(ask.container.name, ask.choice, deficits[key])
+            chosen.append(extra[key])
+        for request in chosen:
+            request.containers.append(ask.container.name)
+            refs.setdefault(ask.container.name, []).append(request.name)
+        seen = sum(r.count for r in chosen)
+        if chosen and any(r.containers[0] != ask.container.name for r in chosen):
+            line, col = load.position(ask.key)
+            others = ", ".join(r.name for r in chosen)
+            more = (
+                f"; it sees {seen} devices where it asked for {ask.count}"
+                if seen > ask.count
+                else ""
+            )
+            findings.append(
+                finding(
+                    "DRA207",
+                    path,
+                    line,
+                    col,
+                    f"init container {ask.container.name!r} uses request(s) {others} of the app "
+                    f"containers, as the device plugin reused their GPUs{more}",
+                )
+            )
+    return requests, refs
+
+
+def _cover(pool: list[DeviceRequest], need: int) -> tuple[DeviceRequest, ...] | None:
+    """The requests whose counts cover ``need`` with the least surplus (then the fewest)."""
+    if sum(r.count for r in pool) < need:
+        return None
+    if len(pool) > 16:  # subsets explode; take the largest first
+        picked: list[DeviceRequest] = []
+        for request in sorted(pool, key=lambda r: -r.count):
+            if sum(r.count for r in picked) >= need:
+                break
+            picked.append(request)
+        return tuple(picked)
+    best: tuple[int, int, tuple[DeviceRequest, ...]] | None = None
+    for size in range(1, len(pool) + 1):
+        for combo in itertools.combinations(pool, size):
+            total = sum(r.count for r in combo)
+            if total >= need and (best is None or (total - need, size) < best[:2]):
+                best = (total - need, size, combo)
+    return best[2] if best else None
+
+
+def _choice_key(choice: Choice) -> tuple[Any, ...]:
+    return (
+        choice.device_class,
+        choice.selectors,
+        json.dumps(choice.config, sort_keys=True, default=str),
+    )
+
+
+def _resource_slug(resource: str) -> str:
+    return resource.rsplit("/", 1)[-1]
+
+
+# --- names ------------------------------------------------------------------------
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def _dns_label(text: str, limit: int = 63) -> str:
+    clean = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-") or "ctr"
+    clean = re.sub(r"-{2,}", "-", clean)
+    if clean == text and len(clean) <= limit:
+        return clean
+    if len(clean) <= limit and _DNS_LABEL.fullmatch(clean):
+        return clean
+    return clean[: limit - 7].rstrip("-") + "-" + _short_hash(text)
+
+
+def _unique(name: str, used: set[str]) -> str:
+    if name not in used:
+        return name
+    for i in itertools.count(2):
+        candidate = f"{name[: 63 - len(str(i)) - 1]}-{i}"
+        if candidate not in used:
+            return candidate
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _claim_name(pod: MappingNode) -> str:
+    taken = {scalar(get(c, "name")) for c in items(get(pod, "resourceClaims"))}
+    for candidate in ("gpu", "gpus"):
+        if candidate not in taken:
+            return candidate
+    return _unique("gpu", {t for t in taken if t})
+
+
+def _template_name(
+    workload: Workload, site: PodSite, names: Names, path: str, findings: list[Finding]
+) -> str:
+    base = workload.name.rstrip("-") or workload.kind.lower()
+    wanted = "-".join(p for p in (base, site.label, "gpu") if p)
+    name = _dns_subdomain(wanted)
+    if not names.free(workload.namespace, name):
+        name = _dns_subdomain(f"{wanted}-{_short_hash(workload.display + site.path)}")
+    if name != wanted:
+        line, col = load.position(workload.root)
+        findings.append(
+            finding(
+                "DRA210",
+                path,
+                line,
+                col,
+                f"ResourceClaimTemplate for {workload.display} is named {name!r} "
+                f"instead of {wanted!r}",
+                "names must be unique, lower-case DNS subdomains of at most 253 characters",
+            )
+        )
+    names.reserve(workload.namespace, name)
+    return name
+
+
+def _dns_subdomain(text: str) -> str:
+    # ${VAR} placeholders are kept: the user's pipeline substitutes them.
+    pieces = _PLACEHOLDER.split(text)
+    holders = _PLACEHOLDER.findall(text)
+    cleaned = [re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.-]+", "-", p.lower())) for p in pieces]
+    out = "".join(c + h for c, h in itertools.zip_longest(cleaned, holders, fillvalue=""))
+    out = out.strip("-.")
+    if len(out) > 253:
+        out = out[:246].rstrip("-.") + "-" + _short_hash(text)
+    return out
+
+
+# --- edits ------------------------------------------------------------------------
+
+
+def _container_edits(site: PodSite, refs: Mapping[str, list[str]], claim: str) -> list[Edit]:
+    edits: list[Edit] = []
+    for container in site.containers:
+        names = refs.get(container.name)
+        if not names:
+            continue
+        claims = tuple({"name": claim, "request": n} for n in names)
+        resources = get(container.node, "resources")
+        assert isinstance(resources, MappingNode)
+        existing = get(resources, "claims")
+        if isinstance(existing, SequenceNode):
+            edits.append(AppendItems(existing, claims))
+        else:
+            edits.append(AppendEntry(resources, "claims", list(claims)))
+    return edits
+
+
+def _argo_claim(
+    site: PodSite, pod_claim: Mapping[str, str], path: str, findings: list[Finding]
+) -> list[Edit]:
+    if get(site.pod, "podSpecPatch") is not None:
+        line, col = load.position(get(site.pod, "podSpecPatch") or site.pod)
+        findings.append(
+            finding(
+                "DRA213",
+                path,
+                line,
+                col,
+                f"Argo template {site.label!r} has a podSpecPatch; add "
+                f"resourceClaims {json.dumps([pod_claim])} to it by hand",
+            )
+        )
+        return []
+    patch = json.dumps({"resourceClaims": [pod_claim]}, separators=(",", ":"))
+    return [AppendEntry(site.pod, "podSpecPatch", patch)]
+
+
+def _ray_edits(site: PodSite, asks: list[Ask], path: str, findings: list[Finding]) -> list[Edit]:
+    group = site.group
+    if group is None or not site.containers:
+        return []
+    ray_container = next((c for c in site.containers if c.role == APP), None)
+    gpus = sum(a.count for a in asks if a.container is ray_container)
+    if ray_container is None or gpus == 0:
+        return []
+    params = get(group, "rayStartParams")
+    if get(params, "num-gpus") is not None:
+        return []
+    line, col = load.position(group)
+    findings.append(
+        finding(
+            "DRA209",
+            path,
+            line,
+            col,
+            f"KubeRay read the GPU count of {site.label or 'the group'} from the "
+            f'nvidia.com/gpu limit; rayStartParams.num-gpus: "{gpus}" keeps Ray\'s view',
+        )
+    )
+    if isinstance(params, MappingNode):
+        return [AppendEntry(params, "num-gpus", str(gpus))]
+    if params is None:
+        return [AppendEntry(group, "rayStartParams", {"num-gpus": str(gpus)})]
+    return []
+
+
+def _notes(
+    site: PodSite, asks: list[Ask], ctx: Context, path: str, findings: list[Finding]
+) -> None:
+    workload = site.workload
+    line, col = load.position(site.pod)
+    if site.generic:
+        findings.append(
+            finding(
+                "DRA201",
+                path,
+                line,
+                col,
+                (
+                    f"{workload.kind} is not in the kind table; converted the pod spec at {site.path}"
+                    if workload.entry is None
+                    else f"{workload.kind} has a pod spec at {site.path}, where the kind table "
+                    "expects none; converted it"
+                ),
+                "check that the operator of this kind passes resourceClaims through to its pods",
+            )
+        )
+    if workload.entry is not None and workload.entry.note:
+        findings.append(
+            finding(
+                workload.entry.note,
+                path,
+                line,
+                col,
+                f"{workload.kind} {workload.name}: Knative Serving validates the pod spec fields "
+                "it accepts; check that your version allows resourceClaims",
+            )
+        )
+    products = ctx.node_selector.get(PRODUCT_LABEL)
+    for ask in asks:
+        if ask.choice.shared or (products and any(p.endswith("-SHARED") for p in products)):
+            findings.append(
+                finding(
+                    "DRA205",
+                    path,
+                    *load.position(ask.key),
+                    f"{ask.resource}: {ask.count} was a time-sliced share of a GPU; the claim "
+                    f"allocates {ask.count} whole GPU(s) to container {ask.container.name!r}",
+                    "to keep sharing, give the resource a GpuConfig with sharing.strategy "
+                    "TimeSlicing in .dra-migrate.yaml config (driver gate TimeSlicingSettings)",
+                )
+            )
+    if products:
+        shown = ", ".join(sorted(products))
+        chosen = {a.choice.device_class for a in asks if a.choice.rule is not None}
+        if chosen:
+            message = f"pod selects nodes by {PRODUCT_LABEL} ({shown}); a mapping rule chose device class {', '.join(sorted(chosen))}"
+        else:
+            message = (
+                f"pod selects nodes by {PRODUCT_LABEL} ({shown}); the claim does not select "
+                "a product, the node selector keeps doing so"
+            )
+        findings.append(
+            finding(
+                "DRA208",
+                path,
+                line,
+                col,
+                message,
+                ""
+                if chosen
+                else "a mapping rule on nodeSelector can pick a device class or selector",
+            )
+        )
+
+
+# --- the generated object ---------------------------------------------------------
+
+
+def resource_claim_template(
+    name: str, namespace: str | None, requests: Iterable[DeviceRequest], target: str
+) -> dict[str, Any]:
+    """A ResourceClaimTemplate for the target API version, as plain data."""
+    requests = list(requests)
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    device_requests = [_device_request(r, target) for r in requests]
+    devices: dict[str, Any] = {"requests": device_requests}
+    config = _config(requests)
+    if config:
+        devices["config"] = config
+    return {
+        "apiVersion": f"resource.k8s.io/{target}",
+        "kind": "ResourceClaimTemplate",
+        "metadata": meta,
+        "spec": {"spec": {"devices": devices}},
+    }
+
+
+def _device_request(request: DeviceRequest, target: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"deviceClassName": request.choice.device_class}
+    if request.choice.selectors:
+        body["selectors"] = [{"cel": {"expression": s}} for s in request.choice.selectors]
+    body["count"] = request.count
+    if target == "v1beta1":
+        return {"name": request.name, **body}
+    return {"name": request.name, "exactly": body}
+
+
+def _config(requests: list[DeviceRequest]) -> list[dict[str, Any]]:
+    grouped: dict[str, tuple[Mapping[str, Any], list[str]]] = {}
+    for request in requests:
+        for opaque in request.choice.config:
+            key = json.dumps(opaque, sort_keys=True, default=str)
+            grouped.setdefault(key, (opaque, []))[1].append(request.name)
+    return [
+        {"requests": names, "opaque": {"driver": o["driver"], "parameters": o["parameters"]}}
+        for o, names in grouped.values()
+    ]

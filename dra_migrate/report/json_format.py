@@ -1,0 +1,21 @@
+"""JSON: the documented machine-readable shape (docs/json-format.md)."""
+
+from __future__ import annotations
+
+import json
+
+from dra_migrate import __version__
+from dra_migrate.report.model import REPORT_VERSION, Report
+
+
+def render(report: Report, command: str) -> str:
+    data = {
+        "version": REPORT_VERSION,
+        "tool": {"name": "dra-migrate", "version": __version__},
+        "command": command,
+        "summary": report.summary(),
+        "files": [{"path": f.path, "status": f.status.value} for f in report.files],
+        "inventory": [item.to_dict() for item in report.inventory],
+        "findings": [f.to_dict() for f in report.all_findings],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

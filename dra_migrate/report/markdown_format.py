@@ -1,0 +1,29 @@
+"""Markdown, through the jinja2 template ``templates/scan.md.j2`` (for PR comments)."""
+
+from __future__ import annotations
+
+from dra_migrate import __version__
+from dra_migrate.report.model import Report
+from dra_migrate.resources import template_dir
+
+
+def render(report: Report, command: str) -> str:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir())),
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["cell"] = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
+    return env.get_template("scan.md.j2").render(
+        report=report,
+        summary=report.summary(),
+        inventory=report.inventory,
+        findings=report.all_findings,
+        command=command,
+        version=__version__,
+    )

@@ -1,0 +1,115 @@
+"""The one report model every renderer reads. Renderers never recompute findings."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from dra_migrate.findings import Finding, Severity
+
+REPORT_VERSION = 1
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # --check found changes, or findings of error severity
+EXIT_USAGE = 2
+EXIT_UNPROCESSED = 123  # some input could not be processed
+
+
+class Status(str, enum.Enum):
+    UNCHANGED = "unchanged"  # looked at, nothing to convert
+    CHANGED = "changed"  # converted (or would be)
+    FAILED = "failed"  # could not be processed; left untouched
+    REPORTED = "reported"  # never modified by design (Helm template, kustomize patch...)
+
+
+@dataclass(frozen=True)
+class InventoryItem:
+    """One extended GPU request of one container: a row of ``scan``."""
+
+    path: str
+    line: int
+    col: int
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+    pod_path: str
+    container: str
+    role: str
+    resource: str
+    count: int | None  # None when the value is not a valid count
+    value: str  # the value as written
+    device_class: str | None  # None when the mapping does not convert it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "podPath": self.pod_path,
+            "container": self.container,
+            "role": self.role,
+            "resource": self.resource,
+            "count": self.count,
+            "value": self.value,
+            "deviceClass": self.device_class,
+        }
+
+
+@dataclass
+class FileResult:
+    path: str
+    status: Status
+    findings: list[Finding] = field(default_factory=list)
+    inventory: list[InventoryItem] = field(default_factory=list)
+    original: bytes | None = None
+    converted: bytes | None = None  # set when status is CHANGED
+    templates: list[dict[str, Any]] = field(default_factory=list)  # generated objects
+
+
+@dataclass
+class Report:
+    files: list[FileResult]
+    findings: list[Finding] = field(default_factory=list)  # run-level (no single file)
+
+    @property
+    def all_findings(self) -> list[Finding]:
+        found = list(self.findings)
+        for f in self.files:
+            found.extend(f.findings)
+        return found
+
+    @property
+    def inventory(self) -> list[InventoryItem]:
+        return [item for f in self.files for item in f.inventory]
+
+    def count(self, status: Status) -> int:
+        return sum(1 for f in self.files if f.status is status)
+
+    def exit_code(self, changes_fail: bool = False) -> int:
+        if any(f.status is Status.FAILED for f in self.files):
+            return EXIT_UNPROCESSED
+        if changes_fail and self.count(Status.CHANGED):
+            return EXIT_FINDINGS
+        if any(f.severity is Severity.ERROR for f in self.all_findings):
+            return EXIT_FINDINGS
+        return EXIT_OK
+
+    def summary(self) -> dict[str, int]:
+        severities = {s.value: 0 for s in Severity}
+        for f in self.all_findings:
+            severities[f.severity.value] += 1
+        return {
+            "files": len(self.files),
+            "changed": self.count(Status.CHANGED),
+            "unchanged": self.count(Status.UNCHANGED),
+            "failed": self.count(Status.FAILED),
+            "reported": self.count(Status.REPORTED),
+            "requests": len(self.inventory),
+            **severities,
+        }
