@@ -96,7 +96,7 @@ def resolve(
         notes = warnings(chosen, minor)
     return Options(
         paths=paths,
-        settings=Settings(target=chosen or DEFAULT_TARGET, config=config),
+        settings=Settings(target=chosen or DEFAULT_TARGET, config=config, kube_version=kube),
         excludes=exclude,
         jobs=jobs,
         stdin_filename=stdin_filename,

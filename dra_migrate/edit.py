@@ -258,7 +258,10 @@ def apply(source: Source, docs: Sequence[Document], edits: Sequence[Edit]) -> st
                 prefix + "---" + style.newline + render_document(edit.obj, edit.comment, style),
             )
 
-    return _splice(text, splices)
+    result = _splice(text, splices)
+    if text and not text.endswith("\n"):  # the file had no final newline: neither has the output
+        result = result.rstrip("\r\n") if result.endswith("\n") else result
+    return result
 
 
 def _splice(text: str, splices: list[Splice]) -> str:

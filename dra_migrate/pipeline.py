@@ -188,6 +188,10 @@ def _convert(source: Source, raw: bytes, docs: list[Document], settings: Setting
             return FileResult(path, Status.FAILED, findings, inventory, original=raw)
         text = apply(source, docs, edits)
         _verify(text, source, settings)
+        invalid = _check_generated(plans, settings, path)
+        if invalid:
+            findings.extend(invalid)
+            return FileResult(path, Status.FAILED, findings, inventory, original=raw)
     except (EditError, InputProblem) as exc:
         message = exc.finding.message if isinstance(exc, InputProblem) else str(exc)
         findings.append(
@@ -221,6 +225,33 @@ def _verify(text: str, source: Source, settings: Settings) -> None:
                     raise EditError(
                         f"the converted {workload.display} still asks for extended GPU resources"
                     )
+
+
+def _check_generated(plans: list[PodPlan], settings: Settings, path: str) -> list[Finding]:
+    """Every generated object must pass the strict schema of the target version."""
+    from dra_migrate import schemas
+
+    found = []
+    for plan in plans:
+        obj = plan.template_object
+        try:
+            errors = schemas.validate_object(obj, settings.kube_version)
+        except schemas.SchemaNotFound as exc:
+            errors = [schemas.SchemaError((), str(exc))]
+        line, col = load.position(plan.site.pod)
+        for error in errors:
+            found.append(
+                finding(
+                    "DRA901",
+                    path,
+                    line,
+                    col,
+                    f"generated ResourceClaimTemplate {plan.template} fails the "
+                    f"{obj['apiVersion']} schema: {error.message}; nothing was written",
+                    "check the device class, selectors and config in .dra-migrate.yaml",
+                )
+            )
+    return found
 
 
 # --- inventory --------------------------------------------------------------------

@@ -132,8 +132,11 @@ class Names:
 
 @dataclass(frozen=True)
 class Settings:
+    """The options of a run, as one frozen value (a worker process gets a copy)."""
+
     target: str  # v1beta1, v1beta2 or v1
     config: Config
+    kube_version: str | None = None  # validates generated objects for this release
 
 
 def plan_site(
