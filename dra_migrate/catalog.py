@@ -90,6 +90,12 @@ class StaleName:
     explanation: str
     replacement_cel: str = ""
     pattern: re.Pattern[str] | None = None
+    examples: tuple[str, ...] = ()  # names a pattern matches, for documentation and tests
+
+    @property
+    def sample_names(self) -> tuple[str, ...]:
+        """Concrete names this entry covers (the name, or the pattern's examples)."""
+        return self.examples if self.pattern is not None else (self.name,)
 
     def matches(self, name: str) -> bool:
         if self.pattern is not None:
@@ -140,8 +146,10 @@ class Catalog:
     def similar_domains(self, domain: str) -> list[str]:
         """Known domains that ``domain`` is probably a misspelling or shortening of."""
         known = sorted(set(self.domains) | set(self.other_drivers))
-        out = [k for k in known if k.endswith("." + domain) or domain.endswith("." + k)]
-        for k in difflib.get_close_matches(domain, known, n=3, cutoff=0.8):
+        lowered = domain.lower()
+        out = [k for k in known if k == lowered and k != domain]
+        out += [k for k in known if k.endswith("." + lowered) or lowered.endswith("." + k)]
+        for k in difflib.get_close_matches(lowered, known, n=3, cutoff=0.8):
             if k not in out:
                 out.append(k)
         return out
@@ -278,6 +286,8 @@ def _parse_stale(raw: Any, where: str) -> StaleName:
     kind = _str(body.get("where"), f"{where}.where")
     if kind not in STALE_WHERE:
         raise CatalogError(f"{where}.where: {kind!r} is not one of {sorted(STALE_WHERE)}")
+    if pattern_text is not None and not body.get("examples"):
+        raise CatalogError(f"{where}: a pattern needs 'examples'")
     replacement = body.get("replacement")
     if replacement is not None:
         replacement = _str(replacement, f"{where}.replacement")
@@ -291,6 +301,7 @@ def _parse_stale(raw: Any, where: str) -> StaleName:
         pattern=re.compile(_str(pattern_text, f"{where}.pattern"))
         if pattern_text is not None
         else None,
+        examples=_str_tuple(body.get("examples"), f"{where}.examples"),
     )
 
 
@@ -353,6 +364,11 @@ def parse_catalog(documents: Iterable[tuple[str, Any]]) -> Catalog:
                 )
             )
     for entry in stale:
+        for example in entry.examples:
+            if not entry.matches(example):
+                raise CatalogError(
+                    f"stale entry {entry.name!r}: example {example!r} does not match"
+                )
         for domain in entry.domains:
             if domain not in domains:
                 raise CatalogError(f"stale entry {entry.name!r}: unknown domain {domain!r}")

@@ -38,9 +38,17 @@ class Style:
 
 @dataclass(frozen=True, order=True)
 class Splice:
+    """Replace text[start:end] with ``text``.
+
+    At one offset, insertions go before a removal that starts there, and an
+    insertion into an inner node before one into the node around it (``rank``
+    is minus the target node's start), so nested additions stay nested.
+    """
+
     start: int
-    order: int
     end: int
+    rank: int
+    order: int
     text: str
 
 
@@ -199,12 +207,17 @@ def apply(source: Source, docs: Sequence[Document], edits: Sequence[Edit]) -> st
         return source.text
     style = detect_style(source, docs)
     text = source.text
+    # Work as if the file ended with a newline; take it away again at the end.
+    missing_newline = bool(text) and not text.endswith("\n")
+    if missing_newline:
+        text += style.newline
     splices: list[Splice] = []
     order = 0
 
-    def add(start: int, end: int, new: str) -> None:
+    def add(start: int, end: int, new: str, target: Node | None = None) -> None:
         nonlocal order
-        splices.append(Splice(start, order, end, new))
+        rank = -target.start_mark.index if target is not None else 1
+        splices.append(Splice(start, end, rank, order, new))
         order += 1
 
     # Group per mapping so removals and additions on one flow mapping agree.
@@ -224,16 +237,16 @@ def apply(source: Source, docs: Sequence[Document], edits: Sequence[Edit]) -> st
         added = additions.get(ident, [])
         if is_flow(mapping):
             for start, end, new in _flow_mapping(text, mapping, removed, added, style):
-                add(start, end, new)
+                add(start, end, new, mapping)
         else:
             for start, end, new in _block_mapping(text, mapping, removed, added, style):
-                add(start, end, new)
+                add(start, end, new, mapping)
 
     by_doc: dict[int, list[AddObject]] = {}
     for edit in edits:
         if isinstance(edit, AppendItems):
             start, end, new = _append_items(text, edit.sequence, edit.values, style)
-            add(start, end, new)
+            add(start, end, new, edit.sequence)
         elif isinstance(edit, AddObject):
             by_doc.setdefault(id(edit.workload.doc), []).append(edit)
 
@@ -246,11 +259,11 @@ def apply(source: Source, docs: Sequence[Document], edits: Sequence[Edit]) -> st
                 seq = get(workload.doc.root, "items")
                 assert isinstance(seq, SequenceNode)
                 start, end, new = _append_items(text, seq, (edit.obj,), style, edit.comment)
-                add(start, end, new)
+                add(start, end, new, seq)
                 continue
             if style.json:
                 raise EditError("a JSON file holds one object; there is no place for another")
-            at = workload.doc.end
+            at = workload.doc.end if workload.doc.end < len(source.text) else len(text)
             prefix = "" if at == 0 or text[at - 1] == "\n" else style.newline
             add(
                 at,
@@ -259,8 +272,8 @@ def apply(source: Source, docs: Sequence[Document], edits: Sequence[Edit]) -> st
             )
 
     result = _splice(text, splices)
-    if text and not text.endswith("\n"):  # the file had no final newline: neither has the output
-        result = result.rstrip("\r\n") if result.endswith("\n") else result
+    if missing_newline:  # the file had no final newline: neither has the output
+        result = result[: -len(style.newline)] if result.endswith(style.newline) else result
     return result
 
 
@@ -349,8 +362,14 @@ def _flow_mapping(
 ) -> list[tuple[int, int, str]]:
     entries = mapping.value
     start, end = mapping.start_mark.index, mapping.end_mark.index
+    pretty = style.json and text.count("\n", start, end) > 0
+    column = (
+        entries[0][0].start_mark.column if entries else mapping.start_mark.column + style.indent
+    )
     new_entries = [
-        f"{scalar_text(e.key, style, True, key=True)}: {render_flow(e.value, style)}" for e in added
+        f"{scalar_text(e.key, style, True, key=True)}: "
+        + (_indent_json(e.value, column, style) if pretty else render_flow(e.value, style))
+        for e in added
     ]
     kept = [i for i, (k, _v) in enumerate(entries) if id(k) not in removed]
     if not kept:

@@ -73,6 +73,11 @@ CODES: dict[str, Code] = _table(
     Code("DRA213", E, "Argo template already has a podSpecPatch: convert it by hand", blocks=True),
     Code("DRA214", W, "target API not served by default or deprecated at this Kubernetes version"),
     Code("DRA215", W, "Knative Serving may not accept resourceClaims in its pod spec"),
+    Code(
+        "DRA216",
+        W,
+        "cluster-scoped template: the ResourceClaimTemplate is needed in every namespace",
+    ),
     # 9xx: the tool's own failures
     Code("DRA900", E, "internal error", blocks=True),
     Code("DRA901", E, "generated object fails schema validation", blocks=True),

@@ -53,6 +53,7 @@ class Kind:
     sites: tuple[Site, ...]
     ray: bool = False  # KubeRay: GPU count also drives rayStartParams.num-gpus
     note: str = ""  # finding code to attach to every converted site
+    cluster_scoped: bool = False  # its pods run in the namespaces of the objects that use it
     outside: tuple[str, ...] = field(default=())  # resource fields outside pod templates
 
 
@@ -112,6 +113,7 @@ KINDS: tuple[Kind, ...] = (
         "trainer.kubeflow.org",
         "ClusterTrainingRuntime",
         (Site("spec.template.spec.replicatedJobs[name].template.spec.template.spec", "{}"),),
+        cluster_scoped=True,
     ),
     Kind("ray.io", "RayCluster", _ray("spec"), ray=True),
     Kind(
@@ -132,7 +134,7 @@ KINDS: tuple[Kind, ...] = (
     ),
     Kind("argoproj.io", "Workflow", _argo("spec")),
     Kind("argoproj.io", "WorkflowTemplate", _argo("spec")),
-    Kind("argoproj.io", "ClusterWorkflowTemplate", _argo("spec")),
+    Kind("argoproj.io", "ClusterWorkflowTemplate", _argo("spec"), cluster_scoped=True),
     Kind("argoproj.io", "CronWorkflow", _argo("spec.workflowSpec")),
     Kind("batch.volcano.sh", "Job", (Site("spec.tasks[name].template.spec", "{}"),)),
     Kind("serving.kserve.io", "InferenceService", _KSERVE),

@@ -158,6 +158,8 @@ class Config:
                 literal = tail if len(tail) > len(literal) else literal
             if literal:
                 found.add(literal.encode())
+        # JSON patches write "/" inside a key as "~1" (nvidia.com~1gpu)
+        found |= {n.replace(b"/", b"~1") for n in found if b"/" in n}
         # a narrower needle is subsumed by a broader one it contains
         minimal = {n for n in found if not any(o != n and o in n for o in found)}
         return tuple(sorted(minimal))

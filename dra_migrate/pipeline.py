@@ -120,23 +120,21 @@ def process(display: str, raw: bytes, role: Role, settings: Settings) -> FileRes
         empty = finding("DRA007", display, 1, 1, "empty file, nothing to convert")
         return FileResult(display, Status.UNCHANGED, [empty], original=raw)
     if role.kind == layout.HELM_TEMPLATE or load.looks_like_template(source.text):
-        return FileResult(
-            display, Status.REPORTED, _helm_template(source, settings.config), original=raw
-        )
+        return _reported(display, _helm_template(source, settings.config), raw)
     docs = load.parse(source)
     if role.kind == layout.HELM_VALUES:
-        return FileResult(
-            display, Status.REPORTED, _helm_values(source, docs, settings.config), original=raw
-        )
+        return _reported(display, _helm_values(source, docs, settings.config), raw)
     if role.kind == layout.KUSTOMIZE_PATCH:
-        found = _kustomize_patch(source, docs, settings.config, role.via)
-        return FileResult(display, Status.REPORTED, found, original=raw)
+        return _reported(display, _kustomize_patch(source, docs, settings.config, role.via), raw)
     if role.kind == layout.KUSTOMIZATION:
-        found = _kustomization(source, docs, settings.config)
-        return FileResult(
-            display, Status.REPORTED if found else Status.UNCHANGED, found, original=raw
-        )
+        return _reported(display, _kustomization(source, docs, settings.config), raw)
     return _convert(source, raw, docs, settings)
+
+
+def _reported(display: str, found: list[Finding], raw: bytes) -> FileResult:
+    """A file that is never modified: reported when it sets GPU resources."""
+    status = Status.REPORTED if found else Status.UNCHANGED
+    return FileResult(display, status, found, original=raw)
 
 
 def _convert(source: Source, raw: bytes, docs: list[Document], settings: Settings) -> FileResult:
@@ -165,7 +163,7 @@ def _convert(source: Source, raw: bytes, docs: list[Document], settings: Setting
                 if plan is not None:
                     plans.append(plan)
             findings.extend(_outside(workload, covered, config, path))
-    findings.sort(key=lambda f: (f.line, f.col, f.code))
+    findings = sorted(set(findings), key=lambda f: (f.line, f.col, f.code, f.message))
     if any(f.blocks for f in findings):
         return FileResult(path, Status.FAILED, findings, inventory, original=raw)
     if not plans:
@@ -369,13 +367,15 @@ def _quota(workload: locate.Workload, config: Config, path: str) -> list[Finding
 
 def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, str]]:
     """(line, col, resource, line text) for every resource-name token in the text."""
-    token = re.compile(r"[A-Za-z0-9.-]+/[A-Za-z0-9._-]+")
+    # overlapping candidates, each starting at a token boundary: in a JSON
+    # pointer (/resources/limits/nvidia.com~1gpu) the name follows a "/"
+    token = re.compile(r"(?<![A-Za-z0-9.-])(?=([A-Za-z0-9.-]+(?:/|~1)[A-Za-z0-9._-]+))")
     found = []
     for number, line in enumerate(source.text.splitlines(), 1):
         if line.lstrip().startswith("#"):
             continue
         for m in token.finditer(line):
-            name = m.group(0).strip("\"'")
+            name = m.group(1).replace("~1", "/")  # JSON pointer escape
             if config.is_gpu(name):
                 found.append((number, m.start() + 1, name, line))
     return found

@@ -237,6 +237,7 @@ def _container_asks(
     limit_entries = {k: (kn, v) for k, kn, v in entries(limits) if config.is_gpu(k)}
     request_entries = {k: (kn, v) for k, kn, v in entries(requests) if config.is_gpu(k)}
     asks: list[Ask] = []
+    unmapped: list[str] = []
     removed: dict[int, list[Node]] = {}
     who = f"container {container.name!r}"
     for name in sorted(set(limit_entries) | set(request_entries), key=_order(limit_entries)):
@@ -266,6 +267,7 @@ def _container_asks(
                     "add it to .dra-migrate.yaml resources if it should become a DRA request",
                 )
             )
+            unmapped.append(name)
             continue
         count = _count(value, name, who, path, findings)
         if count is None:
@@ -301,6 +303,22 @@ def _container_asks(
         removed.setdefault(id(limits), []).append(key)
         if name in request_entries:
             removed.setdefault(id(requests), []).append(request_entries[name][0])
+    for ask in asks:
+        domain = ask.resource.split("/", 1)[0]
+        companions = sorted(n for n in unmapped if n.split("/", 1)[0] == domain)
+        if companions:
+            # HAMi-style fractional GPUs: gpumem/gpucores next to nvidia.com/gpu
+            findings.append(
+                finding(
+                    "DRA205",
+                    path,
+                    *load.position(ask.key),
+                    f"{who} sets {', '.join(companions)} next to {ask.resource}: a fraction of a "
+                    f"GPU; the claim allocates {ask.count} whole GPU(s)",
+                    "keep this workload on its sharing scheduler, or map the resource to a "
+                    "DRA sharing config in .dra-migrate.yaml",
+                )
+            )
     for mapping, parent_key in ((limits, "limits"), (requests, "requests")):
         if not isinstance(mapping, MappingNode) or id(mapping) not in removed:
             continue
@@ -407,9 +425,11 @@ def _requests(
             request.containers.append(ask.container.name)
             refs.setdefault(ask.container.name, []).append(request.name)
         seen = sum(r.count for r in chosen)
-        if chosen and any(r.containers[0] != ask.container.name for r in chosen):
+        reused = [r.name for r in chosen if r.containers[0] != ask.container.name]
+        if reused:
             line, col = load.position(ask.key)
-            others = ", ".join(r.name for r in chosen)
+            own = [r.name for r in chosen if r.containers[0] == ask.container.name]
+            own_note = f" plus its own request {own[0]} for the rest" if own else ""
             more = (
                 f"; it sees {seen} devices where it asked for {ask.count}"
                 if seen > ask.count
@@ -421,8 +441,8 @@ def _requests(
                     path,
                     line,
                     col,
-                    f"init container {ask.container.name!r} uses request(s) {others} of the app "
-                    f"containers, as the device plugin reused their GPUs{more}",
+                    f"init container {ask.container.name!r} uses request(s) {', '.join(reused)} "
+                    f"of the app containers{own_note}, as the device plugin reused their GPUs{more}",
                 )
             )
     return requests, refs
@@ -591,7 +611,7 @@ def _ray_edits(site: PodSite, asks: list[Ask], path: str, findings: list[Finding
             line,
             col,
             f"KubeRay read the GPU count of {site.label or 'the group'} from the "
-            f'nvidia.com/gpu limit; rayStartParams.num-gpus: "{gpus}" keeps Ray\'s view',
+            f"nvidia.com/gpu limit; rayStartParams num-gpus is set to {gpus} to keep Ray's view",
         )
     )
     if isinstance(params, MappingNode):
@@ -631,6 +651,20 @@ def _notes(
                 col,
                 f"{workload.kind} {workload.name}: Knative Serving validates the pod spec fields "
                 "it accepts; check that your version allows resourceClaims",
+            )
+        )
+    if workload.entry is not None and workload.entry.cluster_scoped:
+        findings.append(
+            finding(
+                "DRA216",
+                path,
+                line,
+                col,
+                f"{workload.kind} {workload.name} is cluster-scoped; its pods run in the namespaces "
+                "of the objects that use it, and a pod can only use a ResourceClaimTemplate of "
+                "its own namespace",
+                "apply the generated ResourceClaimTemplate (without namespace) in every namespace "
+                "that runs this template",
             )
         )
     products = ctx.node_selector.get(PRODUCT_LABEL)

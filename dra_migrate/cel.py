@@ -1,0 +1,2262 @@
+"""CEL device selectors: static checks and evaluation like Kubernetes does them.
+
+Three building blocks for ``dra-migrate validate``:
+
+* :func:`check_selector` parses a selector with a real CEL parser (cel-python's
+  Lark grammar) and walks the syntax tree: syntax errors with their position, the
+  10,240-character limit, and every ``device.attributes[...]`` /
+  ``device.capacity[...]`` access checked against the driver catalog
+  (``dra_migrate/catalog/``): stale names, unknown names, capacities used as
+  attributes and the reverse, wrong domains, version and Quantity values compared
+  like strings or numbers, unknown drivers.
+* :func:`evaluate_selector` evaluates a selector against one :class:`Device` in the
+  Kubernetes DRA CEL environment (``k8s.io/dynamic-resource-allocation/cel``):
+  variable ``device`` with ``driver``, ``attributes`` (domain → name → typed value;
+  an unknown domain is an empty map) and ``capacity`` (domain → name → Quantity),
+  the semver and quantity libraries, the string extensions selectors use,
+  ``has()`` and ``cel.bind``. Equality and ordering follow cel-go: heterogeneous
+  ``==`` is false, except that a version or Quantity on the left compared with
+  anything but its own type is a "no such overload" error, as in Kubernetes.
+* :func:`devices_from_resource_slices` turns ResourceSlice objects (v1beta1
+  ``basic`` devices, v1beta2/v1 flat devices, ``kind: List``) into devices.
+
+cel-python and Lark are imported on first use, so ``import dra_migrate.cel`` stays
+cheap. Problem codes are plain strings (:data:`PROBLEM_CODES` gives each one's
+severity); offsets are 0-based character offsets into the expression.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dra_migrate.catalog import Catalog, StaleName
+
+MAX_EXPRESSION_LENGTH = 10_240  # resourceapi.CELSelectorExpressionMaxLength
+
+# --------------------------------------------------------------------------
+# public types
+
+
+@dataclass(frozen=True)
+class ProblemCode:
+    code: str
+    severity: str  # "error" | "warning"
+    title: str
+
+
+PROBLEM_CODES: dict[str, ProblemCode] = {
+    c.code: c
+    for c in (
+        ProblemCode("syntax", "error", "the expression does not parse as CEL"),
+        ProblemCode("too-long", "error", "the expression is longer than 10,240 characters"),
+        ProblemCode("not-bool", "error", "the expression does not evaluate to bool"),
+        ProblemCode("undeclared", "error", "reference to an undeclared variable"),
+        ProblemCode(
+            "unknown-function", "error", "call of a function the Kubernetes CEL environment lacks"
+        ),
+        ProblemCode("unknown-field", "error", "device has only driver, attributes and capacity"),
+        ProblemCode(
+            "stale-name", "error", "attribute or capacity name that the driver no longer publishes"
+        ),
+        ProblemCode("unknown-attribute", "error", "attribute the driver does not publish"),
+        ProblemCode("unknown-capacity", "error", "capacity the driver does not publish"),
+        ProblemCode(
+            "capacity-as-attribute", "error", "a capacity looked up under device.attributes"
+        ),
+        ProblemCode(
+            "attribute-as-capacity", "error", "an attribute looked up under device.capacity"
+        ),
+        ProblemCode("unknown-domain", "error", "attribute domain that no driver uses"),
+        ProblemCode("type", "error", "value compared or used with the wrong type"),
+        ProblemCode(
+            "invalid-literal", "error", "semver() or quantity() argument that does not parse"
+        ),
+        ProblemCode("unknown-value", "warning", "comparison with a value the attribute never has"),
+        ProblemCode(
+            "unknown-driver", "warning", "device.driver compared with an unknown driver name"
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class CelProblem:
+    """One finding in a CEL expression; ``offset`` is a 0-based character offset."""
+
+    code: str
+    offset: int
+    message: str
+    hint: str = ""
+
+    @property
+    def severity(self) -> str:
+        entry = PROBLEM_CODES.get(self.code)
+        return entry.severity if entry else "error"
+
+
+class CelEvaluationError(Exception):
+    """A selector could not be evaluated (syntax error or CEL runtime error)."""
+
+
+@dataclass
+class Device:
+    """One device of a ResourceSlice, as the CEL environment sees it.
+
+    ``attributes`` maps domain → name → value, where a value is ``str``, ``int``,
+    ``bool`` or :class:`SemVer` (a ``version`` attribute). ``capacity`` maps
+    domain → name → Quantity string (``"40Gi"``).
+    """
+
+    driver: str
+    name: str
+    node: str | None
+    attributes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    capacity: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------
+# Kubernetes Quantity
+
+
+_QUANTITY_RE = re.compile(
+    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+)
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+_MAX_EXPONENT = 1000  # keeps Fraction arithmetic bounded; Kubernetes values are far smaller
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+@functools.total_ordering
+@dataclass(frozen=True, eq=False)
+class Quantity:
+    """A Kubernetes resource.Quantity with its exact value."""
+
+    value: Fraction
+    text: str = ""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Quantity):
+            return NotImplemented
+        return self.value == other.value
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Quantity):
+            return NotImplemented
+        return self.value < other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __str__(self) -> str:
+        return self.text or str(self.value)
+
+    def compare(self, other: Quantity) -> int:
+        return (self.value > other.value) - (self.value < other.value)
+
+
+def parse_quantity(text: str) -> Quantity:
+    """Parse a Kubernetes quantity (``40Gi``, ``1k``, ``500m``, ``1e3``) exactly.
+
+    Raises ValueError for text Kubernetes' ``resource.ParseQuantity`` rejects
+    (``200K``, ``Mi``, ``1,5G``, spaces).
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"quantity must be a string, got {type(text).__name__}")
+    m = _QUANTITY_RE.match(text)
+    if not m:
+        raise ValueError(
+            f"quantity {text!r} is not a Kubernetes quantity "
+            "(<number><suffix>, suffix one of Ki Mi Gi Ti Pi Ei n u m k M G T P E or e<exponent>)"
+        )
+    number = Fraction(m.group("num"))
+    suffix = m.group("suffix") or ""
+    if suffix in _BINARY:
+        value = number * _BINARY[suffix]
+    elif suffix in _DECIMAL:
+        value = number * _DECIMAL[suffix]
+    else:
+        exponent = int(suffix[1:])
+        if abs(exponent) > _MAX_EXPONENT:
+            raise ValueError(f"quantity {text!r}: exponent out of range")
+        value = number * Fraction(10) ** exponent
+    return Quantity(value, text)
+
+
+def is_quantity(text: str) -> bool:
+    try:
+        parse_quantity(text)
+    except ValueError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------
+# Semantic versions (blang/semver v4 rules, as used by the Kubernetes semver library)
+
+
+_SEMVER_RE = re.compile(
+    r"^(?P<major>0|[1-9][0-9]*)\.(?P<minor>0|[1-9][0-9]*)\.(?P<patch>0|[1-9][0-9]*)"
+    r"(?:-(?P<pre>[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?"
+    r"(?:\+(?P<build>[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
+)
+
+
+@dataclass(frozen=True, eq=False)
+class SemVer:
+    """A semantic version; equality and ordering ignore build metadata."""
+
+    major: int
+    minor: int
+    patch: int
+    pre: tuple[int | str, ...] = ()
+    build: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str, normalize: bool = False) -> SemVer:
+        """Parse like ``semver(text)`` (strict) or ``semver(text, true)`` (normalized)."""
+        if not isinstance(text, str):
+            raise ValueError(f"version must be a string, got {type(text).__name__}")
+        source = normalize_semver(text) if normalize else text
+        m = _SEMVER_RE.match(source)
+        if not m:
+            raise ValueError(f"{text!r} is not a semantic version (MAJOR.MINOR.PATCH, e.g. 8.0.0)")
+        pre: list[int | str] = []
+        if m.group("pre"):
+            for part in m.group("pre").split("."):
+                if part.isdigit():
+                    if len(part) > 1 and part[0] == "0":
+                        raise ValueError(
+                            f"{text!r}: numeric pre-release part {part!r} has a leading zero"
+                        )
+                    pre.append(int(part))
+                else:
+                    pre.append(part)
+        build = tuple(m.group("build").split(".")) if m.group("build") else ()
+        return cls(
+            int(m.group("major")), int(m.group("minor")), int(m.group("patch")), tuple(pre), build
+        )
+
+    def _key(self) -> tuple[int, int, int]:
+        return (self.major, self.minor, self.patch)
+
+    def compare(self, other: SemVer) -> int:
+        if self._key() != other._key():
+            return -1 if self._key() < other._key() else 1
+        if self.pre == other.pre:
+            return 0
+        if not self.pre:
+            return 1
+        if not other.pre:
+            return -1
+        for a, b in zip(self.pre, other.pre, strict=False):
+            if a == b:
+                continue
+            if isinstance(a, int) and isinstance(b, int):
+                return -1 if a < b else 1
+            if isinstance(a, int):
+                return -1
+            if isinstance(b, int):
+                return 1
+            return -1 if a < b else 1
+        return -1 if len(self.pre) < len(other.pre) else 1
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SemVer):
+            return NotImplemented
+        return self.compare(other) == 0
+
+    def __lt__(self, other: SemVer) -> bool:
+        return self.compare(other) < 0
+
+    def __hash__(self) -> int:
+        return hash((self._key(), self.pre))
+
+    def __str__(self) -> str:
+        text = f"{self.major}.{self.minor}.{self.patch}"
+        if self.pre:
+            text += "-" + ".".join(str(p) for p in self.pre)
+        if self.build:
+            text += "+" + ".".join(self.build)
+        return text
+
+
+def normalize_semver(text: str) -> str:
+    """Kubernetes' semver normalization: drop a leading ``v``, leading zeros, fill minor/patch."""
+    s = text[1:] if text.startswith("v") else text
+    parts = s.split(".", 2)
+    for i, part in enumerate(parts):
+        if len(part) > 1:
+            stripped = part.lstrip("0")
+            if not stripped or not stripped[0].isdigit():
+                stripped = "0" + stripped
+            parts[i] = stripped
+    if len(parts) < 3:
+        if any(c in parts[-1] for c in "+-"):
+            return text  # short versions cannot carry pre-release/build data
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
+
+
+def is_semver(text: str, normalize: bool = False) -> bool:
+    try:
+        SemVer.parse(text, normalize)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class InvalidVersion:
+    """A ``version`` attribute value from a ResourceSlice that is not a semantic version."""
+
+    text: str
+    error: str
+
+
+# --------------------------------------------------------------------------
+# ResourceSlices → devices
+
+
+def _attribute_value(raw: Any) -> Any:
+    if not isinstance(raw, Mapping):
+        return None
+    if "bool" in raw:
+        return bool(raw["bool"])
+    if "int" in raw:
+        try:
+            return int(raw["int"])
+        except (TypeError, ValueError):
+            return None
+    if "string" in raw:
+        return "" if raw["string"] is None else str(raw["string"])
+    if "version" in raw:
+        text = str(raw["version"])
+        try:
+            return SemVer.parse(text)
+        except ValueError as exc:
+            return InvalidVersion(text, str(exc))
+    for list_key in ("strings", "ints", "bools", "versions"):  # 1.36 alpha list attributes
+        if list_key in raw and isinstance(raw[list_key], list):
+            return list(raw[list_key])
+    return None
+
+
+def _capacity_value(raw: Any) -> str | None:
+    if isinstance(raw, Mapping):
+        raw = raw.get("value")
+    if raw is None or isinstance(raw, bool):
+        return None
+    return str(raw)
+
+
+def _iter_slices(docs: Iterable[Any]) -> Iterator[Mapping[str, Any]]:
+    for doc in docs:
+        if isinstance(doc, list):
+            yield from _iter_slices(doc)
+            continue
+        if not isinstance(doc, Mapping):
+            continue
+        kind = doc.get("kind")
+        if kind == "ResourceSlice":
+            yield doc
+        elif isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
+            yield from _iter_slices(doc["items"])
+
+
+def devices_from_resource_slices(
+    docs: Iterable[Mapping[str, Any]], *, default_driver: str = ""
+) -> list[Device]:
+    """Devices of every ResourceSlice in ``docs``.
+
+    ``docs`` may hold ResourceSlice objects and ``List`` / ``ResourceSliceList``
+    objects (``kubectl get resourceslices -o yaml``). Devices may be flat
+    (v1beta2, v1) or wrapped in ``basic`` (v1alpha3, v1beta1). Unqualified names
+    belong to the slice's driver (``default_driver`` when the slice has none);
+    ``node`` is ``spec.nodeName`` (or the device's own ``nodeName`` with
+    per-device node selection), ``None`` for ``allNodes`` / ``nodeSelector``.
+    Entries that are not device mappings are skipped.
+    """
+    from dra_migrate.catalog import split_qualified_name
+
+    devices: list[Device] = []
+    for obj in _iter_slices(docs):
+        spec = obj.get("spec")
+        if not isinstance(spec, Mapping):
+            continue
+        raw_driver = spec.get("driver")
+        driver: str = raw_driver if isinstance(raw_driver, str) else default_driver
+        raw_node = spec.get("nodeName")
+        slice_node = raw_node if isinstance(raw_node, str) else None
+        raw_devices = spec.get("devices")
+        if not isinstance(raw_devices, list):
+            continue
+        for raw in raw_devices:
+            if not isinstance(raw, Mapping):
+                continue
+            basic = raw.get("basic")
+            body: Mapping[str, Any] = basic if isinstance(basic, Mapping) else raw
+            attributes: dict[str, dict[str, Any]] = {}
+            raw_attrs = body.get("attributes")
+            if isinstance(raw_attrs, Mapping):
+                for qualified, value in raw_attrs.items():
+                    domain, name = split_qualified_name(str(qualified), driver)
+                    converted = _attribute_value(value)
+                    if converted is not None:
+                        attributes.setdefault(domain, {})[name] = converted
+            capacity: dict[str, dict[str, str]] = {}
+            raw_caps = body.get("capacity")
+            if isinstance(raw_caps, Mapping):
+                for qualified, value in raw_caps.items():
+                    domain, name = split_qualified_name(str(qualified), driver)
+                    text = _capacity_value(value)
+                    if text is not None:
+                        capacity.setdefault(domain, {})[name] = text
+            own_node = raw.get("nodeName")
+            node = own_node if isinstance(own_node, str) else slice_node
+            devices.append(
+                Device(
+                    driver=driver,
+                    name=str(raw.get("name") or ""),
+                    node=node,
+                    attributes=attributes,
+                    capacity=capacity,
+                )
+            )
+    return devices
+
+
+# --------------------------------------------------------------------------
+# parsing (lazy: Lark grammar of cel-python)
+
+
+RESERVED_WORDS = frozenset(
+    [
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class _SyntaxIssue:
+    offset: int
+    message: str
+    hint: str = ""
+
+
+class _ParseFailed(Exception):
+    def __init__(self, issue: _SyntaxIssue) -> None:
+        super().__init__(issue.message)
+        self.issue = issue
+
+
+_TERMINAL_TEXT = {
+    "RPAR": "')'",
+    "LPAR": "'('",
+    "RSQB": "']'",
+    "LSQB": "'['",
+    "RBRACE": "'}'",
+    "LBRACE": "'{'",
+    "COLON": "':'",
+    "COMMA": "','",
+    "DOT": "'.'",
+    "QMARK": "'?'",
+    "IDENT": "an identifier",
+    "STRING_LIT": "a string",
+    "INT_LIT": "a number",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _lark_parser() -> Any:
+    """An LALR parser for cel-python's CEL grammar (built once, ~0.1 s)."""
+    from pathlib import Path
+
+    import celpy  # lazy
+    import lark
+
+    def literal_keywords(token: Any) -> Any:
+        # cel-python's own callback drops the position of true/false; keep it.
+        if token.value in ("true", "false"):
+            return lark.Token.new_borrow_pos("BOOL_LIT", token.value, token)
+        return token
+
+    grammar = (Path(celpy.__file__).parent / "cel.lark").read_text(encoding="utf-8")
+    return lark.Lark(
+        grammar,
+        parser="lalr",
+        start="expr",
+        g_regex_flags=re.M,
+        lexer_callbacks={"IDENT": literal_keywords},
+        propagate_positions=True,
+        maybe_placeholders=False,
+        priority="invert",
+    )
+
+
+@functools.lru_cache(maxsize=512)
+def _parse(expression: str) -> Any:
+    """The Lark tree of ``expression``; raises _ParseFailed with the position."""
+    import lark  # lazy
+
+    parser = _lark_parser()
+    try:
+        return parser.parse(expression)
+    except lark.exceptions.UnexpectedCharacters as exc:
+        offset = int(exc.pos_in_stream or 0)
+        char = expression[offset] if offset < len(expression) else ""
+        if char in "'\"":
+            raise _ParseFailed(_SyntaxIssue(offset, "unterminated string literal")) from None
+        raise _ParseFailed(_SyntaxIssue(offset, f"unexpected character {char!r}")) from None
+    except lark.exceptions.UnexpectedToken as exc:
+        token = exc.token
+        expected = sorted(_TERMINAL_TEXT[t] for t in (exc.expected or ()) if t in _TERMINAL_TEXT)
+        hint = ("expected " + " or ".join(expected)) if expected and len(expected) <= 3 else ""
+        if token.type == "$END":
+            return_offset = len(expression.rstrip())
+            raise _ParseFailed(
+                _SyntaxIssue(return_offset, "unexpected end of expression", hint)
+            ) from None
+        offset = int(token.start_pos or 0)
+        raise _ParseFailed(_SyntaxIssue(offset, f"unexpected {token.value!r}", hint)) from None
+    except lark.exceptions.UnexpectedInput as exc:  # pragma: no cover - other lark failures
+        raise _ParseFailed(_SyntaxIssue(int(exc.pos_in_stream or 0), "syntax error")) from None
+    except lark.exceptions.LarkError as exc:  # pragma: no cover
+        raise _ParseFailed(_SyntaxIssue(0, f"syntax error: {exc}")) from None
+
+
+def _start(node: Any) -> int:
+    if not hasattr(node, "meta"):  # a token
+        return int(getattr(node, "start_pos", None) or 0)
+    meta = node.meta
+    if not meta.empty and meta.start_pos is not None:
+        return int(meta.start_pos)
+    return 0
+
+
+def _end(node: Any) -> int:
+    if not hasattr(node, "meta"):
+        return int(getattr(node, "end_pos", None) or 0)
+    meta = node.meta
+    if not meta.empty and meta.end_pos is not None:
+        return int(meta.end_pos)
+    return 0
+
+
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_ESCAPE_RE = re.compile(
+    r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-3][0-7]{2}|.)", re.S
+)
+
+
+def _decode_string(token_text: str) -> tuple[str, int]:
+    """Value of a CEL string literal and the offset of its first content character."""
+    i = 0
+    raw = False
+    while token_text[i] in "rRbB":
+        raw = raw or token_text[i] in "rR"
+        i += 1
+    quote = token_text[i : i + 3] if token_text[i : i + 3] in ('"""', "'''") else token_text[i]
+    body = token_text[i + len(quote) : len(token_text) - len(quote)]
+    content_offset = i + len(quote)
+    if raw:
+        return body, content_offset
+
+    def unescape(m: re.Match[str]) -> str:
+        esc = m.group(0)[1:]
+        if esc[0] in "xuU":
+            return chr(int(esc[1:], 16))
+        if esc[0].isdigit():
+            return chr(int(esc, 8))
+        return _ESCAPES.get(esc, esc)
+
+    return _ESCAPE_RE.sub(unescape, body), content_offset
+
+
+# --------------------------------------------------------------------------
+# static checks
+
+
+@dataclass(frozen=True)
+class _T:
+    """What the checker knows about a sub-expression."""
+
+    kind: str  # bool int uint double string bytes null list map semver quantity dyn
+    # device attrs caps attr_map cap_map type
+    start: int = 0
+    end: int = 0
+    domain: str | None = None  # attr_map / cap_map, and attribute / capacity values
+    name: str | None = None  # attribute / capacity name of a value
+    origin: str = ""  # "attribute", "capacity", "driver", "literal", "call"
+    literal: Any = None  # value of a literal; tuple of values for a list of literals
+    values: tuple[str, ...] = ()  # known values of an attribute
+    at: int = -1  # where to point at it: the first character inside a string literal
+
+    @property
+    def offset(self) -> int:
+        return self.at if self.at >= 0 else self.start
+
+    @property
+    def is_literal(self) -> bool:
+        return self.origin == "literal"
+
+
+_DYN = "dyn"
+_NUMERIC = frozenset({"int", "uint", "double"})
+_SCALAR = frozenset({"bool", "int", "uint", "double", "string", "bytes", "null"})
+_NOT_BOOL = frozenset(
+    {
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bytes",
+        "null",
+        "list",
+        "map",
+        "semver",
+        "quantity",
+        "type",
+        "device",
+    }
+)
+_ATTR_KIND = {"string": "string", "int": "int", "bool": "bool", "version": "semver"}
+_TYPE_NAMES = frozenset(
+    {"int", "uint", "double", "string", "bytes", "bool", "list", "map", "null_type", "type", "dyn"}
+)
+_NAMESPACES = frozenset(
+    {"cel", "sets", "optional", "strings", "math", "base64", "format", "lists", "regex"}
+)
+_MACROS_1VAR = frozenset({"all", "exists", "exists_one", "existsOne", "map", "filter"})
+_MACROS_2VAR = frozenset(
+    {"all", "exists", "existsOne", "transformList", "transformMap", "transformMapEntry"}
+)
+
+# Global functions of the Kubernetes CEL base environment plus the DRA additions.
+_GLOBAL_FUNCTIONS = frozenset(
+    [
+        "has",
+        "size",
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bytes",
+        "bool",
+        "dyn",
+        "type",
+        "duration",
+        "timestamp",
+        "matches",
+        "semver",
+        "isSemver",
+        "quantity",
+        "isQuantity",
+        "url",
+        "isURL",
+        "ip",
+        "isIP",
+        "cidr",
+        "isCIDR",
+    ]
+)
+# Receiver-style functions (x.f(...)) of the same environment.
+_MEMBER_FUNCTIONS = frozenset(
+    [
+        "size",
+        "contains",
+        "startsWith",
+        "endsWith",
+        "matches",
+        "all",
+        "exists",
+        "exists_one",
+        "existsOne",
+        "map",
+        "filter",
+        "transformList",
+        "transformMap",
+        "transformMapEntry",
+        "getDate",
+        "getDayOfMonth",
+        "getDayOfWeek",
+        "getDayOfYear",
+        "getFullYear",
+        "getHours",
+        "getMilliseconds",
+        "getMinutes",
+        "getMonth",
+        "getSeconds",
+        "charAt",
+        "indexOf",
+        "lastIndexOf",
+        "lowerAscii",
+        "upperAscii",
+        "replace",
+        "split",
+        "substring",
+        "trim",
+        "join",
+        "format",
+        "quote",
+        "reverse",
+        "isSorted",
+        "sum",
+        "min",
+        "max",
+        "find",
+        "findAll",
+        "getScheme",
+        "getHost",
+        "getHostname",
+        "getPort",
+        "getEscapedPath",
+        "getQuery",
+        "sign",
+        "isGreaterThan",
+        "isLessThan",
+        "compareTo",
+        "asApproximateFloat",
+        "asInteger",
+        "isInteger",
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "divInt",
+        "major",
+        "minor",
+        "patch",
+        "family",
+        "isUnspecified",
+        "isLoopback",
+        "isLinkLocalMulticast",
+        "isLinkLocalUnicast",
+        "isGlobalUnicast",
+        "isCanonical",
+        "containsIP",
+        "containsCIDR",
+        "masked",
+        "prefixLength",
+        "hasValue",
+        "value",
+        "orValue",
+        "or",
+        "optMap",
+        "optFlatMap",
+        "validate",
+    ]
+)
+# Names people try that the environment spells differently.
+_FUNCTION_ALIASES = {
+    "lower": "lowerAscii",
+    "lowercase": "lowerAscii",
+    "toLower": "lowerAscii",
+    "toLowerCase": "lowerAscii",
+    "upper": "upperAscii",
+    "uppercase": "upperAscii",
+    "toUpper": "upperAscii",
+    "toUpperCase": "upperAscii",
+    "greaterThan": "isGreaterThan",
+    "lessThan": "isLessThan",
+    "compare": "compareTo",
+    "regex": "matches",
+    "match": "matches",
+    "startswith": "startsWith",
+    "endswith": "endsWith",
+    "length": "size",
+    "len": "size",
+    "version": "semver",
+}
+_STRING_METHODS = {
+    "size": "int",
+    "contains": "bool",
+    "startsWith": "bool",
+    "endsWith": "bool",
+    "matches": "bool",
+    "charAt": "string",
+    "indexOf": "int",
+    "lastIndexOf": "int",
+    "lowerAscii": "string",
+    "upperAscii": "string",
+    "replace": "string",
+    "split": "list",
+    "substring": "string",
+    "trim": "string",
+    "format": "string",
+    "reverse": "string",
+    "find": "string",
+    "findAll": "list",
+}
+_SEMVER_METHODS = {
+    "isGreaterThan": "bool",
+    "isLessThan": "bool",
+    "compareTo": "int",
+    "major": "int",
+    "minor": "int",
+    "patch": "int",
+}
+_QUANTITY_METHODS = {
+    "isGreaterThan": "bool",
+    "isLessThan": "bool",
+    "compareTo": "int",
+    "add": "quantity",
+    "sub": "quantity",
+    "mul": "quantity",
+    "div": "quantity",
+    "divInt": "quantity",
+    "asInteger": "int",
+    "asApproximateFloat": "double",
+    "isInteger": "bool",
+    "sign": "int",
+}
+_COMPARE_OPS = {
+    "relation_eq": "==",
+    "relation_ne": "!=",
+    "relation_lt": "<",
+    "relation_le": "<=",
+    "relation_gt": ">",
+    "relation_ge": ">=",
+    "relation_in": "in",
+}
+_MIRROR = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _cel_str(text: str) -> str:
+    """A CEL string literal for ``text`` (single quotes, as the corpus mostly uses)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+class _Checker:
+    def __init__(self, expression: str, catalog: Catalog) -> None:
+        self.expr = expression
+        self.catalog = catalog
+        self.problems: list[CelProblem] = []
+        self._seen: set[tuple[str, int, str]] = set()
+
+    # -- helpers --------------------------------------------------------------
+    def add(self, code: str, offset: int, message: str, hint: str = "") -> None:
+        key = (code, offset, message)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.problems.append(CelProblem(code, offset, message, hint))
+
+    def src(self, t: _T) -> str:
+        return self.expr[t.start : t.end].strip() if t.end > t.start else ""
+
+    def t(self, kind: str, node: Any, **kw: Any) -> _T:
+        return _T(kind, _start(node), _end(node), **kw)
+
+    # -- the walk -------------------------------------------------------------
+    def infer(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        method = getattr(self, "n_" + str(node.data), None)
+        if method is None:
+            for child in node.children:
+                if hasattr(child, "data"):
+                    self.infer(child, scope)
+            return self.t(_DYN, node)
+        result: _T = method(node, scope)
+        return result
+
+    def passthrough(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        inner = self.infer(node.children[0], scope)
+        return dataclasses.replace(
+            inner, start=_start(node), end=_end(node), at=-1 if inner.at < 0 else inner.at
+        )
+
+    def n_expr(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        if len(node.children) == 1:
+            return self.passthrough(node, scope)
+        self.infer(node.children[0], scope)
+        a = self.infer(node.children[1], scope)
+        b = self.infer(node.children[2], scope)
+        return self.t(a.kind if a.kind == b.kind else _DYN, node)
+
+    def _logical(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        if len(node.children) == 1:
+            return self.passthrough(node, scope)
+        for child in node.children:
+            operand = self.infer(child, scope)
+            if operand.kind in _NOT_BOOL:
+                self.add(
+                    "type",
+                    operand.start,
+                    f"operand of a logical operator is {_kind_text(operand)}, not bool",
+                )
+        return self.t("bool", node)
+
+    n_conditionalor = _logical
+    n_conditionaland = _logical
+
+    def n_relation(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        if len(node.children) == 1:
+            return self.passthrough(node, scope)
+        op_node, right_node = node.children
+        op = _COMPARE_OPS[str(op_node.data)]
+        left = self.infer(op_node.children[0], scope)
+        right = self.infer(right_node, scope)
+        if op == "in":
+            self.check_in(left, right)
+        else:
+            self.check_compare(op, left, right)
+        return self.t("bool", node)
+
+    def _arith(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        if len(node.children) == 1:
+            return self.passthrough(node, scope)
+        op_node, right_node = node.children
+        left = self.infer(op_node.children[0], scope)
+        right = self.infer(right_node, scope)
+        for side in (left, right):
+            if side.kind in ("semver", "quantity"):
+                what = "version" if side.kind == "semver" else "Quantity"
+                hint = (
+                    ".add()/.sub()/.mul() on quantities"
+                    if side.kind == "quantity"
+                    else ".major()/.minor()/.patch()"
+                )
+                self.add(
+                    "type",
+                    side.start,
+                    f"arithmetic on a {what} value ({self.src(side)}) has no overload",
+                    f"use {hint}",
+                )
+        if left.kind == right.kind and left.kind in ("int", "uint", "double", "string", "list"):
+            return self.t(left.kind, node)
+        return self.t(_DYN, node)
+
+    n_addition = _arith
+    n_multiplication = _arith
+
+    def n_unary(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        if len(node.children) == 1:
+            return self.passthrough(node, scope)
+        op, operand_node = node.children
+        operand = self.infer(operand_node, scope)
+        if op.data == "unary_not":
+            return self.t("bool", node)
+        return self.t(operand.kind if operand.kind in _NUMERIC else _DYN, node)
+
+    def n_member(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        return self.passthrough(node, scope)
+
+    def n_primary(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        return self.passthrough(node, scope)
+
+    def n_paren_expr(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        return self.passthrough(node, scope)
+
+    def n_literal(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        token = node.children[0]
+        text = str(token.value)
+        kind = {
+            "STRING_LIT": "string",
+            "MLSTRING_LIT": "string",
+            "BYTES_LIT": "bytes",
+            "INT_LIT": "int",
+            "UINT_LIT": "uint",
+            "FLOAT_LIT": "double",
+            "BOOL_LIT": "bool",
+            "NULL_LIT": "null",
+        }.get(str(token.type), _DYN)
+        value: Any = None
+        start = _start(node)
+        if kind == "string":
+            value, content = _decode_string(text)
+            return _T(
+                "string", start, _end(node), origin="literal", literal=value, at=start + content
+            )
+        if kind in ("int", "uint"):
+            digits = text.rstrip("uU")
+            value = int(digits, 16) if "x" in digits else int(digits)
+        elif kind == "double":
+            value = float(text)
+        elif kind == "bool":
+            value = text == "true"
+        return _T(kind, start, _end(node), origin="literal", literal=value)
+
+    def n_list_lit(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        items = [self.infer(c, scope) for c in (node.children[0].children if node.children else [])]
+        literal = (
+            tuple(i.literal for i in items) if items and all(i.is_literal for i in items) else None
+        )
+        return self.t(
+            "list", node, origin="literal" if literal is not None else "", literal=literal
+        )
+
+    def n_map_lit(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        for child in node.children:
+            if hasattr(child, "data"):
+                self.infer(child, scope)
+        return self.t("map", node)
+
+    def n_mapinits(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        for child in node.children:
+            self.infer(child, scope)
+        return self.t(_DYN, node)
+
+    def n_member_object(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        return self.t(_DYN, node)
+
+    def n_dot_ident(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        return self.t(_DYN, node)
+
+    def n_dot_ident_arg(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        for child in node.children[1:]:
+            for arg in getattr(child, "children", []):
+                self.infer(arg, scope)
+        return self.t(_DYN, node)
+
+    def n_ident(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        token = node.children[0]
+        name = str(token.value)
+        if name in scope:
+            bound = scope[name]
+            return dataclasses.replace(bound, start=_start(node), end=_end(node), at=-1)
+        if name in RESERVED_WORDS:
+            self.add(
+                "syntax", _start(node), f"{name!r} is a reserved word and cannot be an identifier"
+            )
+            return self.t(_DYN, node)
+        if name == "device":
+            return self.t("device", node)
+        if name in _TYPE_NAMES:
+            return self.t("type", node)
+        self.add(
+            "undeclared",
+            _start(node),
+            f"undeclared reference to {name!r}: device selectors only have the variable 'device'",
+        )
+        return self.t(_DYN, node)
+
+    # -- field selection and indexing -----------------------------------------
+    def n_member_dot(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        receiver_node, ident = node.children
+        name = str(ident.value)
+        offset = int(ident.start_pos)
+        receiver = self.infer(receiver_node, scope)
+        return self.select(receiver, name, offset, node)
+
+    def n_member_index(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        receiver_node, key_node = node.children
+        receiver = self.infer(receiver_node, scope)
+        key = self.infer(key_node, scope)
+        if key.kind == "string" and key.is_literal:
+            offset = key.offset
+            if receiver.kind in ("attrs", "caps", "attr_map", "cap_map"):
+                return self.select(receiver, str(key.literal), offset, node)
+        if receiver.kind == "attrs":
+            return self.t("attr_map", node)
+        if receiver.kind == "caps":
+            return self.t("cap_map", node)
+        if receiver.kind == "attr_map":
+            return self.t(_DYN, node, origin="attribute")
+        if receiver.kind == "cap_map":
+            return self.t("quantity", node, origin="capacity")
+        return self.t(_DYN, node)
+
+    def select(self, receiver: _T, name: str, offset: int, node: Any) -> _T:
+        kind = receiver.kind
+        if kind == "device":
+            if name == "driver":
+                return self.t("string", node, origin="driver")
+            if name == "attributes":
+                return self.t("attrs", node)
+            if name == "capacity":
+                return self.t("caps", node)
+            hint = ""
+            if name in ("attribute", "attrs", "capacities"):
+                hint = "did you mean device.attributes or device.capacity?"
+            self.add(
+                "unknown-field",
+                offset,
+                f"device has no field {name!r}: it has driver, attributes and capacity",
+                hint,
+            )
+            return self.t(_DYN, node)
+        if kind == "attrs":
+            self.check_domain(name, offset, "attributes")
+            return self.t("attr_map", node, domain=name)
+        if kind == "caps":
+            self.check_domain(name, offset, "capacity")
+            return self.t("cap_map", node, domain=name)
+        if kind == "attr_map":
+            return self.attribute_value(receiver.domain, name, offset, node)
+        if kind == "cap_map":
+            return self.capacity_value(receiver.domain, name, offset, node)
+        if kind in _SCALAR or kind in ("semver", "quantity"):
+            self.add(
+                "type",
+                offset,
+                f"{self.src(receiver) or 'value'} is {_kind_text(receiver)} and has no field {name!r}",
+            )
+        return self.t(_DYN, node)
+
+    # -- catalog checks --------------------------------------------------------
+    def check_domain(self, domain: str, offset: int, where: str) -> None:
+        cat = self.catalog
+        if cat.is_known_domain(domain):
+            return
+        wrong = cat.wrong_domain(domain)
+        if wrong is not None:
+            self.add(
+                "unknown-domain",
+                offset,
+                f"{domain!r} is not an attribute domain: {wrong.explanation}",
+                f"use device.{where}[{_cel_str(wrong.replacement)}]",
+            )
+            return
+        if "/" in domain:
+            dom, _, ident = domain.partition("/")
+            self.add(
+                "unknown-domain",
+                offset,
+                f"{domain!r} is a qualified name, but device.{where} is keyed by domain only, so this looks up "
+                f"an empty map",
+                f"write device.{where}[{_cel_str(dom)}].{ident}" if ident.isidentifier() else "",
+            )
+            return
+        from dra_migrate.catalog import is_dns_subdomain
+
+        similar = cat.similar_domains(domain)
+        if not is_dns_subdomain(domain):
+            self.add(
+                "unknown-domain",
+                offset,
+                f"{domain!r} is not a valid domain (a lower-case DNS subdomain such as gpu.nvidia.com)",
+                f"did you mean {similar[0]!r}?" if similar else "",
+            )
+            return
+        if similar:
+            self.add(
+                "unknown-domain",
+                offset,
+                f"no driver uses the domain {domain!r}; an unknown domain is an empty map, so every lookup in it fails",
+                f"did you mean {' or '.join(repr(s) for s in similar)}?",
+            )
+
+    def attribute_value(self, domain: str | None, name: str, offset: int, node: Any) -> _T:
+        if domain is None:
+            return self.t(_DYN, node, origin="attribute", name=name)
+        cat = self.catalog
+        info = cat.domains.get(domain)
+        if info is None:
+            return self.t(_DYN, node, origin="attribute", domain=domain, name=name)
+        stale = cat.find_stale(domain, name, "attribute")
+        if stale is not None:
+            self.report_stale(stale, domain, name, offset, "attribute")
+            return self.t(_DYN, node, origin="attribute", domain=domain, name=name)
+        attr = info.attributes.get(name)
+        if attr is not None:
+            return self.t(
+                _ATTR_KIND[attr.type],
+                node,
+                origin="attribute",
+                domain=domain,
+                name=name,
+                values=attr.values,
+            )
+        if "/" in name:
+            dom, _, ident = name.partition("/")
+            self.add(
+                "unknown-attribute",
+                offset,
+                f"{name!r} is a qualified name; inside device.attributes[{_cel_str(domain)}] names are unqualified",
+                f"write device.attributes[{_cel_str(dom)}].{ident}",
+            )
+            return self.t(_DYN, node, origin="attribute", domain=domain, name=name)
+        if info.has_capacity(name):
+            self.add(
+                "capacity-as-attribute",
+                offset,
+                f"{name!r} is a capacity of {domain}, not an attribute",
+                f"use device.capacity[{_cel_str(domain)}].{name}.compareTo(quantity('…')) with a Quantity",
+            )
+            return self.t(_DYN, node, origin="capacity", domain=domain, name=name)
+        self.report_unknown(
+            info.complete, "unknown-attribute", domain, name, offset, list(info.attributes)
+        )
+        return self.t(_DYN, node, origin="attribute", domain=domain, name=name)
+
+    def capacity_value(self, domain: str | None, name: str, offset: int, node: Any) -> _T:
+        result = self.t("quantity", node, origin="capacity", domain=domain, name=name)
+        if domain is None:
+            return result
+        cat = self.catalog
+        info = cat.domains.get(domain)
+        if info is None:
+            return result
+        stale = cat.find_stale(domain, name, "capacity")
+        if stale is not None:
+            self.report_stale(stale, domain, name, offset, "capacity")
+            return result
+        if info.has_capacity(name):
+            return result
+        if name in info.attributes:
+            attr = info.attributes[name]
+            self.add(
+                "attribute-as-capacity",
+                offset,
+                f"{name!r} is an attribute of {domain} ({attr.type}), not a capacity",
+                f"use device.attributes[{_cel_str(domain)}].{name}",
+            )
+            return self.t(_DYN, node, origin="attribute", domain=domain, name=name)
+        self.report_unknown(
+            info.complete, "unknown-capacity", domain, name, offset, list(info.capacity)
+        )
+        return result
+
+    def report_stale(
+        self, stale: StaleName, domain: str, name: str, offset: int, where: str
+    ) -> None:
+        if stale.replacement:
+            cel = stale.cel_replacement(domain)
+            message = f"{where} {name!r} is not published by {domain}: use {stale.replacement}"
+            if cel:
+                message += f" ({cel})"
+            message += f"; {stale.explanation}"
+            hint = cel or f"use {stale.replacement}"
+        else:
+            message = f"{where} {name!r} is not published by {domain} (no replacement); {stale.explanation}"
+            hint = f"an unguarded lookup of {name!r} fails at run time on every device"
+        self.add("stale-name", offset, message, hint)
+
+    def report_unknown(
+        self, complete: bool, code: str, domain: str, name: str, offset: int, known: list[str]
+    ) -> None:
+        what = "attribute" if code == "unknown-attribute" else "capacity"
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.75 if complete else 0.85)
+        lower = [k for k in known if k.lower() == name.lower()]
+        for k in lower:
+            if k not in close:
+                close.insert(0, k)
+        if not complete and not close:
+            return
+        elsewhere = []
+        if what == "attribute":
+            for other, info in self.catalog.domains.items():
+                if other != domain and name in info.attributes:
+                    elsewhere.append(f"{other}/{name}")
+        if close:
+            hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
+        elif elsewhere:
+            hint = "published as " + ", ".join(elsewhere)
+        else:
+            hint = f"{domain} publishes: {', '.join(sorted(known))}" if known else ""
+        message = (
+            f"{domain} publishes no {what} {name!r}; an unguarded lookup fails at run time"
+            if complete
+            else f"{name!r} is not a known {what} of {domain}; an unguarded lookup of a missing name fails at run time"
+        )
+        self.add(code, offset, message, hint)
+
+    def check_driver(self, value: Any, offset: int) -> None:
+        if not isinstance(value, str) or value in self.catalog.known_drivers():
+            return
+        hint = ""
+        wrong = self.catalog.wrong_domain(value)
+        similar = self.catalog.similar_domains(value)
+        if wrong is not None:
+            hint = f"did you mean {wrong.replacement!r}? {wrong.explanation}"
+        elif similar:
+            hint = "did you mean " + " or ".join(repr(s) for s in similar) + "?"
+        self.add("unknown-driver", offset, f"no known DRA driver is called {value!r}", hint)
+
+    # -- comparisons -------------------------------------------------------------
+    def check_in(self, left: _T, right: _T) -> None:
+        if left.origin == "driver" and right.kind == "list" and isinstance(right.literal, tuple):
+            for item in right.literal:
+                self.check_driver(item, right.start)
+        if (
+            left.kind in ("semver", "quantity")
+            and right.kind == "list"
+            and isinstance(right.literal, tuple)
+        ):
+            self.add(
+                "type",
+                left.start,
+                f"{self.src(left)} is {_kind_text(left)}; 'in' compares it with literals of another type",
+            )
+
+    def check_compare(self, op: str, left: _T, right: _T) -> None:
+        for a, b in ((left, right), (right, left)):
+            if a.origin == "driver" and b.kind == "string" and b.is_literal:
+                self.check_driver(b.literal, b.offset)
+        # version and Quantity values
+        for a, b, mirrored in ((left, right, False), (right, left, True)):
+            if a.kind in ("semver", "quantity"):
+                self.check_typed_compare(op if not mirrored else _MIRROR[op], a, b, mirrored)
+                return
+        # typed attributes against literals of another type
+        for a, b in ((left, right), (right, left)):
+            if a.origin == "attribute" and a.kind in ("string", "int", "bool") and b.is_literal:
+                if not _compatible(a.kind, b.kind):
+                    effect = (
+                        "is never true"
+                        if op in ("==", "!=")
+                        else "fails at run time (no such overload)"
+                    )
+                    if op == "!=":
+                        effect = "is always true"
+                    self.add(
+                        "type",
+                        b.start,
+                        f"{a.domain}/{a.name} is {a.kind}, compared with {_kind_text(b)}: the comparison {effect}",
+                        _literal_hint(a.kind, b),
+                    )
+                    return
+                if a.kind == "string" and a.values and op in ("==", "!=") and b.kind == "string":
+                    self.check_value(a, b)
+                return
+
+    def check_value(self, attr: _T, literal: _T) -> None:
+        value = literal.literal
+        if value in attr.values:
+            return
+        same_case = [v for v in attr.values if v.lower() == str(value).lower()]
+        close = same_case or difflib.get_close_matches(
+            str(value), list(attr.values), n=2, cutoff=0.6
+        )
+        hint = (
+            ("did you mean " + " or ".join(repr(c) for c in close) + "? values are case-sensitive")
+            if close
+            else ""
+        )
+        self.add(
+            "unknown-value",
+            literal.offset,
+            f"{attr.domain}/{attr.name} is one of {', '.join(attr.values)}; it is never {value!r}",
+            hint,
+        )
+
+    def check_typed_compare(self, op: str, a: _T, b: _T, mirrored: bool = False) -> None:
+        """``a`` is a version or Quantity value, ``op`` written as ``a op b``.
+
+        ``mirrored``: the source has ``b`` on the left (cel-go then asks ``b.Equal(a)``,
+        which is false rather than an error).
+        """
+        is_version = a.kind == "semver"
+        ctor = "semver" if is_version else "quantity"
+        what = _kind_text(a)
+        subject = self.src(a) or what
+        if b.kind == a.kind or b.kind == _DYN:
+            if op in ("==", "!="):
+                return
+            plural = "versions" if is_version else "Quantities"
+            self.add(
+                "type",
+                a.start,
+                f"{plural} have no {op} operator ({subject} {op} …): no such overload",
+                f"{subject}.compareTo({self.src(b) or '…'}) {op} 0",
+            )
+            return
+        if b.is_literal and b.kind in ("string", "int", "uint", "double"):
+            literal = str(b.literal)
+            if is_version:
+                normalized = normalize_semver(literal)
+                arg = normalized if is_semver(normalized) else literal
+            else:
+                arg = literal
+            replacement = f"{ctor}({_cel_str(arg)})"
+            if op in ("==", "!="):
+                hint = f"{subject}.compareTo({replacement}) {op} 0"
+            else:
+                method = {"<": "isLessThan", ">": "isGreaterThan"}.get(op)
+                hint = (
+                    f"{subject}.{method}({replacement})"
+                    if method
+                    else f"{subject}.compareTo({replacement}) {op} 0"
+                )
+            if a.origin == "attribute":
+                reason = f"{a.domain}/{a.name} is a version attribute (a semver value)"
+            elif a.origin == "capacity":
+                reason = f"{a.domain}/{a.name} is a capacity (a Quantity)"
+            else:
+                reason = f"{subject} is {what}"
+            if not is_version:
+                effect = "no such overload when Kubernetes compiles the selector"
+            elif mirrored and op in ("==", "!="):
+                effect = f"{_kind_text(b)} never equals a version, so this is always {'false' if op == '==' else 'true'}"
+            else:
+                effect = "no such overload at run time"
+            self.add(
+                "type",
+                b.offset,
+                f"{reason}, compared with {_kind_text(b)} {b.literal!r}: {effect}",
+                hint,
+            )
+            return
+        if b.kind in _SCALAR or b.kind in ("list", "map", "semver", "quantity"):
+            self.add(
+                "type",
+                b.start,
+                f"{subject} is {what}, compared with {_kind_text(b)}: no such overload",
+                f"compare with {ctor}('…') using .compareTo()",
+            )
+
+    # -- calls -------------------------------------------------------------------
+    def args_of(self, node: Any, index: int) -> list[Any]:
+        if len(node.children) > index and hasattr(node.children[index], "data"):
+            return list(node.children[index].children)
+        return []
+
+    def n_ident_arg(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        ident = node.children[0]
+        name = str(ident.value)
+        args = self.args_of(node, 1)
+        if name == "has":
+            return self.call_has(node, args, scope)
+        if name in RESERVED_WORDS:
+            self.add(
+                "syntax", _start(node), f"{name!r} is a reserved word and cannot name a function"
+            )
+        typed = [self.infer(a, scope) for a in args]
+        if name in ("semver", "quantity") and typed:
+            self.check_ctor(name, typed)
+            return self.t("semver" if name == "semver" else "quantity", node, origin="call")
+        if name not in _GLOBAL_FUNCTIONS:
+            close = [_FUNCTION_ALIASES[name]] if name in _FUNCTION_ALIASES else []
+            close = close or difflib.get_close_matches(
+                name, sorted(_GLOBAL_FUNCTIONS), n=2, cutoff=0.7
+            )
+            self.add(
+                "unknown-function",
+                int(ident.start_pos),
+                f"the Kubernetes CEL environment has no function {name!r}",
+                ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else "",
+            )
+            return self.t(_DYN, node)
+        result = {
+            "size": "int",
+            "int": "int",
+            "uint": "uint",
+            "double": "double",
+            "string": "string",
+            "bytes": "bytes",
+            "bool": "bool",
+            "type": "type",
+            "matches": "bool",
+            "isSemver": "bool",
+            "isQuantity": "bool",
+            "isURL": "bool",
+            "isIP": "bool",
+            "isCIDR": "bool",
+        }.get(name, _DYN)
+        return self.t(result, node, origin="call")
+
+    def check_ctor(self, name: str, typed: list[_T]) -> None:
+        arg = typed[0]
+        if arg.kind != "string" or not arg.is_literal:
+            return
+        text = str(arg.literal)
+        offset = arg.offset
+        if name == "quantity":
+            if not is_quantity(text):
+                self.add(
+                    "invalid-literal",
+                    offset,
+                    f"quantity({text!r}) is not a Kubernetes quantity, so it fails at run time",
+                    "write e.g. quantity('40Gi'), quantity('500m'), quantity('1k'); suffixes are case-sensitive",
+                )
+            return
+        normalize = len(typed) > 1 and typed[1].literal is True
+        if not is_semver(text, normalize):
+            normalized = normalize_semver(text)
+            hint = (
+                f"semver({_cel_str(normalized)}) or semver({_cel_str(text)}, true)"
+                if is_semver(normalized)
+                else "a semantic version has three parts, e.g. semver('8.0.0')"
+            )
+            self.add(
+                "invalid-literal",
+                offset,
+                f"semver({text!r}) is not a semantic version, so it fails at run time",
+                hint,
+            )
+
+    def call_has(self, node: Any, args: list[Any], scope: Mapping[str, _T]) -> _T:
+        if len(args) != 1:
+            self.add("syntax", _start(node), "has() takes exactly one argument")
+            return self.t("bool", node)
+        inner = args[0]
+        target = _unwrap(inner)
+        if target is None or target.data != "member_dot":
+            self.add(
+                "syntax",
+                _start(inner),
+                "invalid argument to has(): it must be a field selection like has(x.name)",
+                "write has(device.attributes['domain'].name)",
+            )
+        self.infer(inner, scope)
+        return self.t("bool", node)
+
+    def n_member_dot_arg(self, node: Any, scope: Mapping[str, _T]) -> _T:
+        receiver_node, ident = node.children[0], node.children[1]
+        name = str(ident.value)
+        offset = int(ident.start_pos)
+        args = self.args_of(node, 2)
+        namespace = _namespace_of(receiver_node)
+        if namespace is not None and namespace not in scope:
+            if namespace == "cel" and name == "bind":
+                return self.call_bind(node, args, scope)
+            for a in args:
+                self.infer(a, scope)
+            return self.t(_DYN, node, origin="call")
+        # macros bind variables
+        if (
+            name in _MACROS_1VAR | _MACROS_2VAR
+            and len(args) >= 2
+            and all(_ident_name(a) for a in args[:-1])
+        ):
+            self.infer(receiver_node, scope)
+            n_vars = len(args) - 1 if name in _MACROS_2VAR and len(args) == 3 else 1
+            if name == "map" and len(args) == 3:
+                n_vars = 1
+            inner = dict(scope)
+            for a in args[:n_vars]:
+                inner[str(_ident_name(a))] = _T(_DYN)
+            for a in args[n_vars:]:
+                self.infer(a, inner)
+            return self.t(
+                "bool" if name in ("all", "exists", "exists_one", "existsOne") else _DYN, node
+            )
+        receiver = self.infer(receiver_node, scope)
+        typed = [self.infer(a, scope) for a in args]
+        return self.method(receiver, name, offset, typed, node)
+
+    def call_bind(self, node: Any, args: list[Any], scope: Mapping[str, _T]) -> _T:
+        if len(args) != 3 or _ident_name(args[0]) is None:
+            self.add(
+                "syntax",
+                _start(node),
+                "cel.bind() takes a variable name, a value and an expression",
+            )
+            for a in args:
+                self.infer(a, scope)
+            return self.t(_DYN, node)
+        value = self.infer(args[1], scope)
+        inner = dict(scope)
+        inner[str(_ident_name(args[0]))] = value
+        body = self.infer(args[2], inner)
+        return dataclasses.replace(body, start=_start(node), end=_end(node))
+
+    def method(self, receiver: _T, name: str, offset: int, args: list[_T], node: Any) -> _T:
+        kind = receiver.kind
+        subject = self.src(receiver) or "value"
+        if name not in _MEMBER_FUNCTIONS:
+            close = [_FUNCTION_ALIASES[name]] if name in _FUNCTION_ALIASES else []
+            close = close or difflib.get_close_matches(
+                name, sorted(_MEMBER_FUNCTIONS), n=2, cutoff=0.7
+            )
+            self.add(
+                "unknown-function",
+                offset,
+                f"the Kubernetes CEL environment has no function {name!r}",
+                ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else "",
+            )
+            return self.t(_DYN, node)
+        if kind == "semver":
+            if name not in _SEMVER_METHODS:
+                hint = "compare versions with .compareTo(semver('…')), or use .major()/.minor()/.patch()"
+                self.add(
+                    "type", offset, f"{subject} is a version (semver), which has no {name}()", hint
+                )
+                return self.t(_DYN, node)
+            if name in ("isGreaterThan", "isLessThan", "compareTo"):
+                self.check_method_arg("semver", subject, name, args)
+            return self.t(_SEMVER_METHODS[name], node)
+        if kind == "quantity":
+            if name not in _QUANTITY_METHODS:
+                hint = "compare with .compareTo(quantity('…')), or convert with .asInteger()/.asApproximateFloat()"
+                self.add("type", offset, f"{subject} is a Quantity, which has no {name}()", hint)
+                return self.t(_DYN, node)
+            if name in ("isGreaterThan", "isLessThan", "compareTo"):
+                self.check_method_arg("quantity", subject, name, args)
+            return self.t(_QUANTITY_METHODS[name], node)
+        if kind == "string":
+            if name in _STRING_METHODS:
+                return self.t(_STRING_METHODS[name], node)
+            if name in _SEMVER_METHODS or name in _QUANTITY_METHODS:
+                described = (
+                    f"{receiver.domain}/{receiver.name}"
+                    if receiver.origin == "attribute"
+                    else subject
+                )
+                self.add(
+                    "type",
+                    offset,
+                    f"{described} is a string, which has no {name}()",
+                    f"convert first: semver({subject}, true).{name}(…) or quantity({subject}).{name}(…)",
+                )
+            return self.t(_DYN, node)
+        if kind in ("int", "uint", "double", "bool") and (
+            name in _STRING_METHODS or name in _SEMVER_METHODS
+        ):
+            if name != "size":
+                self.add(
+                    "type", offset, f"{subject} is {_kind_text(receiver)}, which has no {name}()"
+                )
+            return self.t(_DYN, node)
+        return self.t(_DYN, node)
+
+    def check_method_arg(self, kind: str, subject: str, name: str, args: list[_T]) -> None:
+        if len(args) != 1:
+            return
+        arg = args[0]
+        if arg.kind in (kind, _DYN):
+            return
+        ctor = "semver" if kind == "semver" else "quantity"
+        if arg.is_literal and arg.kind in ("string", "int", "uint", "double"):
+            text = str(arg.literal)
+            if kind == "semver":
+                normalized = normalize_semver(text)
+                text = normalized if is_semver(normalized) else text
+            hint = f"{subject}.{name}({ctor}({_cel_str(text)}))"
+        else:
+            hint = f"wrap the argument in {ctor}(…)"
+        self.add(
+            "type",
+            arg.start,
+            f"{name}() of a {'version' if kind == 'semver' else 'Quantity'} takes a {ctor}() value, not {_kind_text(arg)}",
+            hint,
+        )
+
+
+def _kind_text(t: _T) -> str:
+    return {
+        "semver": "a version",
+        "quantity": "a Quantity",
+        "string": "a string",
+        "int": "an int",
+        "uint": "a uint",
+        "double": "a double",
+        "bool": "a bool",
+        "bytes": "bytes",
+        "null": "null",
+        "list": "a list",
+        "map": "a map",
+        "type": "a type",
+        "device": "the device object",
+    }.get(t.kind, t.kind)
+
+
+def _compatible(attr_kind: str, literal_kind: str) -> bool:
+    if literal_kind in (_DYN, "null"):
+        return literal_kind == _DYN
+    if attr_kind == "int":
+        return literal_kind in _NUMERIC
+    return attr_kind == literal_kind
+
+
+def _literal_hint(attr_kind: str, literal: _T) -> str:
+    value = literal.literal
+    if attr_kind == "string":
+        return f"compare with a string: {_cel_str(str(value).lower() if isinstance(value, bool) else str(value))}"
+    if attr_kind == "int" and isinstance(value, str) and value.lstrip("-").isdigit():
+        return f"compare with a number: {int(value)}"
+    if attr_kind == "bool" and isinstance(value, str) and value.lower() in ("true", "false"):
+        return f"compare with {value.lower()} (no quotes)"
+    return ""
+
+
+def _unwrap(node: Any) -> Any:
+    """The innermost node of a chain of single-child wrappers (expr → … → member)."""
+    while hasattr(node, "data") and node.data in (
+        "expr",
+        "conditionalor",
+        "conditionaland",
+        "relation",
+        "addition",
+        "multiplication",
+        "unary",
+        "member",
+        "primary",
+    ):
+        if len(node.children) != 1:
+            return node
+        node = node.children[0]
+    return node if hasattr(node, "data") else None
+
+
+def _ident_name(node: Any) -> str | None:
+    inner = _unwrap(node)
+    if inner is not None and inner.data == "ident":
+        return str(inner.children[0].value)
+    return None
+
+
+def _namespace_of(receiver_node: Any) -> str | None:
+    name = _ident_name(receiver_node)
+    return name if name in _NAMESPACES else None
+
+
+def check_selector(expression: str) -> list[CelProblem]:
+    """Problems in a CEL device selector, in order of their offset.
+
+    Never raises for any input text. See :data:`PROBLEM_CODES` for the codes.
+    """
+    from dra_migrate.catalog import load_catalog
+
+    problems: list[CelProblem] = []
+    if not isinstance(expression, str):
+        return [
+            CelProblem(
+                "syntax", 0, f"a CEL expression must be a string, got {type(expression).__name__}"
+            )
+        ]
+    if len(expression) > MAX_EXPRESSION_LENGTH:
+        problems.append(
+            CelProblem(
+                "too-long",
+                MAX_EXPRESSION_LENGTH,
+                f"the expression has {len(expression):,} characters; Kubernetes allows at most {MAX_EXPRESSION_LENGTH:,}",
+                "split it into several selectors (they are ANDed) or use cel.bind to name repeated parts",
+            )
+        )
+    try:
+        tree = _parse(expression)
+    except _ParseFailed as failed:
+        issue = failed.issue
+        problems.append(CelProblem("syntax", issue.offset, issue.message, issue.hint))
+        return problems
+    except RecursionError:
+        problems.append(CelProblem("syntax", 0, "the expression is nested too deeply to parse"))
+        return problems
+    checker = _Checker(expression, load_catalog())
+    try:
+        result = checker.infer(tree, {})
+    except RecursionError:
+        checker.add("syntax", 0, "the expression is nested too deeply to check")
+        result = _T(_DYN)
+    if result.kind in _NOT_BOOL:
+        checker.add(
+            "not-bool",
+            0,
+            f"a selector must evaluate to bool, but this one is {_kind_text(result)}",
+            "compare the value, e.g. device.attributes['gpu.nvidia.com'].type == 'gpu'",
+        )
+    problems.extend(checker.problems)
+    problems.sort(key=lambda p: p.offset)
+    return problems
+
+
+# --------------------------------------------------------------------------
+# evaluation (lazy: cel-python's evaluator with the Kubernetes functions)
+
+
+@dataclass(frozen=True)
+class _Runtime:
+    evaluator: Any  # Evaluator subclass
+    activation: Callable[[], Any]
+    error_type: type[Exception]
+    types: Any  # celpy.celtypes
+    default_map: Any  # MapType whose missing keys read as an empty map
+
+
+@functools.lru_cache(maxsize=1)
+def _runtime() -> _Runtime:
+    import celpy  # lazy
+    from celpy import celtypes
+    from celpy.evaluation import Activation, CELEvalError, Evaluator, base_functions
+
+    def err(message: str) -> Any:
+        return CELEvalError(message)
+
+    def kind(v: Any) -> str:
+        if v is None:
+            return "null"
+        if isinstance(v, celtypes.BoolType):
+            return "bool"
+        if isinstance(v, celtypes.UintType):
+            return "uint"
+        if isinstance(v, celtypes.IntType):
+            return "int"
+        if isinstance(v, (celtypes.DoubleType, float)):
+            return "double"
+        if isinstance(v, bool):
+            return "bool"
+        if isinstance(v, int):
+            return "int"
+        if isinstance(v, (celtypes.StringType, str)):
+            return "string"
+        if isinstance(v, (celtypes.BytesType, bytes)):
+            return "bytes"
+        if isinstance(v, (celtypes.ListType, list)):
+            return "list"
+        if isinstance(v, (celtypes.MapType, dict)):
+            return "map"
+        if isinstance(v, SemVer):
+            return "kubernetes.Semver"
+        if isinstance(v, Quantity):
+            return "kubernetes.Quantity"
+        return type(v).__name__
+
+    def number(v: Any) -> Fraction | float:
+        if isinstance(v, float) and not math.isfinite(v):
+            return v
+        return Fraction(v)
+
+    def equals(a: Any, b: Any) -> Any:
+        """cel-go's a.Equal(b): True/False, or an error value."""
+        if isinstance(a, (SemVer, Quantity)):
+            if type(a) is type(b):
+                return a == b
+            return err(f"no such overload: {kind(a)} == {kind(b)}")
+        if isinstance(b, (SemVer, Quantity)):
+            return False
+        ka, kb = kind(a), kind(b)
+        if ka == "null" or kb == "null":
+            return ka == kb
+        if ka in _NUMERIC and kb in _NUMERIC:
+            return bool(number(a) == number(b))
+        if ka != kb:
+            return False
+        if ka == "list":
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b, strict=True):
+                r = equals(x, y)
+                if r is not True:
+                    return r
+            return True
+        if ka == "map":
+            if set(a.keys()) != set(b.keys()):
+                return False
+            for key in a:
+                r = equals(a[key], b[key])
+                if r is not True:
+                    return r
+            return True
+        return bool(a == b)
+
+    def eq(a: Any, b: Any) -> Any:
+        for v in (a, b):
+            if isinstance(v, CELEvalError):
+                return v
+        r = equals(a, b)
+        return r if isinstance(r, CELEvalError) else celtypes.BoolType(r)
+
+    def ne(a: Any, b: Any) -> Any:
+        r = eq(a, b)
+        return r if isinstance(r, CELEvalError) else celtypes.BoolType(not r)
+
+    def ordering(symbol: str, test: Callable[[int], bool]) -> Callable[[Any, Any], Any]:
+        def compare(a: Any, b: Any) -> Any:
+            for v in (a, b):
+                if isinstance(v, CELEvalError):
+                    return v
+            ka, kb = kind(a), kind(b)
+            if ka in _NUMERIC and kb in _NUMERIC:  # cross-type numeric comparisons (K8s ≥1.28)
+                x, y = number(a), number(b)
+                if (isinstance(x, float) and math.isnan(x)) or (
+                    isinstance(y, float) and math.isnan(y)
+                ):
+                    return celtypes.BoolType(False)
+                return celtypes.BoolType(test((x > y) - (x < y)))
+            if (ka == kb and ka in ("string", "bytes", "bool")) or (
+                ka == kb and isinstance(a, (celtypes.TimestampType, celtypes.DurationType))
+            ):
+                return celtypes.BoolType(test((a > b) - (a < b)))
+            return err(f"no such overload: {ka} {symbol} {kb}")
+
+        return compare
+
+    # -- semver and quantity library --------------------------------------------
+    def semver(text: Any, normalize: Any = False) -> Any:
+        if kind(text) != "string" or kind(normalize) != "bool":
+            return err("no such overload: semver")
+        try:
+            return SemVer.parse(str(text), bool(normalize))
+        except ValueError as exc:
+            return err(str(exc))
+
+    def is_semver_fn(text: Any, normalize: Any = False) -> Any:
+        if kind(text) != "string" or kind(normalize) != "bool":
+            return err("no such overload: isSemver")
+        return celtypes.BoolType(is_semver(str(text), bool(normalize)))
+
+    def quantity(text: Any) -> Any:
+        if kind(text) != "string":
+            return err(f"no such overload: quantity({kind(text)})")
+        try:
+            return parse_quantity(str(text))
+        except ValueError as exc:
+            return err(str(exc))
+
+    def is_quantity_fn(text: Any) -> Any:
+        if kind(text) != "string":
+            return err("no such overload: isQuantity")
+        return celtypes.BoolType(is_quantity(str(text)))
+
+    def same_kind(name: str, a: Any, b: Any) -> Any:
+        if isinstance(a, (SemVer, Quantity)) and type(a) is type(b):
+            return None
+        return err(f"no such overload: {kind(a)}.{name}({kind(b)})")
+
+    def compare_to(a: Any, b: Any) -> Any:
+        return same_kind("compareTo", a, b) or celtypes.IntType(a.compare(b))
+
+    def is_greater(a: Any, b: Any) -> Any:
+        return same_kind("isGreaterThan", a, b) or celtypes.BoolType(a.compare(b) > 0)
+
+    def is_less(a: Any, b: Any) -> Any:
+        return same_kind("isLessThan", a, b) or celtypes.BoolType(a.compare(b) < 0)
+
+    def version_part(part: str) -> Callable[[Any], Any]:
+        def get(v: Any) -> Any:
+            if not isinstance(v, SemVer):
+                return err(f"no such overload: {kind(v)}.{part}()")
+            return celtypes.IntType(getattr(v, part))
+
+        return get
+
+    def q_arith(name: str, sign: int) -> Callable[[Any, Any], Any]:
+        def f(a: Any, b: Any) -> Any:
+            if not isinstance(a, Quantity):
+                return err(f"no such overload: {kind(a)}.{name}()")
+            if isinstance(b, Quantity):
+                other = b.value
+            elif kind(b) == "int":
+                other = Fraction(int(b))
+            else:
+                return err(f"no such overload: Quantity.{name}({kind(b)})")
+            return Quantity(a.value + sign * other)
+
+        return f
+
+    def q_mul(a: Any, b: Any) -> Any:
+        if not isinstance(a, Quantity) or kind(b) != "int":
+            return err("no such overload: mul")
+        return Quantity(a.value * int(b))
+
+    def as_integer(a: Any) -> Any:
+        if not isinstance(a, Quantity):
+            return err(f"no such overload: {kind(a)}.asInteger()")
+        if a.value.denominator != 1 or not _INT64_MIN <= a.value <= _INT64_MAX:
+            return err("cannot convert value to integer")
+        return celtypes.IntType(int(a.value))
+
+    def is_integer(a: Any) -> Any:
+        if not isinstance(a, Quantity):
+            return err(f"no such overload: {kind(a)}.isInteger()")
+        return celtypes.BoolType(a.value.denominator == 1 and _INT64_MIN <= a.value <= _INT64_MAX)
+
+    def as_float(a: Any) -> Any:
+        if not isinstance(a, Quantity):
+            return err(f"no such overload: {kind(a)}.asApproximateFloat()")
+        try:
+            return celtypes.DoubleType(float(a.value))
+        except OverflowError:
+            return celtypes.DoubleType(math.inf if a.value > 0 else -math.inf)
+
+    def sign(a: Any) -> Any:
+        if not isinstance(a, Quantity):
+            return err(f"no such overload: sign({kind(a)})")
+        return celtypes.IntType((a.value > 0) - (a.value < 0))
+
+    # -- strings extension (ext.Strings v2) -------------------------------------
+    def string_fn(
+        name: str, fn: Callable[..., Any], result: Callable[[Any], Any]
+    ) -> Callable[..., Any]:
+        def f(s: Any, *args: Any) -> Any:
+            if kind(s) != "string":
+                return err(f"no such overload: {kind(s)}.{name}()")
+            try:
+                return result(fn(str(s), *args))
+            except (TypeError, ValueError, IndexError) as exc:
+                return err(f"{name}: {exc}")
+
+        return f
+
+    def lower_ascii(s: str) -> str:
+        return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
+
+    def upper_ascii(s: str) -> str:
+        return "".join(chr(ord(c) - 32) if "a" <= c <= "z" else c for c in s)
+
+    def replace(s: str, old: Any, new: Any, n: Any = -1) -> str:
+        return s.replace(str(old), str(new), int(n))
+
+    def split(s: str, sep: Any, n: Any = -1) -> Any:
+        n = int(n)
+        if n == 0:
+            return []
+        parts = s.split(str(sep), n - 1) if n > 0 else s.split(str(sep))
+        return celtypes.ListType([celtypes.StringType(p) for p in parts])
+
+    def index_of(s: Any, sub: Any, start: Any = 0) -> Any:
+        if kind(s) == "list":
+            for i, item in enumerate(s):
+                if equals(item, sub) is True:
+                    return celtypes.IntType(i)
+            return celtypes.IntType(-1)
+        if kind(s) != "string":
+            return err(f"no such overload: {kind(s)}.indexOf()")
+        return celtypes.IntType(str(s).find(str(sub), int(start)))
+
+    def last_index_of(s: Any, sub: Any) -> Any:
+        if kind(s) == "list":
+            for i in range(len(s) - 1, -1, -1):
+                if equals(s[i], sub) is True:
+                    return celtypes.IntType(i)
+            return celtypes.IntType(-1)
+        if kind(s) != "string":
+            return err(f"no such overload: {kind(s)}.lastIndexOf()")
+        return celtypes.IntType(str(s).rfind(str(sub)))
+
+    def substring(s: str, start: Any, end: Any = None) -> str:
+        stop = len(s) if end is None else int(end)
+        if not 0 <= int(start) <= stop <= len(s):
+            raise IndexError(f"index out of range: {start}..{stop}")
+        return s[int(start) : stop]
+
+    def char_at(s: str, i: Any) -> str:
+        if not 0 <= int(i) <= len(s):
+            raise IndexError(f"index out of range: {i}")
+        return s[int(i) : int(i) + 1]
+
+    def join(items: Any, sep: Any = "") -> Any:
+        if kind(items) != "list" or any(kind(i) != "string" for i in items):
+            return err("no such overload: join")
+        return celtypes.StringType(str(sep).join(str(i) for i in items))
+
+    as_str: Callable[[Any], Any] = celtypes.StringType
+    functions: dict[str, Any] = dict(base_functions)
+    functions.update(
+        {
+            "_==_": eq,
+            "_!=_": ne,
+            "_<_": ordering("<", lambda c: c < 0),
+            "_<=_": ordering("<=", lambda c: c <= 0),
+            "_>_": ordering(">", lambda c: c > 0),
+            "_>=_": ordering(">=", lambda c: c >= 0),
+            "semver": semver,
+            "isSemver": is_semver_fn,
+            "quantity": quantity,
+            "isQuantity": is_quantity_fn,
+            "compareTo": compare_to,
+            "isGreaterThan": is_greater,
+            "isLessThan": is_less,
+            "major": version_part("major"),
+            "minor": version_part("minor"),
+            "patch": version_part("patch"),
+            "add": q_arith("add", 1),
+            "sub": q_arith("sub", -1),
+            "mul": q_mul,
+            "asInteger": as_integer,
+            "isInteger": is_integer,
+            "asApproximateFloat": as_float,
+            "sign": sign,
+            "lowerAscii": string_fn("lowerAscii", lower_ascii, as_str),
+            "upperAscii": string_fn("upperAscii", upper_ascii, as_str),
+            "trim": string_fn("trim", lambda s: s.strip(" \t\n\r\f\v"), as_str),
+            "replace": string_fn("replace", replace, as_str),
+            "split": string_fn("split", split, lambda v: v),
+            "substring": string_fn("substring", substring, as_str),
+            "charAt": string_fn("charAt", char_at, as_str),
+            "indexOf": index_of,
+            "lastIndexOf": last_index_of,
+            "join": join,
+        }
+    )
+
+    # -- sets extension (cel-go ext.Sets) ------------------------------------------
+    def set_contains(a: Any, b: Any) -> Any:
+        return celtypes.BoolType(all(any(equals(x, y) is True for x in a) for y in b))
+
+    def set_intersects(a: Any, b: Any) -> Any:
+        return celtypes.BoolType(any(equals(x, y) is True for x in a for y in b))
+
+    def set_equivalent(a: Any, b: Any) -> Any:
+        return celtypes.BoolType(bool(set_contains(a, b)) and bool(set_contains(b, a)))
+
+    SET_FUNCTIONS: dict[str, Callable[[Any, Any], Any]] = {
+        "contains": set_contains,
+        "intersects": set_intersects,
+        "equivalent": set_equivalent,
+    }
+
+    class K8sEvaluator(Evaluator):
+        """cel-python's evaluator plus cel.bind (cel-go ext.Bindings)."""
+
+        def sub_evaluator(self, ast: Any) -> Any:
+            return K8sEvaluator(ast, activation=self.activation)
+
+        def member_dot_arg(self, tree: Any) -> Any:
+            receiver, method = tree.children[0], tree.children[1]
+            if str(method.value) == "bind" and _ident_name(receiver) == "cel":
+                args = list(tree.children[2].children) if len(tree.children) > 2 else []
+                name = _ident_name(args[0]) if len(args) == 3 else None
+                if name is None:
+                    return CELEvalError(
+                        "cel.bind() takes a variable name, a value and an expression"
+                    )
+                value = self.visit(args[1])
+                if isinstance(value, CELEvalError):
+                    return value
+                try:
+                    return self.sub_evaluator(args[2]).evaluate({name: value})
+                except CELEvalError as exc:
+                    return exc
+            if _ident_name(receiver) == "sets" and str(method.value) in SET_FUNCTIONS:
+                args = list(tree.children[2].children) if len(tree.children) > 2 else []
+                values = [self.visit(a) for a in args]
+                for v in values:
+                    if isinstance(v, CELEvalError):
+                        return v
+                if len(values) != 2 or any(kind(v) != "list" for v in values):
+                    return err(f"no such overload: sets.{method.value}")
+                return SET_FUNCTIONS[str(method.value)](values[0], values[1])
+            return super().member_dot_arg(tree)
+
+    class DefaultMap(celtypes.MapType):
+        """A map whose missing keys read as an empty map (Kubernetes' unknown-domain rule)."""
+
+        def __getitem__(self, key: Any) -> Any:
+            try:
+                return super().__getitem__(key)
+            except KeyError:
+                return celtypes.MapType({})
+
+    def activation() -> Any:
+        return Activation(package=None, annotations={}, functions=functions)
+
+    _ = celpy  # imported for its side effect of loading the package
+    return _Runtime(
+        evaluator=K8sEvaluator,
+        activation=activation,
+        error_type=CELEvalError,
+        types=celtypes,
+        default_map=DefaultMap,
+    )
+
+
+def _device_value(device: Device, rt: _Runtime) -> Any:
+    ct = rt.types
+
+    def value(domain: str, name: str, v: Any) -> Any:
+        if isinstance(v, bool):
+            return ct.BoolType(v)
+        if isinstance(v, int):
+            return ct.IntType(v)
+        if isinstance(v, str):
+            return ct.StringType(v)
+        if isinstance(v, SemVer):
+            return v
+        if isinstance(v, InvalidVersion):
+            raise CelEvaluationError(
+                f"attribute {domain}/{name}: parse semantic version: {v.error}"
+            )
+        if isinstance(v, list):
+            return ct.ListType([value(domain, name, item) for item in v])
+        raise CelEvaluationError(f"attribute {domain}/{name}: unsupported attribute value {v!r}")
+
+    attributes = rt.default_map(
+        {
+            ct.StringType(domain): ct.MapType(
+                {ct.StringType(name): value(domain, name, v) for name, v in names.items()}
+            )
+            for domain, names in device.attributes.items()
+        }
+    )
+    capacity_maps: dict[Any, Any] = {}
+    for domain, names in device.capacity.items():
+        inner: dict[Any, Any] = {}
+        for name, text in names.items():
+            try:
+                inner[ct.StringType(name)] = parse_quantity(str(text))
+            except ValueError as exc:
+                raise CelEvaluationError(f"capacity {domain}/{name}: {exc}") from None
+        capacity_maps[ct.StringType(domain)] = ct.MapType(inner)
+    return ct.MapType(
+        {
+            ct.StringType("driver"): ct.StringType(device.driver),
+            ct.StringType("attributes"): attributes,
+            ct.StringType("capacity"): rt.default_map(capacity_maps),
+        }
+    )
+
+
+_UNDECLARED_RE = re.compile(r"undeclared reference to '?([^' ]+)'?")
+
+
+def _describe(error: Exception) -> str:
+    args: tuple[Any, ...] = tuple(getattr(error, "args", ()))
+    message = str(args[0]) if args else str(error)
+    m = _UNDECLARED_RE.search(message)
+    if m:
+        return f"undeclared reference to '{m.group(1)}'"
+    m = re.match(r"no such member in mapping: '(.*)'", message)
+    if m:
+        return f"no such key: {m.group(1)}"
+    if message == "no such key" and len(args) > 2 and args[2]:
+        return f"no such key: {args[2][0]}"
+    if message.startswith("found no matching overload"):
+        return "no such overload: " + message.split(" for ", 1)[-1].split(" applied", 1)[0].strip(
+            "'"
+        )
+    return message
+
+
+def evaluate_selector(expression: str, device: Device) -> bool:
+    """Evaluate a CEL device selector for ``device`` as the Kubernetes scheduler would.
+
+    Raises :class:`CelEvaluationError` for syntax errors and CEL runtime errors
+    (for example a missing attribute looked up without ``has()``), and when the
+    result is not a bool.
+    """
+    try:
+        tree = _parse(expression)
+    except _ParseFailed as failed:
+        raise CelEvaluationError(
+            f"syntax error at offset {failed.issue.offset}: {failed.issue.message}"
+        ) from None
+    rt = _runtime()
+    device_value = _device_value(device, rt)
+    evaluator = rt.evaluator(ast=tree, activation=rt.activation())
+    try:
+        result = evaluator.evaluate({"device": device_value})
+    except rt.error_type as exc:
+        raise CelEvaluationError(_describe(exc)) from None
+    except RecursionError:
+        raise CelEvaluationError("expression nested too deeply") from None
+    if not isinstance(result, rt.types.BoolType):
+        raise CelEvaluationError(f"a selector must evaluate to bool, not {type(result).__name__}")
+    return bool(result)

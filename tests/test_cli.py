@@ -1,0 +1,250 @@
+"""The command line as users drive it: modes, stdin, exit codes, atomic writes, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dra_migrate.cli import main
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: infer
+  namespace: ml
+spec:
+  template:
+    spec:
+      containers:
+      - name: server
+        image: vllm/vllm-openai:v0.6.0
+        resources:
+          limits:
+            nvidia.com/gpu: 2  # two GPUs for tensor parallelism
+"""
+
+NO_GPU = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  mode: fast
+"""
+
+
+def run(
+    args: list[str], cwd: Path, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """The installed console entry point in a subprocess: what a user or CI runs."""
+    return subprocess.run(
+        [sys.executable, "-m", "dra_migrate", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "infer.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "apps" / "settings.yaml").write_text(NO_GPU)
+    return tmp_path
+
+
+def test_default_mode_is_diff_and_writes_nothing(repo: Path) -> None:
+    done = run(["convert", "apps"], repo)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert out.startswith("--- a/apps/infer.yaml\n+++ b/apps/infer.yaml\n")
+    assert "-            nvidia.com/gpu: 2  # two GPUs for tensor parallelism" in out
+    assert "+          # two GPUs for tensor parallelism\n+          claims:" in out
+    assert "+kind: ResourceClaimTemplate" in out
+    assert (repo / "apps" / "infer.yaml").read_text() == DEPLOYMENT
+
+
+def test_diff_applies_with_git_apply(repo: Path) -> None:
+    diff = run(["convert", "--diff", "apps"], repo).stdout
+    converted = run(["convert", "--output-dir", "out", "apps"], repo)
+    assert converted.returncode == 0
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "apply"], cwd=repo, input=diff, check=True)
+    assert (repo / "apps" / "infer.yaml").read_bytes() == (
+        repo / "out" / "apps" / "infer.yaml"
+    ).read_bytes()
+
+
+def test_check_exits_1_and_writes_nothing(repo: Path) -> None:
+    done = run(["convert", "--check", "apps"], repo)
+    assert done.returncode == 1
+    assert done.stdout == b""
+    assert (repo / "apps" / "infer.yaml").read_text() == DEPLOYMENT
+    assert b"1 file(s) would be converted" in done.stderr
+
+
+def test_check_passes_on_converted_repo(repo: Path) -> None:
+    assert run(["convert", "--write", "apps"], repo).returncode == 0
+    done = run(["convert", "--check", "apps"], repo)
+    assert done.returncode == 0, done.stderr
+
+
+def test_write_is_atomic_and_keeps_mode(repo: Path) -> None:
+    target = repo / "apps" / "infer.yaml"
+    os.chmod(target, 0o640)
+    inode_before = target.stat().st_ino
+    done = run(["convert", "--write", "apps"], repo)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert target.stat().st_ino != inode_before  # replaced by rename, not rewritten in place
+    assert "resourceClaimTemplateName: infer-gpu" in target.read_text()
+    assert not [p for p in target.parent.iterdir() if p.name.startswith(".")]
+    assert (repo / "apps" / "settings.yaml").read_text() == NO_GPU
+
+
+def test_output_dir_keeps_layout_and_sources(repo: Path) -> None:
+    done = run(["convert", "--output-dir", "converted", "."], repo)
+    assert done.returncode == 0, done.stderr
+    assert (repo / "converted" / "apps" / "infer.yaml").is_file()
+    assert not (repo / "converted" / "apps" / "settings.yaml").exists()
+    assert (repo / "apps" / "infer.yaml").read_text() == DEPLOYMENT
+
+
+def test_stdin_stream_round_trip(repo: Path) -> None:
+    stream = (NO_GPU + "---\n" + DEPLOYMENT).encode()
+    done = run(["convert", "-"], repo, stdin=stream)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert out.startswith(NO_GPU + "---\n")
+    assert out.count("\n---\n") == 2
+    unchanged = run(["convert", "-"], repo, stdin=NO_GPU.encode())
+    assert unchanged.stdout == NO_GPU.encode()
+
+
+def test_stdin_failure_prints_nothing_on_stdout(repo: Path) -> None:
+    bad = DEPLOYMENT.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 500m")
+    done = run(["convert", "-", "--stdin-filename", "rendered.yaml"], repo, stdin=bad.encode())
+    assert done.returncode == 123
+    assert done.stdout == b""
+    assert b"rendered.yaml:14:29: DRA101" in done.stderr
+
+
+def test_bad_input_is_a_finding_never_a_traceback(repo: Path) -> None:
+    (repo / "apps" / "broken.yaml").write_text("kind: Pod\nspec: [\n  nvidia.com/gpu: 1\n")
+    (repo / "apps" / "latin1.yaml").write_bytes("nvidia.com/gpu: 1 # caf\xe9\n".encode("latin-1"))
+    done = run(["convert", "--write", "apps"], repo)
+    assert done.returncode == 123
+    err = done.stderr.decode()
+    assert "Traceback" not in err
+    assert "apps/broken.yaml:" in err and "DRA004" in err
+    assert "apps/latin1.yaml:1:24: DRA002" in err
+    # the good file was still converted
+    assert "claims:" in (repo / "apps" / "infer.yaml").read_text()
+
+
+def test_scan_json_shape(repo: Path) -> None:
+    done = run(["scan", "--format", "json", "."], repo)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["version"] == 1
+    assert data["summary"]["requests"] == 1
+    [item] = data["inventory"]
+    assert item == {
+        "path": "apps/infer.yaml",
+        "line": 14,
+        "col": 13,
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "namespace": "ml",
+        "name": "infer",
+        "podPath": "spec.template.spec",
+        "container": "server",
+        "role": "app",
+        "resource": "nvidia.com/gpu",
+        "count": 2,
+        "value": "2",
+        "deviceClass": "gpu.nvidia.com",
+    }
+
+
+def test_scan_text_table(repo: Path) -> None:
+    out = run(["scan", "apps"], repo).stdout.decode()
+    assert "apps/infer.yaml:14:13" in out and "Deployment/ml/infer" in out
+    assert "gpu.nvidia.com" in out
+
+
+def test_scan_exit_0_even_with_error_findings(repo: Path) -> None:
+    (repo / "apps" / "quota.yaml").write_text(
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: q\nspec:\n  hard:\n"
+        "    requests.nvidia.com/gpu: 4\n"
+    )
+    done = run(["scan", "apps"], repo)
+    assert done.returncode == 0
+    assert b"DRA206" in done.stdout
+
+
+def test_usage_errors_exit_2(repo: Path) -> None:
+    assert run(["convert"], repo).returncode == 2
+    assert run(["convert", "-", "apps"], repo).returncode == 2
+    assert run(["convert", "--target", "v2", "apps"], repo).returncode == 2
+    done = run(["convert", "--kube-version", "1.30", "apps"], repo)
+    assert done.returncode == 2 and b"1.30" in done.stderr
+    done = run(["convert", "--target", "v1", "--kube-version", "1.33", "apps"], repo)
+    assert done.returncode == 2
+
+
+def test_kube_version_picks_target_and_warns(repo: Path) -> None:
+    done = run(["convert", "--kube-version", "1.34", "apps"], repo)
+    assert b"apiVersion: resource.k8s.io/v1\n" in done.stdout
+    assert b"exactly:" in done.stdout
+    done = run(["convert", "--kube-version", "1.33", "apps"], repo)
+    assert b"resource.k8s.io/v1beta2" in done.stdout
+    assert b"DRA214" in done.stderr and b"runtime-config" in done.stderr
+    done = run(["convert", "--target", "v1beta1", "--kube-version", "1.36", "apps"], repo)
+    assert b"deprecated" in done.stderr
+
+
+def test_config_errors_point_at_the_line(repo: Path) -> None:
+    (repo / ".dra-migrate.yaml").write_text(
+        "resources:\n  - name: nvidia.com/gpu\n    deviceClass: Not_A_Name\n"
+    )
+    done = run(["convert", "apps"], repo)
+    assert done.returncode == 2
+    assert (
+        b".dra-migrate.yaml:3:18: invalid configuration at resources.0.deviceClass" in done.stderr
+    )
+
+
+def test_config_is_found_upward(repo: Path) -> None:
+    (repo / ".dra-migrate.yaml").write_text(
+        "resources:\n  - name: nvidia.com/gpu\n    deviceClass: h100.nvidia.com\n"
+    )
+    done = run(["convert", "apps/infer.yaml"], repo)
+    assert b"deviceClassName: h100.nvidia.com" in done.stdout
+
+
+def test_gitignore_and_exclude(repo: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / ".gitignore").write_text("ignored/\n")
+    (repo / "ignored").mkdir()
+    (repo / "ignored" / "x.yaml").write_text(DEPLOYMENT)
+    (repo / "skip").mkdir()
+    (repo / "skip" / "y.yaml").write_text(DEPLOYMENT)
+    out = run(["scan", "--format", "json", "--exclude", "skip/", "."], repo).stdout
+    paths = {i["path"] for i in json.loads(out)["inventory"]}
+    assert paths == {"apps/infer.yaml"}
+
+
+def test_version_and_help() -> None:
+    runner = CliRunner()
+    assert "dra-migrate" in runner.invoke(main, ["--version"]).output
+    assert "convert" in runner.invoke(main, ["--help"]).output

@@ -1,0 +1,313 @@
+"""docs/findings.md documents every finding code, and its examples do what it says.
+
+The page has one ``## DRAnnn: title`` section per code of ``CODES``, in code
+order, each with a ``Severity:`` line. A section's ``Triggers it:`` example is
+run through the real CLI (``convert``) in an empty folder and must produce the
+code; its ``Passes:`` example, when there is one, must not.
+
+An example is one fenced ``yaml`` block; ``# file: relative/path`` lines start
+the files of a multi-file example, and a single-file example is ``example.yaml``.
+Codes whose input cannot be shown as text (unreadable, non-UTF-8, binary files,
+tabs, an explicit empty path, a generated oversized pod) are built by the
+builders in ``BUILT`` below, from the section's example where it has one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dra_migrate.cli import main
+from dra_migrate.findings import CODES
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "findings.md"
+HEADING = re.compile(r"^## (?P<code>DRA\d{3}): (?P<title>.+)$")
+ANY_HEADING = re.compile(r"^## ")
+FILE_MARKER = re.compile(r"^# file: (?P<path>\S+)\s*$")
+# path:line:col: CODE message, and the run-level form of DRA214.
+FINDING = re.compile(r"^\S.*?:\d+:\d+: (?P<code>DRA\d{3}) |^dra-migrate: (?P<note>DRA\d{3}) ")
+CODE_MENTION = re.compile(r"\bDRA\d{3}\b")
+
+# Codes that no input can trigger on purpose, with the reason.
+EXEMPT = {
+    "DRA901": "generated objects are built from a mapping file that is schema-checked on load; "
+    "a schema failure of the generated ResourceClaimTemplate is a bug with no known input",
+}
+
+
+@dataclass
+class Section:
+    code: str
+    title: str
+    lines: list[str]
+    severity: str | None = None
+    trigger_text: str = ""  # the "Triggers it:" paragraph
+    trigger: str | None = None  # its yaml block
+    passes: str | None = None
+    labels: list[str] = field(default_factory=list)
+
+    @property
+    def prose(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _sections() -> list[Section]:
+    lines = DOC.read_text(encoding="utf-8").splitlines()
+    sections: list[Section] = []
+    current: Section | None = None
+    for line in lines:
+        match = HEADING.match(line)
+        if match:
+            current = Section(match["code"], match["title"], [])
+            sections.append(current)
+        elif ANY_HEADING.match(line):
+            current = None
+        elif current is not None:
+            current.lines.append(line)
+    for section in sections:
+        _parse_body(section)
+    return sections
+
+
+def _parse_body(section: Section) -> None:
+    lines = section.lines
+    i = 0
+    pending: str | None = None  # the label waiting for its yaml block
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("Severity: "):
+            assert section.severity is None, f"{section.code}: two Severity lines"
+            section.severity = line.removeprefix("Severity: ")
+        elif line.startswith(("Triggers it:", "Passes:")):
+            label = line.split(":", 1)[0]
+            section.labels.append(label)
+            paragraph = [line]
+            while i + 1 < len(lines) and lines[i + 1].strip():
+                i += 1
+                paragraph.append(lines[i])
+            text = " ".join(paragraph)
+            if label == "Triggers it":
+                section.trigger_text = text
+            pending = label if text.endswith(":") else None
+        elif line.startswith("```"):
+            fence = line
+            body: list[str] = []
+            i += 1
+            while i < len(lines) and lines[i] != "```":
+                body.append(lines[i])
+                i += 1
+            if pending is not None:
+                assert fence == "```yaml", f"{section.code}: the {pending} example is not yaml"
+                block = "\n".join(body) + "\n"
+                if pending == "Triggers it":
+                    section.trigger = block
+                else:
+                    section.passes = block
+            pending = None
+        elif line.strip():
+            pending = None
+        i += 1
+
+
+SECTIONS = _sections()
+BY_CODE = {s.code: s for s in SECTIONS}
+
+
+def _split(example: str) -> dict[str, str]:
+    """Files of an example: ``# file:`` lines start each one; otherwise example.yaml."""
+    files: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in example.splitlines(keepends=True):
+        marker = FILE_MARKER.match(line.rstrip("\n"))
+        if marker:
+            current = files.setdefault(marker["path"], [])
+        elif current is None:
+            if not line.strip():
+                continue
+            current = files.setdefault("example.yaml", [])
+            current.append(line)
+        else:
+            current.append(line)
+    return {path: "".join(body) for path, body in files.items()}
+
+
+def _write(root: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _encoded(example: str) -> dict[str, bytes]:
+    return {name: text.encode("utf-8") for name, text in _split(example).items()}
+
+
+# --- inputs the page can only describe: built here, from the section ---------------
+
+
+def _only(section: Section) -> tuple[str, str]:
+    assert section.trigger is not None, f"{section.code}: the builder needs the yaml example"
+    ((name, text),) = _split(section.trigger).items()
+    return name, text
+
+
+def _unreadable(section: Section, root: Path) -> list[str]:
+    # A broken symbolic link: readable permissions cannot be taken away from root.
+    (root / "gpu-job.yaml").symlink_to(root / "generated" / "gpu-job.yaml")
+    return ["."]
+
+
+def _latin1(section: Section, root: Path) -> list[str]:
+    name, text = _only(section)
+    assert "é" in text, "the example must have a character that Latin-1 encodes differently"
+    _write(root, {name: text.encode("latin-1")})
+    return ["."]
+
+
+def _nul_padded(section: Section, root: Path) -> list[str]:
+    name, text = _only(section)
+    _write(root, {name: text.encode("utf-8") + b"\0" * 64})
+    return ["."]
+
+
+def _tab_indented(section: Section, root: Path) -> list[str]:
+    name, text = _only(section)
+    tabbed, count = re.subn(r"(?m)^ +(?=nvidia\.com/gpu: )", "\t", text)
+    assert count == 1, "the example must have one nvidia.com/gpu line to indent with a tab"
+    _write(root, {name: tabbed.encode("utf-8")})
+    return ["."]
+
+
+def _explicit_empty(section: Section, root: Path) -> list[str]:
+    assert "empty.yaml" in section.trigger_text
+    _write(root, {"empty.yaml": b""})
+    return ["empty.yaml"]
+
+
+def _too_many_requests(section: Section, root: Path) -> list[str]:
+    match = re.search(r"with (\d+) containers", section.trigger_text)
+    assert match, "the trigger must say how many containers the pod has"
+    count = int(match[1])
+    containers = "".join(
+        f"    - name: shard-{i}\n"
+        f"      image: registry.example.com/ml/shard:1.0\n"
+        f"      resources:\n"
+        f"        limits:\n"
+        f"          nvidia.com/gpu: 1\n"
+        for i in range(count)
+    )
+    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: wide\nspec:\n  containers:\n"
+    _write(root, {"pod.yaml": (pod + containers).encode("utf-8")})
+    return ["."]
+
+
+BUILT: dict[str, Callable[[Section, Path], list[str]]] = {
+    "DRA001": _unreadable,
+    "DRA002": _latin1,
+    "DRA003": _nul_padded,
+    "DRA006": _tab_indented,
+    "DRA007": _explicit_empty,
+    "DRA900": _too_many_requests,
+}
+
+
+# --- running the CLI ---------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    exit_code: int
+    codes: set[str]
+    output: str
+
+
+def _run(root: Path, paths: list[str], monkeypatch: pytest.MonkeyPatch) -> Run:
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(main, ["convert", "--jobs", "1", *paths])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    output = result.stdout + result.stderr
+    codes = set()
+    for line in output.splitlines():
+        match = FINDING.match(line)
+        if match:
+            codes.add(match["code"] or match["note"])
+    return Run(result.exit_code, codes, result.stderr)
+
+
+# --- the checks ------------------------------------------------------------------------
+
+
+def test_every_code_has_one_section_in_order() -> None:
+    documented = [s.code for s in SECTIONS]
+    unknown = [c for c in documented if c not in CODES]
+    assert not unknown, f"sections for codes that are not in CODES: {unknown}"
+    duplicates = sorted({c for c in documented if documented.count(c) > 1})
+    assert not duplicates, f"codes with more than one section: {duplicates}"
+    missing = [c for c in CODES if c not in documented]
+    assert not missing, f"codes without a section in {DOC.name}: {missing}"
+    assert documented == sorted(CODES), "sections must follow the order of the codes"
+
+
+@pytest.mark.parametrize("code", list(CODES))
+def test_section_title_and_severity(code: str) -> None:
+    section = BY_CODE.get(code)
+    if section is None:
+        pytest.fail(f"{code} has no section")
+    spec = CODES[code]
+    assert section.title == spec.title
+    expected = spec.severity.value + (", blocks the file" if spec.blocks else "")
+    assert section.severity == expected
+    assert section.labels.count("Triggers it") == 1, f"{code}: one 'Triggers it:' paragraph"
+    assert section.labels.count("Passes") <= 1
+    if code not in BUILT and code not in EXEMPT:
+        assert section.trigger is not None, f"{code}: 'Triggers it:' needs a yaml example"
+    if section.passes is not None:
+        assert section.trigger is not None, f"{code}: a 'Passes:' example needs a trigger"
+
+
+@pytest.mark.parametrize("code", [c for c in CODES if c not in EXEMPT])
+def test_trigger_produces_the_code(
+    code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    section = BY_CODE[code]
+    if code in BUILT:
+        paths = BUILT[code](section, tmp_path)
+    else:
+        assert section.trigger is not None
+        _write(tmp_path, _encoded(section.trigger))
+        paths = ["."]
+    run = _run(tmp_path, paths, monkeypatch)
+    assert code in run.codes, f"{code} not reported:\n{run.output}"
+    # Other codes of the example must at least be named in the section.
+    named = set(CODE_MENTION.findall(section.prose)) | {code}
+    assert run.codes <= named, f"{code}: the example also reports {run.codes - named}"
+    spec = CODES[code]
+    if spec.blocks:
+        assert run.exit_code == 123, run.output
+    elif spec.severity.value == "error":
+        assert run.exit_code == 1, run.output
+    elif not any(CODES[c].severity.value == "error" for c in run.codes):
+        assert run.exit_code == 0, run.output
+
+
+@pytest.mark.parametrize("code", [c for c in CODES if BY_CODE.get(c) and BY_CODE[c].passes])
+def test_passing_example_does_not_produce_the_code(
+    code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    passes = BY_CODE[code].passes
+    assert passes is not None
+    _write(tmp_path, _encoded(passes))
+    run = _run(tmp_path, ["."], monkeypatch)
+    assert code not in run.codes, run.output
+    assert run.exit_code != 123, f"{code}: the passing example could not be processed\n{run.output}"
+
+
+def test_exempt_codes_say_why() -> None:
+    for code, reason in EXEMPT.items():
+        assert code in CODES and reason
+        assert BY_CODE[code].trigger is None, f"{code} has an example: run it instead"
