@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from dra_migrate import __version__
-from dra_migrate.findings import ConfigError, Finding
+from dra_migrate.findings import ConfigError, Finding, finding
 from dra_migrate.mapping import Config, find_config, load_config
 from dra_migrate.plan import Settings
 from dra_migrate.report.model import EXIT_UNPROCESSED, EXIT_USAGE, FileResult, Report, Status
@@ -29,7 +29,7 @@ class Options:
     excludes: tuple[str, ...]
     jobs: int | None
     stdin_filename: str
-    notes: tuple[str, ...]  # run-level warnings (DRA214)
+    notes: tuple[Finding, ...]  # run-level findings (DRA214)
 
 
 def common_options(func: F) -> F:
@@ -88,12 +88,12 @@ def resolve(
         raise ConfigError(f"--config {config_path}: no such file")
     config: Config = load_config(config_path)
     kube = kube_version or config.kube_version
-    notes: list[str] = []
+    notes: list[Finding] = []
     chosen = target or config.target
     if kube is not None:
         minor = parse_kube_version(kube)
         chosen = chosen or target_for(minor)
-        notes = warnings(chosen, minor)
+        notes = [finding("DRA214", "", 0, 0, text) for text in warnings(chosen, minor)]
     return Options(
         paths=paths,
         settings=Settings(target=chosen or DEFAULT_TARGET, config=config, kube_version=kube),
@@ -112,17 +112,13 @@ def execute(options: Options) -> Report:
         report = pipeline.run_stream(data, options.stdin_filename, options.settings)
     else:
         report = pipeline.run(options.paths, options.settings, options.excludes, options.jobs)
+    report.findings.extend(options.notes)
     return report
 
 
 def _fail_usage(error: ConfigError) -> None:
     click.echo(f"dra-migrate: error: {error.format()}", err=True)
     sys.exit(EXIT_USAGE)
-
-
-def _print_notes(options: Options) -> None:
-    for note in options.notes:
-        click.echo(f"dra-migrate: DRA214 warning: {note}", err=True)
 
 
 def _print_findings(findings: list[Finding]) -> None:
@@ -152,7 +148,6 @@ def scan(fmt: str, **kwargs: Any) -> None:
     except ConfigError as error:
         _fail_usage(error)
         return
-    _print_notes(options)
     report = execute(options)
     from dra_migrate.report import renderer
 
@@ -186,8 +181,6 @@ def convert(
     except ConfigError as error:
         _fail_usage(error)
         return
-    if not quiet:
-        _print_notes(options)
     report = execute(options)
     stdin = options.paths == ("-",)
     if stdin:

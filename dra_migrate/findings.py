@@ -46,12 +46,13 @@ CODES: dict[str, Code] = _table(
     Code("DRA007", W, "empty file"),
     Code("DRA008", E, "anchor or alias on a node the migration must edit", blocks=True),
     # 1xx: GPU requests that are wrong as written
-    Code("DRA101", E, "GPU count is not a positive whole number", blocks=True),
+    Code("DRA101", E, "GPU count is not a whole number of 0 or more", blocks=True),
     Code("DRA102", E, "GPU requests differ from limits", blocks=True),
     Code("DRA103", E, "GPU requests without limits", blocks=True),
     Code("DRA104", W, "extended resource not in the mapping"),
     Code("DRA105", N, "GPU count of zero: no claim needed"),
     Code("DRA106", E, "GPU count set by a template expression", blocks=True),
+    Code("DRA107", E, "more than 32 device requests in one pod", blocks=True),
     # 2xx: what the migration did, and what it could not do by itself
     Code("DRA201", W, "unknown kind with a pod spec: converted through the generic fallback"),
     Code("DRA202", E, "kustomize patch sets GPU resources: edit it by hand"),
@@ -78,6 +79,7 @@ CODES: dict[str, Code] = _table(
         W,
         "cluster-scoped template: the ResourceClaimTemplate is needed in every namespace",
     ),
+    Code("DRA217", W, "two files generate different ResourceClaimTemplates of one name"),
     # 9xx: the tool's own failures
     Code("DRA900", E, "internal error", blocks=True),
     Code("DRA901", E, "generated object fails schema validation", blocks=True),
@@ -108,10 +110,14 @@ class Finding:
         return self.spec.blocks
 
     def format(self) -> str:
-        """The one-line form every command prints: ``path:line:col: CODE message``."""
-        text = f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
+        """The one-line form every command prints: ``path:line:col: CODE message``.
+
+        A finding about the run itself (no file) prints as ``dra-migrate: CODE message``.
+        """
+        where = f"{self.path}:{self.line}:{self.col}" if self.path else "dra-migrate"
+        text = f"{where}: {self.code} {self.message}"
         if self.hint:
-            text += f" ({self.hint})"
+            text += f"; hint: {self.hint}"
         return text
 
     def to_dict(self) -> dict[str, object]:

@@ -20,7 +20,12 @@ from dra_migrate.findings import Finding, InputProblem, finding
 
 BOM = "\ufeff"
 _DOC_SEPARATOR = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
-_TEMPLATE_SYNTAX = re.compile(r"\{\{-?\s|\{\{[.$/\"(a-zA-Z]|\{\{-?\s*/\*")
+# Helm (Go template) actions: {{ .Values.x }}, {{- include ... }}, {{ if }}, {{/* */}}.
+# Argo's {{inputs.parameters.x}} and {{workflow.name}} are not: no dot, no keyword.
+_TEMPLATE_SYNTAX = re.compile(
+    r"\{\{-?\s*(?:[.$]|/\*|(?:include|template|if|else|end|range|with|define|block|toYaml"
+    r"|toJson|tpl|required|default|printf|quote|nindent|indent|lookup|fail)\b)"
+)
 
 
 @dataclass
@@ -55,8 +60,19 @@ class Document:
 
 def decode(path: str, raw: bytes) -> Source:
     """Decode bytes, keeping what the writer needs to give the bytes back."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputProblem(
+            finding(
+                "DRA002",
+                path,
+                1,
+                1,
+                "UTF-16 text; Kubernetes manifests here must be UTF-8",
+                "save it as UTF-8",
+            )
+        )
     if b"\x00" in raw[:8192]:
-        raise InputProblem(finding("DRA003", path, 1, 1, "binary file (NUL byte), skipped"))
+        raise InputProblem(finding("DRA003", path, 1, 1, "binary file (NUL byte); left untouched"))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -127,6 +127,7 @@ def _fill(text: str, values: Mapping[str, str]) -> str:
 class Config:
     resources: tuple[ResourceMapping, ...]
     detect: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     target: str | None = None
     kube_version: str | None = None
@@ -143,7 +144,10 @@ class Config:
         return any(m.pattern.fullmatch(resource) for m in self.resources)
 
     def detects(self, resource: str) -> bool:
-        return any(fnmatch.fnmatchcase(resource, p) for p in self.detect)
+        """Looks like an accelerator resource (and is not a known label name)."""
+        return any(fnmatch.fnmatchcase(resource, p) for p in self.detect) and not any(
+            fnmatch.fnmatchcase(resource, p) for p in self.ignore
+        )
 
     def is_gpu(self, resource: str) -> bool:
         return self.maps(resource) or self.detects(resource)
@@ -191,9 +195,11 @@ def load_config(path: Path | None) -> Config:
         names = {m.name for m in resources}
         resources += [m for m in base.resources if m.name not in names]
     detect = tuple(dict.fromkeys(base.detect + user.detect))
+    ignore = tuple(dict.fromkeys(base.ignore + user.ignore))
     return Config(
         resources=tuple(resources),
         detect=detect,
+        ignore=ignore,
         exclude=user.exclude,
         target=data.get("target"),
         kube_version=data.get("kubeVersion"),
@@ -292,6 +298,7 @@ def _build(data: Mapping[str, Any]) -> Config:
     return Config(
         resources=resources,
         detect=tuple(data.get("detect") or ()),
+        ignore=tuple(data.get("ignore") or ()),
         exclude=tuple(data.get("exclude") or ()),
     )
 

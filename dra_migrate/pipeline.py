@@ -28,6 +28,7 @@ from dra_migrate.plan import Names, PodPlan, Settings, plan_site
 from dra_migrate.quantity import whole_count
 from dra_migrate.report.model import FileResult, InventoryItem, Report, Status
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # parsed so that they are reported (DRA002), not skipped
 PARALLEL_THRESHOLD = 24  # below this many parsed files a process pool costs more than it saves
 _VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z0-9_]+|\[\s*\"[^\"]+\"\s*\])+)")
 
@@ -64,7 +65,7 @@ def run(
             )
             results[index] = FileResult(candidate.display, Status.FAILED, [problem])
             continue
-        if not discover.mentions(data, needles):
+        if not discover.mentions(data, needles) and not data.startswith(UTF16_BOMS):
             if candidate.explicit and not data.strip():
                 empty = finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
                 results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
@@ -73,7 +74,38 @@ def run(
     processed = _map([job for _i, job in work], settings, jobs)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
-    return Report([results[i] for i in sorted(results)])
+    files = [results[i] for i in sorted(results)]
+    return Report(files, _collisions(files))
+
+
+def _collisions(files: list[FileResult]) -> list[Finding]:
+    """Different templates of one name from two files would overwrite each other."""
+    import json
+
+    seen: dict[tuple[str, str], tuple[str, str]] = {}
+    found = []
+    for result in files:
+        for template in result.templates:
+            meta = template["metadata"]
+            key = (meta.get("namespace") or "", meta["name"])
+            body = json.dumps(template, sort_keys=True)
+            if key not in seen:
+                seen[key] = (result.path, body)
+            elif seen[key][1] != body:
+                shown = f"{key[0]}/{key[1]}" if key[0] else key[1]
+                found.append(
+                    finding(
+                        "DRA217",
+                        result.path,
+                        1,
+                        1,
+                        f"ResourceClaimTemplate {shown} is generated here and, with other "
+                        f"requests, from {seen[key][0]}; applied together one overwrites the other",
+                        "give one of the workloads another name or namespace, unless the two "
+                        "files go to different clusters",
+                    )
+                )
+    return found
 
 
 def _map(work: list[Job], settings: Settings, jobs: int | None) -> list[FileResult]:
@@ -376,9 +408,22 @@ def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, s
             continue
         for m in token.finditer(line):
             name = m.group(1).replace("~1", "/")  # JSON pointer escape
-            if config.is_gpu(name):
+            if config.is_gpu(name) and _as_resource(line, m.start(), m.group(1)):
                 found.append((number, m.start() + 1, name, line))
     return found
+
+
+_KEY_AFTER = re.compile(r"""\s*["']?\s*:(?:\s|$)""")
+
+
+def _as_resource(line: str, start: int, token: str) -> bool:
+    """The name is used as a resource: a mapping key, or the last step of a
+    JSON pointer into limits or requests (a toleration ``key: nvidia.com/gpu``
+    is only a mention)."""
+    if _KEY_AFTER.match(line, start + len(token)):
+        return True
+    before = line[:start]
+    return before.endswith(("/limits/", "/requests/"))
 
 
 def _helm_template(source: Source, config: Config) -> list[Finding]:
@@ -420,15 +465,22 @@ def _helm_values(source: Source, docs: list[Document], config: Config) -> list[F
     return found
 
 
-def _keys(node: Node | None, prefix: str) -> list[tuple[str, Node, str, str]]:
+_RESOURCE_PARENT = re.compile(r"limit|request|resource|guarantee", re.I)
+
+
+def _keys(node: Node | None, prefix: str, parent: str = "") -> list[tuple[str, Node, str, str]]:
+    """(path, key node, key, value) of the keys that sit where resources are set:
+    under a parent key such as ``limits``, ``requests`` or ``extra_resource_limits``
+    (a ``nodeSelector`` on ``nvidia.com/gpu.product`` is not a request)."""
     out: list[tuple[str, Node, str, str]] = []
     for key, key_node, value in entries(node):
         shown = f'"{key}"' if "." in key or "/" in key else key
         here = f"{prefix}.{shown}" if prefix else shown
-        out.append((here, key_node, key, scalar(value) or "…"))
-        out.extend(_keys(value, here))
+        if _RESOURCE_PARENT.search(parent):
+            out.append((here, key_node, key, scalar(value) or "…"))
+        out.extend(_keys(value, here, key))
     for i, item in enumerate(items(node)):
-        out.extend(_keys(item, f"{prefix}[{i}]"))
+        out.extend(_keys(item, f"{prefix}[{i}]", parent))
     return out
 
 

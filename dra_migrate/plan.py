@@ -183,11 +183,13 @@ def plan_site(
         line, col = load.position(site.pod)
         findings.append(
             finding(
-                "DRA900",
+                "DRA107",
                 path,
                 line,
                 col,
-                f"{len(requests)} device requests exceed the limit of {MAX_REQUESTS} per claim",
+                f"this pod needs {len(requests)} device requests; a claim holds at most "
+                f"{MAX_REQUESTS}",
+                "split the pod, or give containers that may share devices one request by hand",
             )
         )
         return None, findings
@@ -677,8 +679,9 @@ def _notes(
                     *load.position(ask.key),
                     f"{ask.resource}: {ask.count} was a time-sliced share of a GPU; the claim "
                     f"allocates {ask.count} whole GPU(s) to container {ask.container.name!r}",
-                    "to keep sharing, give the resource a GpuConfig with sharing.strategy "
-                    "TimeSlicing in .dra-migrate.yaml config (driver gate TimeSlicingSettings)",
+                    "with a ResourceClaimTemplate every pod gets whole GPUs of its own; pods share "
+                    "a GPU only through one ResourceClaim, and a GpuConfig with TimeSlicing "
+                    "shares the devices of one claim",
                 )
             )
     if products:

@@ -74,6 +74,6 @@ def warnings(target: str, minor: int) -> list[str]:
     if api.deprecated is not None and minor >= api.deprecated:
         notes.append(
             f"resource.k8s.io/{target} is deprecated since Kubernetes 1.{api.deprecated} and "
-            f"removed in 1.{api.removed}; prefer --target v1"
+            f"removed in 1.{api.removed}; prefer target v1"
         )
     return notes

