@@ -235,3 +235,58 @@ def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | N
     if output_dir is not None:
         parts.append(f"written under {output_dir}")
     return "dra-migrate: " + ", ".join(parts) + "."
+
+
+@main.command(name="validate")
+@common_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--external-templates",
+    is_flag=True,
+    help="ResourceClaimTemplates and ResourceClaims may be defined outside the input.",
+)
+@click.option(
+    "--resource-slices",
+    "slices",
+    type=click.Path(dir_okay=False, exists=False),
+    help="kubectl get resourceslices -o yaml|json: evaluate classes and requests on those devices.",
+)
+def validate_command(fmt: str, external_templates: bool, slices: str | None, **kwargs: Any) -> None:
+    """Check DRA objects and the pods that use them: schemas, references, CEL, devices."""
+    from dra_migrate import pipeline
+    from dra_migrate.report import renderer
+    from dra_migrate.validate import ValidateSettings
+
+    explicit_target = kwargs.get("target")
+    try:
+        options = resolve(**kwargs)
+        devices = pipeline.load_slices(slices) if slices else None
+    except ConfigError as error:
+        _fail_usage(error)
+        return
+    settings = ValidateSettings(
+        kube_version=options.settings.kube_version,
+        target=explicit_target or options.settings.config.target,
+        external_templates=external_templates,
+    )
+    stdin = None
+    if options.paths == ("-",):
+        stdin = (options.stdin_filename, sys.stdin.buffer.read())
+    report = pipeline.run_validate(
+        options.paths,
+        settings,
+        options.settings.config,
+        options.excludes,
+        options.jobs,
+        devices,
+        stdin,
+    )
+    report.findings.extend(options.notes)
+    click.echo(renderer(fmt)(report, "validate"), nl=False)
+    sys.exit(report.exit_code())

@@ -101,7 +101,7 @@ def looks_like_template(text: str) -> bool:
 
 
 def _yaml() -> YAML:
-    yaml = YAML(typ="rt")
+    yaml = YAML(typ="safe", pure=True)  # no comment gathering: the text keeps the comments
     yaml.allow_duplicate_keys = True  # duplicates are found on the node tree, with a better message
     return yaml
 
@@ -121,10 +121,31 @@ def parse(source: Source) -> list[Document]:
         ) from None
     docs: list[Document] = []
     for index, root in enumerate(roots):
+        _unmark_folds(root)
         _check_duplicates(source, root)
         docs.append(Document(index=index, root=root, end=0, aliased=_aliased(root)))
     _set_ends(text, docs)
     return docs
+
+
+def _unmark_folds(root: Node) -> None:
+    """ruamel.yaml's round-trip composer marks the line folds of ``>`` scalars with
+    BEL characters (to dump them back folded); the value itself has none."""
+    stack = [root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            if node.style == ">" and "\a" in node.value:
+                node.value = node.value.replace("\a", "")
+        elif isinstance(node, MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
 
 
 def _syntax_finding(source: Source, exc: MarkedYAMLError) -> Finding:
@@ -294,3 +315,66 @@ def to_python(node: Node | None) -> Any:
 def position(node: Node) -> tuple[int, int]:
     mark = node.start_mark
     return mark.line + 1, mark.column + 1
+
+
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9_]*)")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+
+
+def to_data(node: Node | None) -> Any:
+    """The value with YAML 1.2 core types (ints, floats, booleans, null), as the
+    API server reads it: what JSON Schemas need. Unknown tags keep the text."""
+    if isinstance(node, MappingNode):
+        return {k.value: to_data(v) for k, v in node.value if isinstance(k, ScalarNode)}
+    if isinstance(node, SequenceNode):
+        return [to_data(v) for v in node.value]
+    if not isinstance(node, ScalarNode):
+        return None
+    text: str = node.value
+    tag = str(node.tag)
+    if node.style in ("'", '"', "|", ">") or tag.endswith(":str"):
+        return text
+    if tag.endswith(":int") or (
+        (tag.endswith(":resolve") or "!" not in tag) and _INT.fullmatch(text)
+    ):
+        try:
+            return int(text.replace("_", ""))
+        except ValueError:
+            return text
+    if text in ("true", "True", "TRUE"):
+        return True
+    if text in ("false", "False", "FALSE"):
+        return False
+    if text in ("", "~", "null", "Null", "NULL"):
+        return None
+    if _FLOAT.fullmatch(text) and any(c in text for c in ".eE"):
+        return float(text)
+    return text
+
+
+def node_at(root: Node, path: tuple[str | int, ...]) -> Node:
+    """The deepest node along ``path`` (a key's node when the key has no value)."""
+    node = root
+    for step in path:
+        if isinstance(step, int) and isinstance(node, SequenceNode):
+            if step >= len(node.value):
+                break
+            node = node.value[step]
+            continue
+        for key, _key_node, value in entries(node):
+            if key == step:
+                node = value
+                break
+        else:
+            break
+    return node
+
+
+def key_at(root: Node, path: tuple[str | int, ...]) -> Node:
+    """The key node of the last step of ``path`` when it is a mapping key; else the node."""
+    if path and isinstance(path[-1], str):
+        parent = node_at(root, path[:-1])
+        for key, key_node, _value in entries(parent):
+            if key == path[-1]:
+                return key_node
+    return node_at(root, path)

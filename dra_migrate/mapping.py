@@ -224,43 +224,12 @@ def _read(path: Path, display: str) -> dict[str, Any]:
     if not roots:
         return {}
     root = roots[0]
-    data = _typed(root)
+    data = load.to_data(root)
     if not isinstance(data, dict):
         line, col = load.position(root)
         raise ConfigError("configuration must be a mapping", display, line, col)
     _check_schema(data, root, display)
     return data
-
-
-def _typed(node: Node) -> Any:
-    """Python value with YAML 1.2 core types (the schema needs booleans and ints)."""
-    value = load.to_python(node)
-    return _convert(node, value)
-
-
-def _convert(node: Node, value: Any) -> Any:
-    if load.is_map(node):
-        return {
-            load.scalar(k): _convert(v, value[load.scalar(k)])
-            for k, v in node.value
-            if load.scalar(k) is not None
-        }
-    if load.is_seq(node):
-        return [_convert(v, x) for v, x in zip(node.value, value, strict=False)]
-    text = load.scalar(node)
-    if text is None:
-        return None
-    if getattr(node, "style", None) in ("'", '"', "|", ">"):
-        return text
-    if text in ("true", "True", "TRUE"):
-        return True
-    if text in ("false", "False", "FALSE"):
-        return False
-    if text in ("", "~", "null", "Null", "NULL"):
-        return None
-    if re.fullmatch(r"[-+]?[0-9]+", text):
-        return int(text)
-    return text
 
 
 def _check_schema(data: dict[str, Any], root: Node, display: str) -> None:

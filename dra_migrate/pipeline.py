@@ -217,8 +217,10 @@ def _convert(source: Source, raw: bytes, docs: list[Document], settings: Setting
             )
             return FileResult(path, Status.FAILED, findings, inventory, original=raw)
         text = apply(source, docs, edits)
-        _verify(text, source, settings)
-        invalid = _check_generated(plans, settings, path)
+        converted, new_docs = _verify(text, source, settings)
+        invalid = _check_generated(plans, settings, path) + _introduced(
+            source, docs, converted, new_docs, settings
+        )
         if invalid:
             findings.extend(invalid)
             return FileResult(path, Status.FAILED, findings, inventory, original=raw)
@@ -242,7 +244,7 @@ def _convert(source: Source, raw: bytes, docs: list[Document], settings: Setting
     )
 
 
-def _verify(text: str, source: Source, settings: Settings) -> None:
+def _verify(text: str, source: Source, settings: Settings) -> tuple[Source, list[Document]]:
     """The output must parse, and converting it again must find nothing to do."""
     again = Source(source.path, text, source.bom, source.newline, source.is_json)
     docs = load.parse(again)
@@ -255,6 +257,7 @@ def _verify(text: str, source: Source, settings: Settings) -> None:
                     raise EditError(
                         f"the converted {workload.display} still asks for extended GPU resources"
                     )
+    return again, docs
 
 
 def _check_generated(plans: list[PodPlan], settings: Settings, path: str) -> list[Finding]:
@@ -282,6 +285,40 @@ def _check_generated(plans: list[PodPlan], settings: Settings, path: str) -> lis
                 )
             )
     return found
+
+
+def _introduced(
+    source: Source,
+    docs: list[Document],
+    converted: Source,
+    new_docs: list[Document],
+    settings: Settings,
+) -> list[Finding]:
+    """``validate`` errors that the conversion added to the file (none may be)."""
+    from dra_migrate.validate import NEEDLES, ValidateSettings, check_documents, cross_check
+
+    vsettings = ValidateSettings(kube_version=settings.kube_version, external_templates=True)
+
+    def errors(src: Source, parsed: list[Document]) -> dict[tuple[str, str], Finding]:
+        if not any(n.decode() in src.text for n in NEEDLES):
+            return {}
+        check = check_documents(src, parsed, vsettings)
+        found = check.result.findings + cross_check([check], vsettings)
+        return {(f.code, f.message): f for f in found if f.severity.value == "error"}
+
+    before = errors(source, docs)
+    after = errors(converted, new_docs)
+    return [
+        finding(
+            "DRA901",
+            source.path,
+            f.line,
+            f.col,
+            f"the converted file would fail validation ({f.code} {f.message}); nothing was written",
+        )
+        for key, f in sorted(after.items())
+        if key not in before
+    ]
 
 
 # --- inventory --------------------------------------------------------------------
@@ -554,3 +591,85 @@ def _index_of(text: str, line: int, col: int) -> int:
 
 def templates_of(report: Report) -> list[dict[str, Any]]:
     return [t for f in report.files for t in f.templates]
+
+
+# --- validate ---------------------------------------------------------------------
+
+
+def run_validate(
+    paths: Sequence[str],
+    settings: Any,
+    config: Config,
+    excludes: Iterable[str] = (),
+    jobs: int | None = None,
+    devices: Sequence[Any] | None = None,
+    stdin: tuple[str, bytes] | None = None,
+) -> Report:
+    """``dra-migrate validate``: every file that mentions DRA, then the cross-file checks."""
+    from dra_migrate import validate
+
+    jobs_: list[tuple[str, bytes]] = []
+    failed: list[FileResult] = []
+    if stdin is not None:
+        jobs_.append(stdin)
+    else:
+        for candidate in discover.expand(paths, [*config.exclude, *excludes]):
+            try:
+                data = candidate.path.read_bytes()
+            except OSError as exc:
+                problem = finding(
+                    "DRA001", candidate.display, 1, 1, f"cannot read file: {exc.strerror}"
+                )
+                failed.append(FileResult(candidate.display, Status.FAILED, [problem]))
+                continue
+            if discover.mentions(data, validate.NEEDLES) or data.startswith(UTF16_BOMS):
+                jobs_.append((candidate.display, data))
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    if workers > 1 and len(jobs_) >= PARALLEL_THRESHOLD:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            checks = list(
+                pool.map(
+                    validate.check_file,
+                    [d for d, _ in jobs_],
+                    [b for _, b in jobs_],
+                    [settings] * len(jobs_),
+                    chunksize=4,
+                )
+            )
+    else:
+        checks = [validate.check_file(d, b, settings) for d, b in jobs_]
+    extra = validate.cross_check(checks, settings)
+    if devices is not None:
+        extra += validate.check_slices(checks, devices)
+    by_path = {c.result.path: c.result for c in checks}
+    for f in extra:
+        by_path[f.path].findings.append(f)
+    for result in by_path.values():
+        result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
+    return Report(failed + [c.result for c in checks])
+
+
+def load_slices(path: str) -> list[Any]:
+    """Devices of a ``kubectl get resourceslices -o yaml`` (or ``-o json``) dump."""
+    import json
+
+    from dra_migrate.cel import devices_from_resource_slices
+    from dra_migrate.findings import ConfigError
+
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"--resource-slices {path}: {exc.strerror}") from None
+    try:
+        docs: list[Any] = [json.loads(raw)]
+    except ValueError:
+        try:
+            source = load.decode(path, raw)
+            docs = [load.to_data(d.root) for d in load.parse(source) if d.root is not None]
+        except InputProblem as problem:
+            f = problem.finding
+            raise ConfigError(f"--resource-slices: {f.message}", path, f.line, f.col) from None
+    devices = devices_from_resource_slices([d for d in docs if isinstance(d, dict)])
+    if not devices:
+        raise ConfigError(f"--resource-slices {path}: no ResourceSlice devices in it")
+    return devices

@@ -14,6 +14,16 @@ def render(report: Report, command: str) -> str:
     out = io.StringIO()
     console = Console(file=out, width=1000, color_system=None, highlight=False, soft_wrap=True)
     rows = report.inventory
+    if command != "scan":
+        for f in report.all_findings:
+            console.print(f.format(), markup=False)
+        s = report.summary()
+        console.print(
+            f"dra-migrate {command}: {s['files']} file(s) checked, {s['failed']} unreadable; "
+            f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} note(s)",
+            markup=False,
+        )
+        return out.getvalue()
     if rows:
         table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
         for column in (

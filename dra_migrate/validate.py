@@ -1,0 +1,923 @@
+"""Stage 6, validate: DRA objects and the pod specs that use them.
+
+Per file (``check_file``): strict schemas, the rules schemas cannot say (names,
+counts, one-of fields, list sizes, references inside a claim), CEL selectors
+against the driver attribute catalog. Across files (``cross_check``): pod
+claims resolve to templates and claims of their namespace, container claims
+name existing requests, device classes are known. With ResourceSlices
+(``check_slices``): every class and request is evaluated on the real devices,
+so a claim that would stay Pending is found before it reaches a cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode
+
+from dra_migrate import load, locate
+from dra_migrate.findings import Finding, InputProblem, finding
+from dra_migrate.load import Document, Source, entries, get, items, scalar
+from dra_migrate.report.model import FileResult, Status
+
+RESOURCE_GROUP = "resource.k8s.io"
+DRA_VERSIONS = ("v1beta1", "v1beta2", "v1")
+CLASSIC = ("v1alpha1", "v1alpha2")
+CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
+MAX_REQUESTS = MAX_SELECTORS = MAX_CONSTRAINTS = MAX_CONFIG = 32
+MAX_SUBREQUESTS = 8
+MAX_PARAMETERS = 10 * 1024
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUALIFIED = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+NEEDLES = (b"resource.k8s.io", b"resourceClaim", b"claims")
+
+# CEL problem code (dra_migrate.cel) -> finding code: a table, not branches.
+CEL_CODES = {
+    "syntax": "DRA330",
+    "too-long": "DRA330",
+    "not-bool": "DRA330",
+    "undeclared": "DRA330",
+    "unknown-function": "DRA330",
+    "unknown-field": "DRA330",
+    "stale-name": "DRA331",
+    "unknown-attribute": "DRA332",
+    "unknown-capacity": "DRA332",
+    "capacity-as-attribute": "DRA332",
+    "attribute-as-capacity": "DRA332",
+    "type": "DRA333",
+    "invalid-literal": "DRA333",
+    "unknown-domain": "DRA334",
+    "unknown-value": "DRA335",
+    "unknown-driver": "DRA335",
+}
+
+
+@dataclass(frozen=True)
+class ValidateSettings:
+    kube_version: str | None = None  # schemas of this release; None: newest that serves each object
+    target: str | None = None  # an explicit target: DRA objects of other versions are flagged
+    external_templates: bool = False  # templates and claims defined elsewhere: no warning
+
+
+# --- what a file defines and refers to, for the cross-file pass --------------------
+
+
+@dataclass(frozen=True)
+class Where:
+    path: str
+    line: int
+    col: int
+
+
+@dataclass
+class Selector:
+    expression: str
+    where: Where
+
+
+@dataclass
+class Request:
+    """One device request (or subrequest) of a claim, normalised across versions."""
+
+    name: str
+    where: Where
+    device_class: str | None
+    selectors: list[Selector]
+    mode: str
+    count: int | None
+    subrequests: list[Request] = field(default_factory=list)
+
+
+@dataclass
+class ClaimDef:
+    kind: str  # ResourceClaimTemplate or ResourceClaim
+    namespace: str
+    name: str
+    requests: list[Request]
+    where: Where
+
+
+@dataclass
+class ClassDef:
+    name: str
+    selectors: list[Selector]
+    where: Where
+
+
+@dataclass
+class ContainerRef:
+    container: str
+    claim: str  # pod claim name
+    request: str | None
+    where: Where
+
+
+@dataclass
+class PodRef:
+    """A pod claim: which template or claim it points at, and who uses which request."""
+
+    workload: str
+    namespace: str
+    claim: str
+    kind: str  # ResourceClaimTemplate or ResourceClaim
+    target: str
+    where: Where
+    uses: list[ContainerRef] = field(default_factory=list)
+
+
+@dataclass
+class FileCheck:
+    result: FileResult
+    claims: list[ClaimDef] = field(default_factory=list)
+    classes: list[ClassDef] = field(default_factory=list)
+    pods: list[PodRef] = field(default_factory=list)
+
+
+# --- per file ----------------------------------------------------------------------
+
+
+def check_file(display: str, raw: bytes, settings: ValidateSettings) -> FileCheck:
+    try:
+        source = load.decode(display, raw)
+        if not source.text.strip() or load.looks_like_template(source.text):
+            return FileCheck(FileResult(display, Status.UNCHANGED, original=raw))
+        docs = load.parse(source)
+    except InputProblem as problem:
+        return FileCheck(FileResult(display, Status.FAILED, [problem.finding], original=raw))
+    return check_documents(source, docs, settings, raw)
+
+
+def check_documents(
+    source: Source, docs: Sequence[Document], settings: ValidateSettings, raw: bytes | None = None
+) -> FileCheck:
+    """The per-file checks on documents already parsed (convert reuses its own)."""
+    checker = _FileChecker(source, settings)
+    for doc in docs:
+        checker.document(doc)
+    findings = sorted(set(checker.findings), key=lambda f: (f.line, f.col, f.code, f.message))
+    result = FileResult(source.path, Status.UNCHANGED, findings, original=raw)
+    return FileCheck(result, checker.claims, checker.classes, checker.pods)
+
+
+class _FileChecker:
+    def __init__(self, source: Source, settings: ValidateSettings) -> None:
+        self.source = source
+        self.settings = settings
+        self.findings: list[Finding] = []
+        self.claims: list[ClaimDef] = []
+        self.classes: list[ClassDef] = []
+        self.pods: list[PodRef] = []
+        self.anchor: Node | None = None
+
+    # helpers
+
+    def where(self, node: Node) -> Where:
+        line, col = load.position(self.anchor if self.anchor is not None else node)
+        return Where(self.source.path, line, col)
+
+    def add(self, code: str, node: Node, message: str, hint: str = "") -> None:
+        w = self.where(node)
+        self.findings.append(finding(code, w.path, w.line, w.col, message, hint))
+
+    # documents
+
+    def document(self, doc: Document) -> None:
+        for obj in locate.objects(doc):
+            if obj.kind and not obj.api_version:
+                near = [k for k, _kn, _v in entries(obj.root) if k.lower() == "apiversion"]
+                self.add(
+                    "DRA301",
+                    obj.root,
+                    f"{obj.kind} {obj.name} has no apiVersion"
+                    + (
+                        f" (keys are case-sensitive: {near[0]!r} is not apiVersion)" if near else ""
+                    ),
+                )
+                continue
+            group, _, version = obj.api_version.rpartition("/")
+            if group == RESOURCE_GROUP:
+                self.dra_object(obj, version)
+            for site in locate.pod_sites(obj):
+                if _uses_claims(site):
+                    self.pod(site)
+
+    def dra_object(self, obj: locate.Workload, version: str) -> None:
+
+        root = obj.root
+        if version in CLASSIC:
+            self.add(
+                "DRA302",
+                get(root, "apiVersion") or root,
+                f"{obj.api_version} is the classic DRA API (resourceClassName, parametersRef), "
+                "removed in Kubernetes 1.31",
+                "rewrite it for resource.k8s.io/v1 (structured parameters)",
+            )
+            return
+        if obj.kind not in (*CLAIM_KINDS, "DeviceClass", "ResourceSlice"):
+            return  # DeviceTaintRule and other kinds of the group: not this command's business
+        if version == "v1alpha3":
+            self.add(
+                "DRA304",
+                get(root, "apiVersion") or root,
+                f"{obj.kind} {obj.name} is {obj.api_version}, the Kubernetes 1.31 alpha API: "
+                "not checked against a schema; its claim, class and slice kinds are gone in 1.34",
+                "move it to resource.k8s.io/v1",
+            )
+            if obj.kind == "ResourceClaimTemplate":
+                spec = load.get_path(root, "spec", "spec")
+                self.claims.append(
+                    ClaimDef(
+                        obj.kind,
+                        obj.namespace or "",
+                        obj.name,
+                        self.claim_spec(spec, "v1beta1", f"{obj.kind} {obj.name}"),
+                        self.where(root),
+                    )
+                )
+            elif obj.kind == "ResourceClaim":
+                self.claims.append(
+                    ClaimDef(
+                        obj.kind,
+                        obj.namespace or "",
+                        obj.name,
+                        self.claim_spec(get(root, "spec"), "v1beta1", f"{obj.kind} {obj.name}"),
+                        self.where(root),
+                    )
+                )
+            return
+        if version in CLASSIC or version not in DRA_VERSIONS:
+            self.add(
+                "DRA302",
+                get(root, "apiVersion") or root,
+                f"{obj.api_version} is the classic DRA API (resourceClassName, parametersRef), "
+                "removed in Kubernetes 1.31"
+                if version in CLASSIC
+                else f"{obj.api_version} is not a resource.k8s.io version dra-migrate knows",
+                "rewrite it for resource.k8s.io/v1 (structured parameters)",
+            )
+            return
+        if self.settings.target and version != self.settings.target:
+            self.add(
+                "DRA303",
+                get(root, "apiVersion") or root,
+                f"{obj.kind} {obj.name} is {obj.api_version}, the target is "
+                f"resource.k8s.io/{self.settings.target}",
+            )
+        self.schema(root, load.to_data(root), obj)
+        name_node = load.get_path(root, "metadata", "name")
+        if obj.kind in (*CLAIM_KINDS, "DeviceClass") and isinstance(name_node, ScalarNode):
+            self.name(name_node, subdomain=True, what=f"{obj.kind} name")
+        namespace = obj.namespace or ""
+        if obj.kind == "ResourceClaimTemplate":
+            spec = load.get_path(root, "spec", "spec")
+            requests = self.claim_spec(spec, version, f"{obj.kind} {obj.name}")
+            self.claims.append(ClaimDef(obj.kind, namespace, obj.name, requests, self.where(root)))
+        elif obj.kind == "ResourceClaim":
+            requests = self.claim_spec(get(root, "spec"), version, f"{obj.kind} {obj.name}")
+            self.claims.append(ClaimDef(obj.kind, namespace, obj.name, requests, self.where(root)))
+        elif obj.kind == "DeviceClass":
+            spec = get(root, "spec")
+            selectors = self.selectors(get(spec, "selectors"), f"DeviceClass {obj.name}")
+            self.config(get(spec, "config"), set(), f"DeviceClass {obj.name}", claim=False)
+            self.classes.append(ClassDef(obj.name, selectors, self.where(root)))
+
+    def schema(self, root: Node, data: Any, obj: locate.Workload) -> None:
+        from dra_migrate import schemas
+
+        try:
+            errors = schemas.validate_object(data, self.settings.kube_version)
+        except schemas.SchemaNotFound as exc:
+            self.add("DRA302", get(root, "apiVersion") or root, str(exc))
+            return
+        except ValueError as exc:
+            self.add("DRA302", root, str(exc))
+            return
+        for error in errors:
+            self.add(
+                "DRA301",
+                load.key_at(root, error.path),
+                f"{obj.kind} {obj.name}: {error.message}",
+            )
+
+    def name(self, node: Node, subdomain: bool, what: str) -> None:
+        text = scalar(node) or ""
+        if subdomain:
+            ok = len(text) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(text))
+            kind = "a lower-case DNS subdomain (at most 253 characters)"
+        else:
+            ok = len(text) <= 63 and bool(_DNS_LABEL.fullmatch(text))
+            kind = "a lower-case DNS label (at most 63 characters)"
+        if not ok and "${" not in text:
+            self.add("DRA311", node, f"{what} {text!r} is not {kind}")
+
+    # claims
+
+    def claim_spec(self, spec: Node | None, version: str, owner: str) -> list[Request]:
+        devices = get(spec, "devices")
+        request_nodes = items(get(devices, "requests"))
+        requests: list[Request] = []
+        if len(request_nodes) > MAX_REQUESTS:
+            self.add(
+                "DRA313",
+                get(devices, "requests") or devices or spec or request_nodes[0],
+                f"{owner} has {len(request_nodes)} requests; at most {MAX_REQUESTS} are allowed",
+            )
+        seen: dict[str, Node] = {}
+        for node in request_nodes:
+            request = self.request(node, version, owner)
+            if request is None:
+                continue
+            name_node = get(node, "name")
+            if request.name in seen and name_node is not None:
+                self.add(
+                    "DRA313", name_node, f"{owner}: request name {request.name!r} is used twice"
+                )
+            elif name_node is not None:
+                seen[request.name] = name_node
+            requests.append(request)
+        names = {r.name for r in requests} | {
+            f"{r.name}/{s.name}" for r in requests for s in r.subrequests
+        }
+        constraints_node = get(devices, "constraints")
+        constraints = items(constraints_node)
+        if constraints_node is not None:
+            self.limit(constraints_node, len(constraints), MAX_CONSTRAINTS, owner, "constraints")
+        for constraint in constraints:
+            self.references(get(constraint, "requests"), names, owner, "constraint")
+            for key in ("matchAttribute", "distinctAttribute"):
+                attr = get(constraint, key)
+                if attr is not None and not _QUALIFIED.fullmatch(scalar(attr) or ""):
+                    self.add(
+                        "DRA320",
+                        attr,
+                        f"{owner}: {key} {scalar(attr)!r} must be a qualified name, domain/name",
+                        "for example gpu.nvidia.com/productName or resource.kubernetes.io/pcieRoot",
+                    )
+        self.config(get(devices, "config"), names, owner, claim=True)
+        return requests
+
+    def request(self, node: Node, version: str, owner: str) -> Request | None:
+        if not isinstance(node, MappingNode):
+            return None
+        name_node = get(node, "name")
+        name = scalar(name_node) or ""
+        if name_node is not None:
+            self.name(name_node, subdomain=False, what=f"{owner}: request name")
+        label = f"{owner}: request {name!r}"
+        first = get(node, "firstAvailable")
+        if version == "v1beta1":
+            body: Node | None = node
+            has_exact = get(node, "deviceClassName") is not None
+            if has_exact == (first is not None):
+                self.add(
+                    "DRA314",
+                    node,
+                    f"{label} must set exactly one of deviceClassName and firstAvailable",
+                )
+            if first is not None:
+                for key in ("selectors", "allocationMode", "count", "adminAccess"):
+                    if get(node, key) is not None:
+                        self.add(
+                            "DRA314",
+                            get(node, key) or node,
+                            f"{label} has firstAvailable, so {key} belongs in its subrequests",
+                        )
+                body = None
+        else:
+            body = get(node, "exactly")
+            if (body is not None) == (first is not None):
+                self.add(
+                    "DRA314", node, f"{label} must set exactly one of exactly and firstAvailable"
+                )
+        request = self.exact(body, name, label) if body is not None else None
+        if request is None:
+            request = Request(name, self.where(node), None, [], "ExactCount", None)
+        if first is not None:
+            subs = items(first)
+            self.limit(first, len(subs), MAX_SUBREQUESTS, label, "firstAvailable entries")
+            sub_seen: set[str] = set()
+            for sub in subs:
+                sub_name_node = get(sub, "name")
+                sub_name = scalar(sub_name_node) or ""
+                if sub_name_node is not None:
+                    self.name(sub_name_node, subdomain=False, what=f"{label}: subrequest name")
+                    if sub_name in sub_seen:
+                        self.add("DRA313", sub_name_node, f"{label}: subrequest {sub_name!r} twice")
+                    sub_seen.add(sub_name)
+                parsed = self.exact(sub, sub_name, f"{label} subrequest {sub_name!r}")
+                if parsed is not None:
+                    request.subrequests.append(parsed)
+        return request
+
+    def exact(self, body: Node, name: str, label: str) -> Request | None:
+        if not isinstance(body, MappingNode):
+            return None
+        class_node = get(body, "deviceClassName")
+        device_class = scalar(class_node)
+        if class_node is not None:
+            self.name(class_node, subdomain=True, what=f"{label}: deviceClassName")
+        mode_node = get(body, "allocationMode")
+        mode = scalar(mode_node) or "ExactCount"
+        if mode_node is not None and mode not in ("ExactCount", "All"):
+            self.add(
+                "DRA312", mode_node, f"{label}: allocationMode {mode!r} is not ExactCount or All"
+            )
+        count_node = get(body, "count")
+        count = load.to_data(count_node) if count_node is not None else None
+        if count_node is not None:
+            if mode == "All":
+                self.add(
+                    "DRA312", count_node, f"{label}: count must not be set with allocationMode All"
+                )
+            elif not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+                self.add(
+                    "DRA312",
+                    count_node,
+                    f"{label}: count {scalar(count_node)!r} must be a whole number above 0",
+                )
+        selectors = self.selectors(get(body, "selectors"), label)
+        number = count if isinstance(count, int) and not isinstance(count, bool) else None
+        if count_node is None and mode == "ExactCount":
+            number = 1  # defaulted by the API server
+        return Request(name, self.where(body), device_class, selectors, mode, number)
+
+    def selectors(self, node: Node | None, owner: str) -> list[Selector]:
+        found: list[Selector] = []
+        selector_nodes = items(node)
+        if node is not None:
+            self.limit(node, len(selector_nodes), MAX_SELECTORS, owner, "selectors")
+        for selector in selector_nodes:
+            expr = load.get_path(selector, "cel", "expression")
+            if isinstance(expr, ScalarNode):
+                self.cel(expr, owner)
+                found.append(Selector(expr.value, self.where(expr)))
+        return found
+
+    def cel(self, node: ScalarNode, owner: str) -> None:
+        from dra_migrate import cel
+
+        for problem in cel.check_selector(node.value):
+            code = CEL_CODES.get(problem.code, "DRA330")
+            line, col = _expression_position(self.source.text, node, problem.offset)
+            self.findings.append(
+                finding(
+                    code, self.source.path, line, col, f"{owner}: {problem.message}", problem.hint
+                )
+            )
+
+    def config(self, node: Node | None, names: set[str], owner: str, claim: bool) -> None:
+        from dra_migrate.catalog import is_dns_subdomain, load_catalog
+
+        entries_ = items(node)
+        if node is not None:
+            self.limit(node, len(entries_), MAX_CONFIG, owner, "config entries")
+        catalog = load_catalog()
+        for entry in entries_:
+            if claim:
+                self.references(get(entry, "requests"), names, owner, "config")
+            opaque = get(entry, "opaque")
+            driver = get(opaque, "driver")
+            if driver is not None and not is_dns_subdomain(scalar(driver) or ""):
+                self.add(
+                    "DRA321",
+                    driver,
+                    f"{owner}: opaque driver {scalar(driver)!r} is not a DNS subdomain",
+                )
+            parameters = get(opaque, "parameters")
+            if parameters is None:
+                continue
+            size = len(json.dumps(load.to_data(parameters), separators=(",", ":")))
+            if size > MAX_PARAMETERS:
+                self.add(
+                    "DRA321",
+                    parameters,
+                    f"{owner}: opaque parameters are {size} bytes as JSON; at most {MAX_PARAMETERS}",
+                )
+            api = get(parameters, "apiVersion")
+            stale = catalog.stale_opaque_api_version(scalar(api) or "") if api is not None else None
+            if api is not None and stale is not None:
+                replacement = f"; use {stale.replacement}" if stale.replacement else ""
+                self.add(
+                    "DRA331",
+                    api,
+                    f"{owner}: opaque config apiVersion {scalar(api)} is stale{replacement}",
+                    stale.explanation,
+                )
+
+    def references(self, node: Node | None, names: set[str], owner: str, what: str) -> None:
+        for ref in items(node):
+            text = scalar(ref) or ""
+            if text not in names:
+                self.add(
+                    "DRA320",
+                    ref,
+                    f"{owner}: {what} names request {text!r}, which the claim does not have",
+                )
+
+    def limit(self, node: Node, size: int, maximum: int, owner: str, what: str) -> None:
+        if size > maximum:
+            self.add("DRA313", node, f"{owner} has {size} {what}; at most {maximum} are allowed")
+
+    # pods
+
+    def pod(self, site: locate.PodSite) -> None:
+        from dra_migrate import schemas
+
+        workload = site.workload
+        owner = f"{workload.kind} {workload.name}"
+        namespace = workload.namespace or ""
+        spec_data = load.to_data(site.pod)
+        if site.style == locate.kinds.POD and workload.entry is not None and not site.generic:
+            try:
+                errors = schemas.validate_pod_spec(spec_data, self.settings.kube_version)
+            except (schemas.SchemaNotFound, ValueError):
+                errors = []
+            for error in errors:
+                if _claims_related(error.path):
+                    self.add(
+                        "DRA301",
+                        load.key_at(site.pod, error.path),
+                        f"{owner} ({site.path}): {error.message}",
+                    )
+        refs: dict[str, PodRef] = {}
+        claim_nodes = items(get(site.pod, "resourceClaims"))
+        patch = get(site.pod, "podSpecPatch") if site.style == locate.kinds.ARGO else None
+        if isinstance(patch, ScalarNode):
+            # Argo adds pod-level fields through a strategic-merge patch string
+            try:
+                patched = load.parse(load.decode(self.source.path, patch.value.encode()))
+                claim_nodes = [c for d in patched for c in items(get(d.root, "resourceClaims"))]
+            except InputProblem:
+                self.add("DRA301", patch, f"{owner}: podSpecPatch does not parse as JSON or YAML")
+        # claims parsed out of the patch string point at the podSpecPatch key
+        self.anchor = patch if isinstance(patch, ScalarNode) else None
+        for claim in claim_nodes:
+            name_node = get(claim, "name")
+            name = scalar(name_node) or ""
+            if name_node is not None:
+                self.name(name_node, subdomain=False, what=f"{owner}: pod claim name")
+                if name in refs:
+                    self.add("DRA313", name_node, f"{owner}: pod claim {name!r} is listed twice")
+            template = get(claim, "resourceClaimTemplateName")
+            direct = get(claim, "resourceClaimName")
+            if (template is None) == (direct is None):
+                self.add(
+                    "DRA315",
+                    claim,
+                    f"{owner}: pod claim {name!r} must set exactly one of resourceClaimName "
+                    "and resourceClaimTemplateName",
+                )
+                continue
+            target_node = template if template is not None else direct
+            assert target_node is not None
+            self.name(target_node, subdomain=True, what=f"{owner}: pod claim {name!r} target")
+            refs[name] = PodRef(
+                workload=owner,
+                namespace=namespace,
+                claim=name,
+                kind="ResourceClaimTemplate" if template is not None else "ResourceClaim",
+                target=scalar(target_node) or "",
+                where=self.where(target_node),
+            )
+        self.anchor = None
+        for container in site.containers:
+            seen: dict[str, set[str | None]] = {}
+            for ref in items(load.get_path(container.node, "resources", "claims")):
+                claim_node = get(ref, "name")
+                claim_name = scalar(claim_node) or ""
+                request_node = get(ref, "request")
+                request = scalar(request_node) if request_node is not None else None
+                who = f"{owner}: container {container.name!r}"
+                if request_node is not None:
+                    self.name(request_node, subdomain=False, what=f"{who}: request")
+                if claim_name not in refs:
+                    self.add(
+                        "DRA316",
+                        claim_node or ref,
+                        f"{who} uses claim {claim_name!r}, which the pod's resourceClaims does not list",
+                    )
+                    continue
+                previous = seen.setdefault(claim_name, set())
+                if request in previous or (None in previous) or (request is None and previous):
+                    self.add(
+                        "DRA317",
+                        ref,
+                        f"{who} refers to claim {claim_name!r}"
+                        + (f" request {request!r}" if request else "")
+                        + " more than once (or both with and without a request)",
+                    )
+                previous.add(request)
+                refs[claim_name].uses.append(
+                    ContainerRef(container.name, claim_name, request, self.where(ref))
+                )
+        self.pods.extend(refs.values())
+
+
+def _uses_claims(site: locate.PodSite) -> bool:
+    if get(site.pod, "resourceClaims") is not None:
+        return True
+    return any(load.get_path(c.node, "resources", "claims") is not None for c in site.containers)
+
+
+def _claims_related(path: tuple[str | int, ...]) -> bool:
+    """Schema errors about claims: the part of a pod spec this command answers for."""
+    return "resourceClaims" in path or "claims" in path or "source" in path
+
+
+def _expression_position(text: str, node: ScalarNode, offset: int) -> tuple[int, int]:
+    """1-based line and column in the file of ``offset`` in the scalar's value."""
+    start = node.start_mark.index
+    end = node.end_mark.index
+    raw = text[start:end]
+    index = _source_offset(raw, node.style, offset)
+    absolute = start + index
+    line = text.count("\n", 0, absolute) + 1
+    col = absolute - (text.rfind("\n", 0, absolute) + 1) + 1
+    return line, col
+
+
+def _source_offset(raw: str, style: str | None, offset: int) -> int:
+    """Map a value offset to an offset in the scalar's source text (quotes, escapes, folding)."""
+    if style in ("|", ">"):
+        lines = raw.split("\n")
+        body = lines[1:]  # after the indicator line
+        indent = min((len(x) - len(x.lstrip(" ")) for x in body if x.strip()), default=0)
+        position = len(lines[0]) + 1
+        remaining = offset
+        for line in body:
+            content = line[indent:]
+            if remaining <= len(content):
+                return position + indent + remaining
+            remaining -= len(content) + 1
+            position += len(line) + 1
+        return 0
+    if style in ("'", '"'):
+        i, value_index = 1, 0
+        while i < len(raw) - 1 and value_index < offset:
+            if (style == "'" and raw[i : i + 2] == "''") or (style == '"' and raw[i] == "\\"):
+                i += 2
+            elif raw[i] == "\n":  # folded line break
+                i += 1
+                while i < len(raw) and raw[i] == " ":
+                    i += 1
+            else:
+                i += 1
+            value_index += 1
+        return i
+    # plain: single-line values are taken as they are; folded ones approximately
+    return min(offset, len(raw))
+
+
+# --- across files ------------------------------------------------------------------
+
+
+def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list[Finding]:
+    from dra_migrate.catalog import load_catalog
+
+    claims: dict[tuple[str, str, str], ClaimDef] = {}
+    for check in checks:
+        for claim in check.claims:
+            claims.setdefault((claim.kind, claim.namespace, claim.name), claim)
+    classes = {c.name for check in checks for c in check.classes}
+    known = {c.name for c in load_catalog().device_classes}
+    found: list[Finding] = []
+    for check in checks:
+        for pod in check.pods:
+            target = _resolve(claims, pod)
+            if target is None:
+                if not settings.external_templates:
+                    w = pod.where
+                    found.append(
+                        finding(
+                            "DRA318",
+                            w.path,
+                            w.line,
+                            w.col,
+                            f"{pod.workload}: {pod.kind} {pod.target!r} is not defined in the input"
+                            + (f" (namespace {pod.namespace})" if pod.namespace else ""),
+                            "pass the file that defines it, or --external-templates when it "
+                            "lives elsewhere",
+                        )
+                    )
+                continue
+            names = {r.name for r in target.requests}
+            for use in pod.uses:
+                if use.request is not None and use.request not in names:
+                    w = use.where
+                    found.append(
+                        finding(
+                            "DRA316",
+                            w.path,
+                            w.line,
+                            w.col,
+                            f"{pod.workload}: container {use.container!r} uses request "
+                            f"{use.request!r}, which {target.kind} {target.name} does not have "
+                            f"(it has {', '.join(sorted(names)) or 'none'})",
+                        )
+                    )
+        for claim in check.claims:
+            for request in _all_requests(claim.requests):
+                if request.device_class and request.device_class not in classes | known:
+                    w = request.where
+                    found.append(
+                        finding(
+                            "DRA319",
+                            w.path,
+                            w.line,
+                            w.col,
+                            f"{claim.kind} {claim.name}: device class {request.device_class!r} "
+                            "is not defined in the input and is not one a known driver installs",
+                            "pass the file with the DeviceClass, or check the name",
+                        )
+                    )
+    return found
+
+
+def _resolve(claims: Mapping[tuple[str, str, str], ClaimDef], pod: PodRef) -> ClaimDef | None:
+    exact = claims.get((pod.kind, pod.namespace, pod.target))
+    if exact is not None:
+        return exact
+    # either side without a namespace is applied with kubectl -n: accept the match
+    for (kind, namespace, name), claim in claims.items():
+        if kind == pod.kind and name == pod.target and ("" in (namespace, pod.namespace)):
+            return claim
+    return None
+
+
+def _all_requests(requests: Iterable[Request]) -> Iterator[Request]:
+    for request in requests:
+        yield request
+        yield from request.subrequests
+
+
+# --- on real devices -----------------------------------------------------------------
+
+
+def check_slices(checks: Sequence[FileCheck], devices: Sequence[Any]) -> list[Finding]:
+    """Evaluate classes and requests on the devices of ``kubectl get resourceslices``."""
+    from dra_migrate.catalog import load_catalog
+
+    found: list[Finding] = []
+    class_selectors: dict[str, list[Selector]] = {}
+    for info in load_catalog().device_classes:
+        class_selectors[info.name] = [Selector(info.selector, Where("", 0, 0))]
+    for check in checks:
+        for cls in check.classes:
+            class_selectors[cls.name] = cls.selectors
+    evaluator = _Evaluator(devices)
+    for check in checks:
+        for cls in check.classes:
+            matching = evaluator.matching(cls.selectors, found)
+            w = cls.where
+            if not matching:
+                found.append(
+                    finding(
+                        "DRA342",
+                        w.path,
+                        w.line,
+                        w.col,
+                        f"DeviceClass {cls.name} matches none of the {len(devices)} devices in "
+                        "the ResourceSlices",
+                        "check the driver name, attribute names and values against the slices",
+                    )
+                )
+            else:
+                found.append(
+                    finding(
+                        "DRA343",
+                        w.path,
+                        w.line,
+                        w.col,
+                        f"DeviceClass {cls.name} matches {len(matching)} device(s): "
+                        + _per_node(matching),
+                    )
+                )
+        for claim in check.claims:
+            for request in claim.requests:
+                found.extend(_request_on_devices(claim, request, class_selectors, evaluator))
+    return found
+
+
+def _request_on_devices(
+    claim: ClaimDef,
+    request: Request,
+    class_selectors: Mapping[str, list[Selector]],
+    evaluator: _Evaluator,
+) -> list[Finding]:
+    found: list[Finding] = []
+    options = request.subrequests or [request]
+    w = request.where
+    label = f"{claim.kind} {claim.name} request {request.name!r}"
+    best: list[Any] = []
+    for option in options:
+        if option.device_class is None:
+            continue
+        if option.device_class not in class_selectors:
+            return []  # unknown class: reported by cross_check, nothing to evaluate
+        matching = evaluator.matching(
+            [*class_selectors[option.device_class], *option.selectors], found
+        )
+        need = option.count if option.mode == "ExactCount" and option.count else 1
+        if matching and _max_per_node(matching) >= need:
+            found.append(
+                finding(
+                    "DRA343",
+                    w.path,
+                    w.line,
+                    w.col,
+                    f"{label} ({option.device_class}): {len(matching)} device(s) match: "
+                    + _per_node(matching),
+                )
+            )
+            return found
+        if len(matching) > len(best):
+            best = matching
+    need = max((o.count or 1) for o in options)
+    if not best:
+        found.append(
+            finding(
+                "DRA340",
+                w.path,
+                w.line,
+                w.col,
+                f"{label} matches no device in the ResourceSlices: a pod using it stays Pending",
+                "compare the device class and selectors with the devices' attributes",
+            )
+        )
+    else:
+        found.append(
+            finding(
+                "DRA341",
+                w.path,
+                w.line,
+                w.col,
+                f"{label} needs {need} device(s) on one node; at most {_max_per_node(best)} "
+                f"match on any node ({_per_node(best)}): a pod using it stays Pending",
+            )
+        )
+    return found
+
+
+class _Evaluator:
+    def __init__(self, devices: Sequence[Any]) -> None:
+        self.devices = devices
+        self.reported: set[str] = set()
+
+    def matching(self, selectors: Sequence[Selector], found: list[Finding]) -> list[Any]:
+        from dra_migrate.cel import CelEvaluationError, evaluate_selector
+
+        result = []
+        for device in self.devices:
+            ok = True
+            for selector in selectors:
+                try:
+                    if not evaluate_selector(selector.expression, device):
+                        ok = False
+                        break
+                except CelEvaluationError as exc:
+                    ok = False
+                    key = selector.expression
+                    if key not in self.reported and selector.where.path:
+                        self.reported.add(key)
+                        w = selector.where
+                        found.append(
+                            finding(
+                                "DRA344",
+                                w.path,
+                                w.line,
+                                w.col,
+                                f"selector fails on device {device.name} of {device.node or 'the cluster'}: "
+                                f"{exc}; the scheduler treats that as no match",
+                                "guard optional attributes with has()",
+                            )
+                        )
+                    break
+            if ok:
+                result.append(device)
+        return result
+
+
+def _counts(devices: Sequence[Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    shared = sum(1 for d in devices if d.node is None)
+    for device in devices:
+        if device.node is not None:
+            counts[device.node] = counts.get(device.node, 0) + 1
+    if shared:
+        for node in list(counts):
+            counts[node] += shared
+        counts.setdefault("(any node)", shared)
+    return counts
+
+
+def _max_per_node(devices: Sequence[Any]) -> int:
+    return max(_counts(devices).values(), default=0)
+
+
+def _per_node(devices: Sequence[Any]) -> str:
+    return ", ".join(f"{node} {n}" for node, n in sorted(_counts(devices).items()))

@@ -1,0 +1,465 @@
+"""dra-migrate validate: schemas, rules, references, CEL, and real ResourceSlices."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dra_migrate.layout import Role
+from dra_migrate.mapping import load_config
+from dra_migrate.pipeline import load_slices, process, run_validate
+from dra_migrate.plan import Settings
+from dra_migrate.report.model import Status
+from dra_migrate.validate import ValidateSettings, check_file, cross_check
+from tests.conftest import SHARED, shared_dir
+
+DRA = SHARED / "corpus" / "dra"
+REAL = SHARED / "corpus" / "real"
+GOLDEN = Path(__file__).resolve().parent / "fixtures" / "convert"
+
+
+def _rows() -> list[dict[str, str]]:
+    if not (DRA / "VERDICTS.tsv").is_file():
+        return [{"file": "(missing)", "kubernetes": "", "verdict": "", "reason": ""}]
+    with (DRA / "VERDICTS.tsv").open() as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def _check(name: str, data: bytes, kube: str | None = None, external: bool = True) -> list[str]:
+    settings = ValidateSettings(kube_version=kube, external_templates=external)
+    check = check_file(name, data, settings)
+    return [f.format() for f in check.result.findings + cross_check([check], settings)]
+
+
+def _codes(lines: list[str], severity: str | None = None) -> set[str]:
+    from dra_migrate.findings import CODES
+
+    found = set()
+    for line in lines:
+        code = line.split(": ", 1)[1].split(" ", 1)[0]
+        if severity is None or CODES[code].severity.value == severity:
+            found.add(code)
+    return found
+
+
+# Real problems the schemas miss, found in files VERDICTS.tsv calls valid.
+REAL_PROBLEMS = {
+    # the same key twice in one mapping: the API server keeps only one of them
+    "GoogleCloudPlatform__container-engine-accelerators__gpudirect-rdma__nccl-test-a4x-max-jobset.yaml": {
+        "DRA005"
+    },
+    "GoogleCloudPlatform__container-engine-accelerators__gpudirect-rdma__nccl-test-a4x-max.yaml": {
+        "DRA005"
+    },
+    "GoogleCloudPlatform__container-engine-accelerators__gpudirect-rdma__nccl-test-managed-rdma.yaml": {
+        "DRA005"
+    },
+}
+
+# What an invalid file must be flagged with (the first error VERDICTS.tsv names).
+INVALID = {
+    "was unexpected": "DRA301",
+    "were unexpected": "DRA301",
+    "KeyError 'apiVersion'": "DRA301",
+    "'deviceClassName' is a required property": "DRA314",
+    "is a required property": "DRA301",
+    "is not of type": "DRA301",
+}
+
+
+@pytest.mark.parametrize("row", _rows(), ids=lambda r: r["file"][-70:])
+def test_dra_corpus_verdicts(row: dict[str, str]) -> None:
+    folder = shared_dir("corpus", "dra")
+    name, verdict = row["file"], row["verdict"]
+    lines = _check(name, (folder / name).read_bytes(), row["kubernetes"] or None)
+    errors = _codes(lines, "error")
+    if verdict == "valid":
+        assert errors == REAL_PROBLEMS.get(name, set()), lines
+    elif verdict == "invalid":
+        if row["reason"] == "see NOTES.tsv":
+            assert errors, lines
+        else:
+            wanted = next(code for text, code in INVALID.items() if text in row["reason"])
+            assert wanted in errors, lines
+    elif verdict.startswith("schema-valid"):
+        assert errors & {"DRA331", "DRA334"}, lines
+        assert not errors & {"DRA301"}, lines
+    elif verdict == "old-api":
+        assert "DRA302" in errors, lines
+    elif verdict == "unparsable":
+        assert "DRA004" in errors, lines
+    elif verdict == "not-kubernetes":
+        assert not errors, lines
+
+
+STALE = {
+    "migProfile": ("device.attributes['gpu.nvidia.com'].migProfile == '1g.10gb'", "profile"),
+    "nvlinkInterconnect": (
+        "device.attributes['gpu.nvidia.com'].nvlinkInterconnect == true",
+        "ComputeDomain",
+    ),
+    "index": ("device.attributes['gpu.nvidia.com'].index == 0", "index"),
+    "minor": ("device.attributes['gpu.nvidia.com'].minor == 0", "minor"),
+    "pcieBusID": (
+        "device.attributes['gpu.nvidia.com'].pcieBusID == '0000:3b:00.0'",
+        "resource.kubernetes.io/pciBusID",
+    ),
+}
+
+TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpus
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          selectors:
+          - cel:
+              expression: "{expr}"
+"""
+
+
+@pytest.mark.parametrize("name", sorted(STALE))
+def test_stale_names_get_the_right_name(name: str) -> None:
+    expr, replacement = STALE[name]
+    lines = _check("t.yaml", TEMPLATE.replace("{expr}", expr).encode())
+    stale = [line for line in lines if " DRA331 " in line]
+    assert stale, lines
+    assert replacement in stale[0]
+    # the column points at the attribute name inside the expression
+    line, col = map(int, stale[0].split(":")[1:3])
+    assert line == 14
+    text = TEMPLATE.replace("{expr}", expr).splitlines()[line - 1]
+    assert text[col - 1 :].startswith(name) or name in text[col - 1 : col + 40]
+
+
+def test_stale_opaque_config_api_version() -> None:
+    doc = TEMPLATE.replace(
+        '          selectors:\n          - cel:\n              expression: "{expr}"\n', ""
+    ) + (
+        "      config:\n"
+        "      - requests: [gpu]\n"
+        "        opaque:\n"
+        "          driver: gpu.nvidia.com\n"
+        "          parameters:\n"
+        "            apiVersion: gpu.nvidia.com/v1alpha1\n"
+        "            kind: GpuConfig\n"
+    )
+    lines = _check("t.yaml", doc.encode())
+    assert any(" DRA331 " in line and "resource.nvidia.com/v1beta1" in line for line in lines), (
+        lines
+    )
+
+
+CEL_STYLES = [
+    "expression: \"device.driver == == 'gpu.nvidia.com'\"",
+    "expression: device.driver == == 'gpu.nvidia.com'",
+    "expression: 'device.driver == == ''gpu.nvidia.com'''",
+    "expression: |\n                device.attributes['gpu.nvidia.com'].type == 'gpu' &&\n"
+    "                device.driver == == 'gpu.nvidia.com'",
+    "expression: >-\n                device.attributes['gpu.nvidia.com'].type == 'gpu' &&\n"
+    "                device.driver == == 'gpu.nvidia.com'",
+]
+
+
+@pytest.mark.parametrize("style", CEL_STYLES)
+def test_cel_syntax_error_points_into_the_file(style: str) -> None:
+    """The reported line:col is the character of the file where CEL stops."""
+    from ruamel.yaml import YAML
+
+    from dra_migrate.cel import check_selector
+
+    doc = TEMPLATE.replace('expression: "{expr}"', style)
+    lines = _check("t.yaml", doc.encode())
+    syntax = [line for line in lines if " DRA330 " in line]
+    assert syntax, lines
+    line, col = map(int, syntax[0].split(":")[1:3])
+    request = YAML(typ="safe", pure=True).load(doc)["spec"]["spec"]["devices"]["requests"][0]
+    expr = request["exactly"]["selectors"][0]["cel"]["expression"]
+    offset = check_selector(expr)[0].offset
+    assert doc.splitlines()[line - 1][col - 1] == expr[offset], (syntax[0], expr, offset)
+
+
+RULES = [
+    ("count: 0", "DRA312"),
+    ("count: -2", "DRA312"),
+    ("allocationMode: Some", "DRA312"),
+]
+
+
+@pytest.mark.parametrize(("extra", "code"), RULES)
+def test_request_rules(extra: str, code: str) -> None:
+    doc = TEMPLATE.replace(
+        '          selectors:\n          - cel:\n              expression: "{expr}"\n',
+        f"          {extra}\n",
+    )
+    assert code in _codes(_check("t.yaml", doc.encode())), _check("t.yaml", doc.encode())
+
+
+def test_names_duplicates_and_one_of() -> None:
+    doc = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: Bad_Name
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+        firstAvailable:
+        - {name: a, deviceClassName: gpu.nvidia.com}
+      constraints:
+      - requests: [gpu, nope]
+        matchAttribute: productName
+"""
+    codes = _codes(_check("t.yaml", doc.encode()))
+    assert {"DRA311", "DRA313", "DRA314", "DRA320"} <= codes
+
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: gpus
+  - name: both
+    resourceClaimName: x
+    resourceClaimTemplateName: y
+  containers:
+  - name: a
+    image: busybox
+    resources:
+      claims:
+      - name: gpu
+        request: gpu
+      - name: gpu
+        request: gpu
+      - name: missing
+  - name: b
+    image: busybox
+    resources:
+      claims:
+      - name: gpu
+        request: nosuch
+"""
+
+
+def test_pod_claim_references(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(POD)
+    (tmp_path / "template.yaml").write_text(
+        TEMPLATE.replace("{expr}", "device.driver == 'gpu.nvidia.com'")
+    )
+    report = run_validate([str(tmp_path)], ValidateSettings(), load_config(None), jobs=1)
+    codes = {f.code for f in report.all_findings}
+    assert {"DRA315", "DRA316", "DRA317"} <= codes
+    nosuch = [f for f in report.all_findings if "nosuch" in f.message]
+    assert nosuch and nosuch[0].code == "DRA316" and nosuch[0].path.endswith("pod.yaml")
+
+
+def test_missing_template_warns_unless_external(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(
+        POD.replace("resourceClaimTemplateName: gpus", "resourceClaimTemplateName: elsewhere")
+    )
+    report = run_validate([str(tmp_path)], ValidateSettings(), load_config(None), jobs=1)
+    assert "DRA318" in {f.code for f in report.all_findings}
+    report = run_validate(
+        [str(tmp_path)], ValidateSettings(external_templates=True), load_config(None), jobs=1
+    )
+    assert "DRA318" not in {f.code for f in report.all_findings}
+
+
+# --- on real ResourceSlice dumps --------------------------------------------------------
+
+REQUEST = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: t
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: {cls}
+          count: {count}
+          selectors:
+          - cel:
+              expression: "{expr}"
+"""
+
+CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: {name}
+spec:
+  selectors:
+  - cel:
+      expression: "{expr}"
+"""
+
+
+def _on_slices(tmp_path: Path, dump: str, *docs: str) -> list[tuple[str, str]]:
+    folder = shared_dir("corpus", "dra")
+    for i, doc in enumerate(docs):
+        (tmp_path / f"doc{i}.yaml").write_text(doc)
+    devices = load_slices(str(folder / dump))
+    report = run_validate(
+        [str(tmp_path)], ValidateSettings(), load_config(None), jobs=1, devices=devices
+    )
+    return [(f.code, f.message) for f in report.all_findings]
+
+
+VKS = "slices__cncf-ai-conformance-vks-v1.36__1.yaml"
+PRODUCT = "device.attributes['gpu.nvidia.com'].productName == 'GRID A100-10C'"
+
+
+def test_slices_right_product_matches(tmp_path: Path) -> None:
+    found = _on_slices(tmp_path, VKS, REQUEST.format(cls="gpu.nvidia.com", count=1, expr=PRODUCT))
+    [(code, message)] = found
+    assert code == "DRA343" and "2 device(s) match" in message
+
+
+def test_slices_count_larger_than_any_node(tmp_path: Path) -> None:
+    found = _on_slices(tmp_path, VKS, REQUEST.format(cls="gpu.nvidia.com", count=2, expr=PRODUCT))
+    assert [c for c, _ in found] == ["DRA341"], found
+
+
+def test_slices_wrong_product_matches_nothing(tmp_path: Path) -> None:
+    wrong = PRODUCT.replace("GRID A100-10C", "NVIDIA H100 80GB HBM3")
+    found = _on_slices(tmp_path, VKS, REQUEST.format(cls="gpu.nvidia.com", count=1, expr=wrong))
+    assert [c for c, _ in found] == ["DRA340"], found
+
+
+def test_slices_stale_attribute_says_so(tmp_path: Path) -> None:
+    stale = "device.attributes['gpu.nvidia.com'].migProfile == '1g.10gb'"
+    found = _on_slices(tmp_path, VKS, REQUEST.format(cls="gpu.nvidia.com", count=1, expr=stale))
+    codes = [c for c, _ in found]
+    assert "DRA331" in codes and "DRA340" in codes, found
+
+
+def test_slices_device_classes(tmp_path: Path) -> None:
+    right = CLASS.format(
+        name="a100.example.com", expr=f"device.driver == 'gpu.nvidia.com' && {PRODUCT}"
+    )
+    wrong = CLASS.format(
+        name="h100.example.com",
+        expr="device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100'",
+    )
+    found = dict(_on_slices(tmp_path, VKS, right, wrong))
+    messages = [m for c, m in _on_slices(tmp_path, VKS, right, wrong) if c in ("DRA342", "DRA343")]
+    assert any("h100.example.com matches none" in m for m in messages), found
+    assert any("a100.example.com matches 2" in m for m in messages), found
+
+
+def test_slices_other_vendors(tmp_path: Path) -> None:
+    found = _on_slices(
+        tmp_path,
+        "slices__intel-gpu-usage__1.yaml",
+        REQUEST.format(cls="gpu.intel.com", count=1, expr="device.driver == 'gpu.intel.com'"),
+    )
+    assert [c for c, _ in found] == ["DRA343"], found
+
+
+# --- round trip: what convert writes passes validate ------------------------------------
+
+
+def _golden_outputs() -> list[Path]:
+    return sorted(p for p in GOLDEN.glob("*/expected") if p.is_dir())
+
+
+@pytest.mark.parametrize("expected", _golden_outputs(), ids=lambda p: p.parent.name)
+def test_golden_outputs_validate(expected: Path, tmp_path: Path) -> None:
+    """The conversion adds no validate error (some inputs have problems of their own)."""
+
+    def errors(folder: Path) -> set[tuple[str, str]]:
+        report = run_validate([str(folder)], ValidateSettings(), load_config(None), jobs=1)
+        return {(f.code, f.message) for f in report.all_findings if f.severity.value == "error"}
+
+    before, after = tmp_path / "before", tmp_path / "after"
+    shutil.copytree(expected.parent / "input", before)
+    shutil.copytree(expected.parent / "input", after)
+    shutil.copytree(expected, after, dirs_exist_ok=True)
+    assert errors(after) - errors(before) == set()
+
+
+@pytest.mark.parametrize("target", ["v1beta1", "v1"])
+def test_corpus_conversions_validate(target: str) -> None:
+    folder = shared_dir("corpus", "real")
+    settings = Settings(target=target, config=load_config(None))
+    checked = 0
+    for path in sorted(folder.glob("*.yaml")):
+        result = process(path.name, path.read_bytes(), Role(), settings)
+        if result.status is not Status.CHANGED:
+            continue
+        assert result.converted is not None
+        lines = _check(path.name, result.converted, external=False)
+        assert not _codes(lines, "error"), lines
+        assert "DRA318" not in _codes(lines), lines  # every template it refers to is in the file
+        checked += 1
+    assert checked >= 35
+
+
+# --- the command ---------------------------------------------------------------------
+
+
+def _cli(
+    args: list[str], cwd: Path, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "dra_migrate", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
+    good = TEMPLATE.replace("{expr}", "device.driver == 'gpu.nvidia.com'")
+    (tmp_path / "good.yaml").write_text(good)
+    assert _cli(["validate", "good.yaml"], tmp_path).returncode == 0
+    (tmp_path / "bad.yaml").write_text(good.replace("== 'gpu.nvidia.com'", "=="))
+    done = _cli(["validate", "."], tmp_path)
+    assert done.returncode == 1
+    assert b"bad.yaml:14:" in done.stdout and b"DRA330" in done.stdout
+    data = json.loads(_cli(["validate", "--format", "json", "."], tmp_path).stdout)
+    assert data["command"] == "validate" and data["summary"]["error"] >= 1
+    (tmp_path / "broken.yaml").write_text(
+        "kind: ResourceClaim\napiVersion: resource.k8s.io/v1\nspec: [\n"
+    )
+    assert _cli(["validate", "."], tmp_path).returncode == 123
+    assert (
+        _cli(["validate", "--resource-slices", "nope.yaml", "good.yaml"], tmp_path).returncode == 2
+    )
+    piped = _cli(["validate", "-"], tmp_path, stdin=good.encode())
+    assert piped.returncode == 0, piped.stdout
+
+
+def test_cli_resource_slices(tmp_path: Path) -> None:
+    folder = shared_dir("corpus", "dra")
+    (tmp_path / "t.yaml").write_text(
+        REQUEST.format(cls="gpu.nvidia.com", count=1, expr=PRODUCT.replace("GRID", "Tesla"))
+    )
+    done = _cli(["validate", "--resource-slices", str(folder / VKS), "t.yaml"], tmp_path)
+    assert done.returncode == 1
+    assert b"DRA340" in done.stdout and b"stays Pending" in done.stdout
