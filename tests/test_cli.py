@@ -248,3 +248,9 @@ def test_version_and_help() -> None:
     runner = CliRunner()
     assert "dra-migrate" in runner.invoke(main, ["--version"]).output
     assert "convert" in runner.invoke(main, ["--help"]).output
+
+
+def test_scan_markdown_for_pull_requests(repo: Path) -> None:
+    out = run(["scan", "--format", "markdown", "apps"], repo).stdout.decode()
+    assert out.startswith("### dra-migrate scan\n")
+    assert "| `apps/infer.yaml:14` | Deployment/ml/infer | `spec.template.spec` | server |" in out

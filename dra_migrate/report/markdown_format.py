@@ -1,4 +1,4 @@
-"""Markdown, through the jinja2 template ``templates/scan.md.j2`` (for PR comments)."""
+"""Markdown, through the jinja2 template ``templates/report.md.j2`` (for PR comments)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def render(report: Report, command: str) -> str:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["cell"] = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
-    return env.get_template("scan.md.j2").render(
+    return env.get_template("report.md.j2").render(
         report=report,
         summary=report.summary(),
         inventory=report.inventory,
