@@ -287,6 +287,5 @@ def validate_command(fmt: str, external_templates: bool, slices: str | None, **k
         devices,
         stdin,
     )
-    report.findings.extend(options.notes)
     click.echo(renderer(fmt)(report, "validate"), nl=False)
     sys.exit(report.exit_code())

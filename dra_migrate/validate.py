@@ -228,62 +228,45 @@ class _FileChecker:
                 "not checked against a schema; its claim, class and slice kinds are gone in 1.34",
                 "move it to resource.k8s.io/v1",
             )
-            if obj.kind == "ResourceClaimTemplate":
-                spec = load.get_path(root, "spec", "spec")
-                self.claims.append(
-                    ClaimDef(
-                        obj.kind,
-                        obj.namespace or "",
-                        obj.name,
-                        self.claim_spec(spec, "v1beta1", f"{obj.kind} {obj.name}"),
-                        self.where(root),
-                    )
-                )
-            elif obj.kind == "ResourceClaim":
-                self.claims.append(
-                    ClaimDef(
-                        obj.kind,
-                        obj.namespace or "",
-                        obj.name,
-                        self.claim_spec(get(root, "spec"), "v1beta1", f"{obj.kind} {obj.name}"),
-                        self.where(root),
-                    )
-                )
-            return
-        if version in CLASSIC or version not in DRA_VERSIONS:
+            shape = "v1beta1"  # the alpha's requests are flat, like v1beta1's
+        elif version not in DRA_VERSIONS:
             self.add(
                 "DRA302",
                 get(root, "apiVersion") or root,
-                f"{obj.api_version} is the classic DRA API (resourceClassName, parametersRef), "
-                "removed in Kubernetes 1.31"
-                if version in CLASSIC
-                else f"{obj.api_version} is not a resource.k8s.io version dra-migrate knows",
-                "rewrite it for resource.k8s.io/v1 (structured parameters)",
+                f"{obj.api_version} is not a resource.k8s.io version dra-migrate knows",
+                "use resource.k8s.io/v1",
             )
             return
-        if self.settings.target and version != self.settings.target:
-            self.add(
-                "DRA303",
-                get(root, "apiVersion") or root,
-                f"{obj.kind} {obj.name} is {obj.api_version}, the target is "
-                f"resource.k8s.io/{self.settings.target}",
-            )
-        self.schema(root, load.to_data(root), obj)
+        else:
+            shape = version
+            if self.settings.target and version != self.settings.target:
+                self.add(
+                    "DRA303",
+                    get(root, "apiVersion") or root,
+                    f"{obj.kind} {obj.name} is {obj.api_version}, the target is "
+                    f"resource.k8s.io/{self.settings.target}",
+                )
+            self.schema(root, load.to_data(root), obj)
+        self.definitions(obj, shape)
+
+    def definitions(self, obj: locate.Workload, shape: str) -> None:
+        """Names, requests, selectors and config of a claim, template or class."""
+        root = obj.root
         name_node = load.get_path(root, "metadata", "name")
         if obj.kind in (*CLAIM_KINDS, "DeviceClass") and isinstance(name_node, ScalarNode):
             self.name(name_node, subdomain=True, what=f"{obj.kind} name")
         namespace = obj.namespace or ""
+        owner = f"{obj.kind} {obj.name}"
         if obj.kind == "ResourceClaimTemplate":
-            spec = load.get_path(root, "spec", "spec")
-            requests = self.claim_spec(spec, version, f"{obj.kind} {obj.name}")
+            requests = self.claim_spec(load.get_path(root, "spec", "spec"), shape, owner)
             self.claims.append(ClaimDef(obj.kind, namespace, obj.name, requests, self.where(root)))
         elif obj.kind == "ResourceClaim":
-            requests = self.claim_spec(get(root, "spec"), version, f"{obj.kind} {obj.name}")
+            requests = self.claim_spec(get(root, "spec"), shape, owner)
             self.claims.append(ClaimDef(obj.kind, namespace, obj.name, requests, self.where(root)))
         elif obj.kind == "DeviceClass":
             spec = get(root, "spec")
-            selectors = self.selectors(get(spec, "selectors"), f"DeviceClass {obj.name}")
-            self.config(get(spec, "config"), set(), f"DeviceClass {obj.name}", claim=False)
+            selectors = self.selectors(get(spec, "selectors"), owner)
+            self.config(get(spec, "config"), set(), owner, claim=False)
             self.classes.append(ClassDef(obj.name, selectors, self.where(root)))
 
     def schema(self, root: Node, data: Any, obj: locate.Workload) -> None:
@@ -572,6 +555,8 @@ class _FileChecker:
                     f"{owner}: pod claim {name!r} must set exactly one of resourceClaimName "
                     "and resourceClaimTemplateName",
                 )
+                # listed all the same: containers that use it are not reported again
+                refs[name] = PodRef(owner, namespace, name, "", "", self.where(claim))
                 continue
             target_node = template if template is not None else direct
             assert target_node is not None
@@ -688,6 +673,8 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
     found: list[Finding] = []
     for check in checks:
         for pod in check.pods:
+            if not pod.kind:
+                continue  # an invalid pod claim (DRA315): nothing to resolve
             target = _resolve(claims, pod)
             if target is None:
                 if not settings.external_templates:
@@ -772,8 +759,12 @@ def check_slices(checks: Sequence[FileCheck], devices: Sequence[Any]) -> list[Fi
     evaluator = _Evaluator(devices)
     for check in checks:
         for cls in check.classes:
+            if not evaluator.compiles(cls.selectors):
+                continue
             matching = evaluator.matching(cls.selectors, found)
             w = cls.where
+            if matching is None:
+                continue  # DRA344 says why
             if not matching:
                 found.append(
                     finding(
@@ -819,9 +810,12 @@ def _request_on_devices(
             continue
         if option.device_class not in class_selectors:
             return []  # unknown class: reported by cross_check, nothing to evaluate
-        matching = evaluator.matching(
-            [*class_selectors[option.device_class], *option.selectors], found
-        )
+        selectors = [*class_selectors[option.device_class], *option.selectors]
+        if not evaluator.compiles(selectors):
+            return []  # DRA330 reports the selector; nothing to evaluate
+        matching = evaluator.matching(selectors, found)
+        if matching is None:
+            return found  # DRA344: the allocation would abort
         need = option.count if option.mode == "ExactCount" and option.count else 1
         if matching and _max_per_node(matching) >= need:
             found.append(
@@ -864,14 +858,37 @@ def _request_on_devices(
 
 
 class _Evaluator:
+    """Evaluates selectors on devices, like the scheduler's allocator.
+
+    A selector that does not compile is left out (DRA330 reports it); one that
+    fails at run time on a device aborts the allocation in Kubernetes, so the
+    class or request cannot be satisfied (DRA344, reported once a selector).
+    """
+
     def __init__(self, devices: Sequence[Any]) -> None:
         self.devices = devices
         self.reported: set[str] = set()
+        self.broken: dict[str, bool] = {}
 
-    def matching(self, selectors: Sequence[Selector], found: list[Finding]) -> list[Any]:
+    def compiles(self, selectors: Sequence[Selector]) -> bool:
+        from dra_migrate.cel import check_selector
+
+        for selector in selectors:
+            if selector.expression not in self.broken:
+                problems = check_selector(selector.expression)
+                self.broken[selector.expression] = any(
+                    p.code in ("syntax", "too-long", "not-bool") for p in problems
+                )
+            if self.broken[selector.expression]:
+                return False
+        return True
+
+    def matching(self, selectors: Sequence[Selector], found: list[Finding]) -> list[Any] | None:
+        """The devices all selectors accept; None when a selector fails on some device."""
         from dra_migrate.cel import CelEvaluationError, evaluate_selector
 
         result = []
+        failed = False
         for device in self.devices:
             ok = True
             for selector in selectors:
@@ -881,6 +898,7 @@ class _Evaluator:
                         break
                 except CelEvaluationError as exc:
                     ok = False
+                    failed = True
                     key = selector.expression
                     if key not in self.reported and selector.where.path:
                         self.reported.add(key)
@@ -891,15 +909,16 @@ class _Evaluator:
                                 w.path,
                                 w.line,
                                 w.col,
-                                f"selector fails on device {device.name} of {device.node or 'the cluster'}: "
-                                f"{exc}; the scheduler treats that as no match",
-                                "guard optional attributes with has()",
+                                f"selector fails on device {device.name} of "
+                                f"{device.node or 'the cluster'}: {exc}; Kubernetes aborts the "
+                                "allocation of a claim whose selector fails",
+                                "guard attributes that not every device has with has()",
                             )
                         )
                     break
             if ok:
                 result.append(device)
-        return result
+        return None if failed else result
 
 
 def _counts(devices: Sequence[Any]) -> dict[str, int]:

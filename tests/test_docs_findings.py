@@ -2,11 +2,15 @@
 
 The page has one ``## DRAnnn: title`` section per code of ``CODES``, in code
 order, each with a ``Severity:`` line. A section's ``Triggers it:`` example is
-run through the real CLI (``convert``) in an empty folder and must produce the
-code; its ``Passes:`` example, when there is one, must not.
+run through the real CLI in an empty folder and must produce the code; its
+``Passes:`` example, when there is one, must not. Examples of the DRA3xx codes
+run through ``validate``, the others through ``convert``.
 
 An example is one fenced ``yaml`` block; ``# file: relative/path`` lines start
 the files of a multi-file example, and a single-file example is ``example.yaml``.
+The examples of the device-evaluation codes (DRA340 to DRA344) have a
+``slices.yaml`` file: it is passed with ``--resource-slices`` and is not an
+input path (the other files are passed by name).
 Codes whose input cannot be shown as text (unreadable, non-UTF-8, binary files,
 tabs, an explicit empty path, a generated oversized pod) are built by the
 builders in ``BUILT`` below, from the section's example where it has one.
@@ -32,6 +36,12 @@ FILE_MARKER = re.compile(r"^# file: (?P<path>\S+)\s*$")
 # path:line:col: CODE message, and the run-level form of DRA214.
 FINDING = re.compile(r"^\S.*?:\d+:\d+: (?P<code>DRA\d{3}) |^dra-migrate: (?P<note>DRA\d{3}) ")
 CODE_MENTION = re.compile(r"\bDRA\d{3}\b")
+
+# Codes of ``dra-migrate validate``: their examples run through it instead of convert.
+VALIDATE_SERIES = "DRA3"
+# ResourceSlices of a device-evaluation example: --resource-slices, not an input.
+SLICES = "slices.yaml"
+DEVICE_CODES = ("DRA340", "DRA341", "DRA342", "DRA343", "DRA344")
 
 # Codes that no input can trigger on purpose, with the reason.
 EXEMPT = {
@@ -79,6 +89,7 @@ def _parse_body(section: Section) -> None:
     lines = section.lines
     i = 0
     pending: str | None = None  # the label waiting for its yaml block
+    after: str | None = None  # the label of the paragraph just before, ending with ':' or not
     while i < len(lines):
         line = lines[i]
         if line.startswith("Severity: "):
@@ -95,7 +106,14 @@ def _parse_body(section: Section) -> None:
             if label == "Triggers it":
                 section.trigger_text = text
             pending = label if text.endswith(":") else None
+            after = label
+            i += 1
+            continue
         elif line.startswith("```"):
+            # an example right after a label paragraph that does not end with ':' is never run
+            assert pending is not None or after is None, (
+                f"{section.code}: the {after} paragraph before this example must end with ':'"
+            )
             fence = line
             body: list[str] = []
             i += 1
@@ -112,6 +130,8 @@ def _parse_body(section: Section) -> None:
             pending = None
         elif line.strip():
             pending = None
+        if line.strip():
+            after = None
         i += 1
 
 
@@ -227,9 +247,25 @@ class Run:
     output: str
 
 
-def _run(root: Path, paths: list[str], monkeypatch: pytest.MonkeyPatch) -> Run:
+def _command(code: str) -> str:
+    return "validate" if code.startswith(VALIDATE_SERIES) else "convert"
+
+
+def _arguments(code: str, files: dict[str, bytes]) -> list[str]:
+    """Options and paths for an example laid out in the current folder."""
+    if SLICES not in files:
+        return ["."]
+    assert _command(code) == "validate", f"{code}: only validate takes {SLICES}"
+    # Every other file by name, so that the slices are not validated as input;
+    # .dra-migrate.yaml is the mapping file, found from the folder.
+    paths = sorted(name for name in files if name != SLICES and not name.startswith("."))
+    assert paths, f"{code}: the example has nothing to validate beside {SLICES}"
+    return ["--resource-slices", SLICES, *paths]
+
+
+def _run(root: Path, command: str, args: list[str], monkeypatch: pytest.MonkeyPatch) -> Run:
     monkeypatch.chdir(root)
-    result = CliRunner().invoke(main, ["convert", "--jobs", "1", *paths])
+    result = CliRunner().invoke(main, [command, "--jobs", "1", *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     output = result.stdout + result.stderr
     codes = set()
@@ -237,7 +273,7 @@ def _run(root: Path, paths: list[str], monkeypatch: pytest.MonkeyPatch) -> Run:
         match = FINDING.match(line)
         if match:
             codes.add(match["code"] or match["note"])
-    return Run(result.exit_code, codes, result.stderr)
+    return Run(result.exit_code, codes, output)
 
 
 # --- the checks ------------------------------------------------------------------------
@@ -276,14 +312,16 @@ def test_trigger_produces_the_code(
     code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     section = BY_CODE[code]
+    command = _command(code)
     if code in BUILT:
-        paths = BUILT[code](section, tmp_path)
+        args = BUILT[code](section, tmp_path)
     else:
         assert section.trigger is not None
-        _write(tmp_path, _encoded(section.trigger))
-        paths = ["."]
-    run = _run(tmp_path, paths, monkeypatch)
-    assert code in run.codes, f"{code} not reported:\n{run.output}"
+        files = _encoded(section.trigger)
+        _write(tmp_path, files)
+        args = _arguments(code, files)
+    run = _run(tmp_path, command, args, monkeypatch)
+    assert code in run.codes, f"{code} not reported by {command}:\n{run.output}"
     # Other codes of the example must at least be named in the section.
     named = set(CODE_MENTION.findall(section.prose)) | {code}
     assert run.codes <= named, f"{code}: the example also reports {run.codes - named}"
@@ -292,6 +330,9 @@ def test_trigger_produces_the_code(
         assert run.exit_code == 123, run.output
     elif spec.severity.value == "error":
         assert run.exit_code == 1, run.output
+    elif command == "validate":
+        # validate: warnings and info never fail the run
+        assert run.exit_code == 0, run.output
     elif not any(CODES[c].severity.value == "error" for c in run.codes):
         assert run.exit_code == 0, run.output
 
@@ -302,8 +343,9 @@ def test_passing_example_does_not_produce_the_code(
 ) -> None:
     passes = BY_CODE[code].passes
     assert passes is not None
-    _write(tmp_path, _encoded(passes))
-    run = _run(tmp_path, ["."], monkeypatch)
+    files = _encoded(passes)
+    _write(tmp_path, files)
+    run = _run(tmp_path, _command(code), _arguments(code, files), monkeypatch)
     assert code not in run.codes, run.output
     assert run.exit_code != 123, f"{code}: the passing example could not be processed\n{run.output}"
 
@@ -312,3 +354,28 @@ def test_exempt_codes_say_why() -> None:
     for code, reason in EXEMPT.items():
         assert code in CODES and reason
         assert BY_CODE[code].trigger is None, f"{code} has an example: run it instead"
+
+
+@pytest.mark.parametrize("code", DEVICE_CODES)
+def test_device_examples_bring_their_slices(code: str) -> None:
+    """A device-evaluation example is only meaningful on the devices it shows."""
+    assert code in CODES
+    section = BY_CODE[code]
+    for example in (section.trigger, section.passes):
+        if example is not None:
+            assert SLICES in _split(example), f"{code}: the example needs a # file: {SLICES}"
+
+
+def test_example_slices_are_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ResourceSlices the page shows pass validate themselves."""
+    dumps = {
+        _split(example)[SLICES]
+        for section in SECTIONS
+        for example in (section.trigger, section.passes)
+        if example is not None and SLICES in _split(example)
+    }
+    assert dumps, f"no example has a {SLICES}"
+    for i, dump in enumerate(sorted(dumps)):
+        _write(tmp_path, {f"slices-{i}.yaml": dump.encode("utf-8")})
+    run = _run(tmp_path, "validate", ["."], monkeypatch)
+    assert run.exit_code == 0 and not run.codes, run.output
