@@ -127,24 +127,6 @@ class Device:
 # Kubernetes Quantity
 
 
-_QUANTITY_RE = re.compile(
-    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
-)
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {
-    "n": Fraction(1, 10**9),
-    "u": Fraction(1, 10**6),
-    "m": Fraction(1, 10**3),
-    "": Fraction(1),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-}
-_MAX_EXPONENT = 1000  # keeps Fraction arithmetic bounded; Kubernetes values are far smaller
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -182,25 +164,16 @@ def parse_quantity(text: str) -> Quantity:
     Raises ValueError for text Kubernetes' ``resource.ParseQuantity`` rejects
     (``200K``, ``Mi``, ``1,5G``, spaces).
     """
+    from dra_migrate.quantity import parse_quantity as exact
+
     if not isinstance(text, str):
         raise ValueError(f"quantity must be a string, got {type(text).__name__}")
-    m = _QUANTITY_RE.match(text)
-    if not m:
+    value = exact(text)
+    if value is None:
         raise ValueError(
             f"quantity {text!r} is not a Kubernetes quantity "
             "(<number><suffix>, suffix one of Ki Mi Gi Ti Pi Ei n u m k M G T P E or e<exponent>)"
         )
-    number = Fraction(m.group("num"))
-    suffix = m.group("suffix") or ""
-    if suffix in _BINARY:
-        value = number * _BINARY[suffix]
-    elif suffix in _DECIMAL:
-        value = number * _DECIMAL[suffix]
-    else:
-        exponent = int(suffix[1:])
-        if abs(exponent) > _MAX_EXPONENT:
-            raise ValueError(f"quantity {text!r}: exponent out of range")
-        value = number * Fraction(10) ** exponent
     return Quantity(value, text)
 
 
@@ -2257,6 +2230,8 @@ def evaluate_selector(expression: str, device: Device) -> bool:
         raise CelEvaluationError(_describe(exc)) from None
     except RecursionError:
         raise CelEvaluationError("expression nested too deeply") from None
+    except Exception as exc:  # cel-python's own failures (e.g. IndexError on `has()`)
+        raise CelEvaluationError(f"cannot evaluate: {type(exc).__name__}: {exc}") from None
     if not isinstance(result, rt.types.BoolType):
         raise CelEvaluationError(f"a selector must evaluate to bool, not {type(result).__name__}")
     return bool(result)

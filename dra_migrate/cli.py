@@ -68,6 +68,16 @@ def common_options(func: F) -> F:
     return func
 
 
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+
+
 def resolve(
     paths: tuple[str, ...],
     config_path: Path | None,
@@ -134,13 +144,7 @@ def main() -> None:
 
 @main.command()
 @common_options
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-)
+@format_option
 def scan(fmt: str, **kwargs: Any) -> None:
     """List every pod spec that asks for GPUs through extended resources."""
     try:
@@ -239,13 +243,7 @@ def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | N
 
 @main.command(name="validate")
 @common_options
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-)
+@format_option
 @click.option(
     "--external-templates",
     is_flag=True,

@@ -17,7 +17,7 @@ from typing import Any
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from dra_migrate.load import Document, Source, content_end, is_flow, line_end, line_start
+from dra_migrate.load import Document, Source, content_end, is_flow, line_end, line_start, walk
 from dra_migrate.plan import AddObject, AppendEntry, AppendItems, Edit, RemoveEntry
 
 
@@ -60,14 +60,10 @@ def detect_style(source: Source, docs: Iterable[Document]) -> Style:
     offsets: Counter[int] = Counter()
     quotes: Counter[str] = Counter()
     keys_quoted = keys_total = values_quoted = values_total = 0
-    stack: list[Node] = [d.root for d in docs if d.root is not None]
-    seen: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, MappingNode):
+    for root in (d.root for d in docs if d.root is not None):
+        for node in walk(root):
+            if not isinstance(node, MappingNode):
+                continue
             for key, value in node.value:
                 if isinstance(key, ScalarNode):
                     keys_total += 1
@@ -82,9 +78,6 @@ def detect_style(source: Source, docs: Iterable[Document]) -> Style:
                     if not _is_number(value.value):
                         values_total += 1
                         values_quoted += value.style in ("'", '"')
-                stack.append(value)
-        elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
     indent = _mode(indents, 2, lambda n: 1 <= n <= 8)
     offset = _mode(offsets, 0, lambda n: 0 <= n <= 8)
     quote = quotes.most_common(1)[0][0] if quotes else "'"

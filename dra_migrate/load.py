@@ -128,9 +128,8 @@ def parse(source: Source) -> list[Document]:
     return docs
 
 
-def _unmark_folds(root: Node) -> None:
-    """ruamel.yaml's round-trip composer marks the line folds of ``>`` scalars with
-    BEL characters (to dump them back folded); the value itself has none."""
+def walk(root: Node) -> Iterator[Node]:
+    """Every node of a tree once (an aliased node is shared, not repeated)."""
     stack = [root]
     seen: set[int] = set()
     while stack:
@@ -138,14 +137,20 @@ def _unmark_folds(root: Node) -> None:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, ScalarNode):
-            if node.style == ">" and "\a" in node.value:
-                node.value = node.value.replace("\a", "")
-        elif isinstance(node, MappingNode):
-            for key, value in node.value:
-                stack.extend((key, value))
+        yield node
+        if isinstance(node, MappingNode):
+            for key, value in reversed(node.value):
+                stack.extend((value, key))
         elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
+            stack.extend(reversed(node.value))
+
+
+def _unmark_folds(root: Node) -> None:
+    """ruamel.yaml's round-trip composer marks the line folds of ``>`` scalars with
+    BEL characters (to dump them back folded); the value itself has none."""
+    for node in walk(root):
+        if isinstance(node, ScalarNode) and node.style == ">" and "\a" in node.value:
+            node.value = node.value.replace("\a", "")
 
 
 def _syntax_finding(source: Source, exc: MarkedYAMLError) -> Finding:
@@ -160,33 +165,25 @@ def _syntax_finding(source: Source, exc: MarkedYAMLError) -> Finding:
 
 
 def _check_duplicates(source: Source, root: Node) -> None:
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
+    for node in walk(root):
+        if not isinstance(node, MappingNode):
             continue
-        seen.add(id(node))
-        if isinstance(node, MappingNode):
-            keys: dict[Any, Node] = {}
-            for key, value in node.value:
-                if isinstance(key, ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
-                    ident = key.value
-                    if ident in keys:
-                        first = keys[ident].start_mark
-                        raise InputProblem(
-                            finding(
-                                "DRA005",
-                                source.path,
-                                key.start_mark.line + 1,
-                                key.start_mark.column + 1,
-                                f"duplicate key {ident!r} (first at line {first.line + 1})",
-                            )
+        keys: dict[Any, Node] = {}
+        for key, _value in node.value:
+            if isinstance(key, ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                ident = key.value
+                if ident in keys:
+                    first = keys[ident].start_mark
+                    raise InputProblem(
+                        finding(
+                            "DRA005",
+                            source.path,
+                            key.start_mark.line + 1,
+                            key.start_mark.column + 1,
+                            f"duplicate key {ident!r} (first at line {first.line + 1})",
                         )
-                    keys[ident] = key
-                stack.append(value)
-        elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
+                    )
+                keys[ident] = key
 
 
 def _aliased(root: Node) -> set[int]:

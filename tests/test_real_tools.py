@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from dra_migrate import schemas
@@ -12,22 +11,10 @@ from dra_migrate.layout import Role
 from dra_migrate.mapping import load_config
 from dra_migrate.pipeline import process
 from dra_migrate.plan import Settings
-from tests.conftest import REPO
+from tests.conftest import REPO, run_cli
 from tests.invariants import check_conversion, load_all, objects
 
 EXAMPLES = REPO / "examples"
-
-
-def _cli(
-    args: list[str], cwd: Path, stdin: bytes | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "dra_migrate", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-    )
 
 
 def _tool(tools: Path, *args: str, cwd: Path | None = None) -> bytes:
@@ -43,7 +30,7 @@ def test_kustomize_overlay_builds_after_converting_the_base(tools: Path, tmp_pat
         load_all(_tool(tools, "kubectl", "kustomize", "overlays/prod", cwd=work).decode())
     )
 
-    done = _cli(["convert", "--write", "."], work)
+    done = run_cli(["convert", "--write", "."], work)
     # the base is converted; the overlay patch that raises the GPU count is reported
     assert done.returncode == 1, done.stderr
     assert b"overlays/prod/gpu-patch.yaml:" in done.stderr and b"DRA202" in done.stderr
@@ -71,7 +58,7 @@ def test_kustomize_overlay_builds_after_converting_the_base(tools: Path, tmp_pat
 
 def test_helm_rendered_stream_through_stdin(tools: Path) -> None:
     rendered = _tool(tools, "helm", "template", "demo", str(EXAMPLES / "charts" / "inference"))
-    done = _cli(
+    done = run_cli(
         ["convert", "-", "--target", "v1", "--stdin-filename", "rendered.yaml"], REPO, rendered
     )
     assert done.returncode == 0, done.stderr
@@ -87,7 +74,7 @@ def test_helm_rendered_stream_through_stdin(tools: Path) -> None:
 def test_helm_chart_sources_are_reported_not_modified(tools: Path, tmp_path: Path) -> None:
     chart = tmp_path / "inference"
     shutil.copytree(EXAMPLES / "charts" / "inference", chart)
-    done = _cli(["convert", "--write", "."], tmp_path)
+    done = run_cli(["convert", "--write", "."], tmp_path)
     err = done.stderr.decode()
     assert "inference/templates/deployment.yaml:42:15: DRA203" in err
     assert "values key gpu.count" in err

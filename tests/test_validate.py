@@ -5,8 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ from dra_migrate.pipeline import load_slices, process, run_validate
 from dra_migrate.plan import Settings
 from dra_migrate.report.model import Status
 from dra_migrate.validate import ValidateSettings, check_file, cross_check
-from tests.conftest import SHARED, shared_dir
+from tests.conftest import SHARED, run_cli, shared_dir
 
 DRA = SHARED / "corpus" / "dra"
 REAL = SHARED / "corpus" / "real"
@@ -424,36 +422,25 @@ def test_corpus_conversions_validate(target: str) -> None:
 # --- the command ---------------------------------------------------------------------
 
 
-def _cli(
-    args: list[str], cwd: Path, stdin: bytes | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "dra_migrate", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-    )
-
-
 def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
     good = TEMPLATE.replace("{expr}", "device.driver == 'gpu.nvidia.com'")
     (tmp_path / "good.yaml").write_text(good)
-    assert _cli(["validate", "good.yaml"], tmp_path).returncode == 0
+    assert run_cli(["validate", "good.yaml"], tmp_path).returncode == 0
     (tmp_path / "bad.yaml").write_text(good.replace("== 'gpu.nvidia.com'", "=="))
-    done = _cli(["validate", "."], tmp_path)
+    done = run_cli(["validate", "."], tmp_path)
     assert done.returncode == 1
     assert b"bad.yaml:14:" in done.stdout and b"DRA330" in done.stdout
-    data = json.loads(_cli(["validate", "--format", "json", "."], tmp_path).stdout)
+    data = json.loads(run_cli(["validate", "--format", "json", "."], tmp_path).stdout)
     assert data["command"] == "validate" and data["summary"]["error"] >= 1
     (tmp_path / "broken.yaml").write_text(
         "kind: ResourceClaim\napiVersion: resource.k8s.io/v1\nspec: [\n"
     )
-    assert _cli(["validate", "."], tmp_path).returncode == 123
+    assert run_cli(["validate", "."], tmp_path).returncode == 123
     assert (
-        _cli(["validate", "--resource-slices", "nope.yaml", "good.yaml"], tmp_path).returncode == 2
+        run_cli(["validate", "--resource-slices", "nope.yaml", "good.yaml"], tmp_path).returncode
+        == 2
     )
-    piped = _cli(["validate", "-"], tmp_path, stdin=good.encode())
+    piped = run_cli(["validate", "-"], tmp_path, stdin=good.encode())
     assert piped.returncode == 0, piped.stdout
 
 
@@ -462,6 +449,6 @@ def test_cli_resource_slices(tmp_path: Path) -> None:
     (tmp_path / "t.yaml").write_text(
         REQUEST.format(cls="gpu.nvidia.com", count=1, expr=PRODUCT.replace("GRID", "Tesla"))
     )
-    done = _cli(["validate", "--resource-slices", str(folder / VKS), "t.yaml"], tmp_path)
+    done = run_cli(["validate", "--resource-slices", str(folder / VKS), "t.yaml"], tmp_path)
     assert done.returncode == 1
     assert b"DRA340" in done.stdout and b"stays Pending" in done.stdout
