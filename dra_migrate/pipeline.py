@@ -297,7 +297,9 @@ def _introduced(
     """``validate`` errors that the conversion added to the file (none may be)."""
     from dra_migrate.validate import NEEDLES, ValidateSettings, check_documents, cross_check
 
-    vsettings = ValidateSettings(kube_version=settings.kube_version, external_templates=True)
+    vsettings = ValidateSettings(
+        kube_version=settings.kube_version, external_templates=True, claims_only=True
+    )
 
     def errors(src: Source, parsed: list[Document]) -> dict[tuple[str, str], Finding]:
         if not any(n.decode() in src.text for n in NEEDLES):

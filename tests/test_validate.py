@@ -402,6 +402,13 @@ def test_golden_outputs_validate(expected: Path, tmp_path: Path) -> None:
     assert errors(after) - errors(before) == set()
 
 
+# Real problems of the source files that validate finds once their pods use claims.
+SOURCE_PROBLEMS = {
+    # securityContext.allowPrivilegedEscalation: a typo of allowPrivilegeEscalation
+    "aws__karpenter-provider-aws__examples__workloads__gpu-amd.yaml": {"DRA301"},
+}
+
+
 @pytest.mark.parametrize("target", ["v1beta1", "v1"])
 def test_corpus_conversions_validate(target: str) -> None:
     folder = shared_dir("corpus", "real")
@@ -413,7 +420,7 @@ def test_corpus_conversions_validate(target: str) -> None:
             continue
         assert result.converted is not None
         lines = _check(path.name, result.converted, external=False)
-        assert not _codes(lines, "error"), lines
+        assert _codes(lines, "error") == SOURCE_PROBLEMS.get(path.name, set()), lines
         assert "DRA318" not in _codes(lines), lines  # every template it refers to is in the file
         checked += 1
     assert checked >= 35
