@@ -19,6 +19,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from dra_migrate.findings import Finding, InputProblem, finding
 
 BOM = "\ufeff"
+_TRAILING_TAB = re.compile(r"\t(?=[ \t]*(?:#|\r?$))", re.M)
 _DOC_SEPARATOR = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
 # Helm (Go template) actions: {{ .Values.x }}, {{- include ... }}, {{ if }}, {{/* */}}.
 # Argo's {{inputs.parameters.x}} and {{workflow.name}} are not: no dot, no keyword.
@@ -108,7 +109,9 @@ def _yaml() -> YAML:
 
 def parse(source: Source) -> list[Document]:
     """Compose every document of the stream, or raise ``InputProblem``."""
-    text = source.text
+    # ruamel.yaml rejects a tab before a comment or at the end of a line, which
+    # YAML allows (and kubectl reads); a space of the same width keeps every offset.
+    text = _TRAILING_TAB.sub(" ", source.text)
     try:
         roots = list(_yaml().compose_all(text))
     except MarkedYAMLError as exc:
