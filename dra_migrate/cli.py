@@ -114,14 +114,14 @@ def resolve(
     )
 
 
-def execute(options: Options) -> Report:
+def execute(options: Options, edit: bool = True) -> Report:
     from dra_migrate import pipeline
 
     if options.paths == ("-",):
         data = sys.stdin.buffer.read()
-        report = pipeline.run_stream(data, options.stdin_filename, options.settings)
+        report = pipeline.run_stream(data, options.stdin_filename, options.settings, edit)
     else:
-        report = pipeline.run(options.paths, options.settings, options.excludes, options.jobs)
+        report = pipeline.run(options.paths, options.settings, options.excludes, options.jobs, edit)
     report.findings.extend(options.notes)
     return report
 
@@ -152,7 +152,7 @@ def scan(fmt: str, **kwargs: Any) -> None:
     except ConfigError as error:
         _fail_usage(error)
         return
-    report = execute(options)
+    report = execute(options, edit=False)
     from dra_migrate.report import renderer
 
     click.echo(renderer(fmt)(report, "scan"), nl=False)

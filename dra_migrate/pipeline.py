@@ -41,6 +41,7 @@ class Job:
     display: str
     role: Role
     data: bytes | None = None  # stdin content; files are read by the worker
+    edit: bool = True  # False for scan: plan and report, write no text
 
 
 def run(
@@ -48,6 +49,7 @@ def run(
     settings: Settings,
     excludes: Iterable[str] = (),
     jobs: int | None = None,
+    edit: bool = True,
 ) -> Report:
     config = settings.config
     candidates = list(discover.expand(paths, [*config.exclude, *excludes]))
@@ -70,7 +72,7 @@ def run(
                 empty = finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
                 results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
             continue
-        work.append((index, Job(str(candidate.path), candidate.display, role)))
+        work.append((index, Job(str(candidate.path), candidate.display, role, edit=edit)))
     processed = _map([job for _i, job in work], settings, jobs)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
@@ -116,9 +118,9 @@ def _map(work: list[Job], settings: Settings, jobs: int | None) -> list[FileResu
         return list(pool.map(process_job, work, [settings] * len(work), chunksize=4))
 
 
-def run_stream(data: bytes, display: str, settings: Settings) -> Report:
+def run_stream(data: bytes, display: str, settings: Settings, edit: bool = True) -> Report:
     """The stdin mode: one stream, processed whatever it mentions."""
-    return Report([process_job(Job("", display, Role(), data), settings)])
+    return Report([process_job(Job("", display, Role(), data, edit), settings)])
 
 
 def process_job(job: Job, settings: Settings) -> FileResult:
@@ -128,7 +130,7 @@ def process_job(job: Job, settings: Settings) -> FileResult:
         problem = finding("DRA001", job.display, 1, 1, f"cannot read file: {exc.strerror}")
         return FileResult(job.display, Status.FAILED, [problem])
     try:
-        return process(job.display, raw, job.role, settings)
+        return process(job.display, raw, job.role, settings, job.edit)
     except InputProblem as problem:
         return FileResult(job.display, Status.FAILED, [problem.finding], original=raw)
     except RecursionError:
@@ -146,7 +148,9 @@ def process_job(job: Job, settings: Settings) -> FileResult:
         return FileResult(job.display, Status.FAILED, [internal], original=raw)
 
 
-def process(display: str, raw: bytes, role: Role, settings: Settings) -> FileResult:
+def process(
+    display: str, raw: bytes, role: Role, settings: Settings, edit: bool = True
+) -> FileResult:
     source = load.decode(display, raw)
     if not source.text.strip():
         empty = finding("DRA007", display, 1, 1, "empty file, nothing to convert")
@@ -160,7 +164,7 @@ def process(display: str, raw: bytes, role: Role, settings: Settings) -> FileRes
         return _reported(display, _kustomize_patch(source, docs, settings.config, role.via), raw)
     if role.kind == layout.KUSTOMIZATION:
         return _reported(display, _kustomization(source, docs, settings.config), raw)
-    return _convert(source, raw, docs, settings)
+    return _convert(source, raw, docs, settings, edit)
 
 
 def _reported(display: str, found: list[Finding], raw: bytes) -> FileResult:
@@ -169,7 +173,9 @@ def _reported(display: str, found: list[Finding], raw: bytes) -> FileResult:
     return FileResult(display, status, found, original=raw)
 
 
-def _convert(source: Source, raw: bytes, docs: list[Document], settings: Settings) -> FileResult:
+def _convert(
+    source: Source, raw: bytes, docs: list[Document], settings: Settings, edit: bool = True
+) -> FileResult:
     path = source.path
     config = settings.config
     findings: list[Finding] = []
@@ -200,6 +206,8 @@ def _convert(source: Source, raw: bytes, docs: list[Document], settings: Setting
         return FileResult(path, Status.FAILED, findings, inventory, original=raw)
     if not plans:
         return FileResult(path, Status.UNCHANGED, findings, inventory, original=raw)
+    if not edit:  # scan: convert would rewrite this file
+        return FileResult(path, Status.CHANGED, findings, inventory, original=raw)
     edits = [e for p in plans for e in p.edits]
     try:
         if source.is_json and any(not p.site.workload.list_item for p in plans):
