@@ -218,10 +218,16 @@ def _files_out(report: Report, mode: str | None, check: bool, output_dir: Path |
     for result in report.files:
         if result.status is not Status.CHANGED or result.converted is None:
             continue
-        if output_dir is not None:
-            write_atomic(output_path(output_dir, result.path), result.converted)
-        elif mode == "write":
-            write_atomic(Path(result.path), result.converted)
+        if output_dir is not None or mode == "write":
+            target = output_path(output_dir, result.path) if output_dir else Path(result.path)
+            try:
+                write_atomic(target, result.converted)
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                result.status = Status.FAILED
+                result.findings.append(
+                    finding("DRA009", result.path, 1, 1, f"cannot write {target}: {reason}")
+                )
         elif mode == "diff" or not check:
             assert result.original is not None
             click.echo(unified_diff(result.path, result.original, result.converted), nl=False)

@@ -45,6 +45,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA006", E, "tab character in indentation", blocks=True),
     Code("DRA007", W, "empty file"),
     Code("DRA008", E, "anchor or alias on a node the migration must edit", blocks=True),
+    Code("DRA009", E, "converted file cannot be written", blocks=True),
     # 1xx: GPU requests that are wrong as written
     Code("DRA101", E, "GPU count is not a whole number of 0 or more", blocks=True),
     Code("DRA102", E, "GPU requests differ from limits", blocks=True),

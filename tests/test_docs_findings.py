@@ -210,6 +210,12 @@ def _explicit_empty(section: Section, root: Path) -> list[str]:
     return ["empty.yaml"]
 
 
+def _output_dir_through_a_file(section: Section, root: Path) -> list[str]:
+    name, text = _only(section)
+    _write(root, {name: text.encode("utf-8"), "blocker": b"not a folder\n"})
+    return ["--output-dir", "blocker/out", name]
+
+
 def _too_many_requests(section: Section, root: Path) -> list[str]:
     match = re.search(r"with (\d+) containers", section.trigger_text)
     assert match, "the trigger must say how many containers the pod has"
@@ -233,6 +239,7 @@ BUILT: dict[str, Callable[[Section, Path], list[str]]] = {
     "DRA003": _nul_padded,
     "DRA006": _tab_indented,
     "DRA007": _explicit_empty,
+    "DRA009": _output_dir_through_a_file,
     "DRA107": _too_many_requests,
 }
 
