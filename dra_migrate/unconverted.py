@@ -1,0 +1,248 @@
+"""What is reported and never converted: Helm chart templates and values files,
+kustomize patches, ResourceQuotas, and GPU requests outside any pod spec.
+
+Each function reads one file (or one object) and returns findings; the
+pipeline decides which applies from the file's role (``layout.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ruamel.yaml.nodes import MappingNode, Node
+
+from dra_migrate import load, locate
+from dra_migrate.findings import Finding, finding
+from dra_migrate.load import Document, Source, entries, get, items, scalar
+from dra_migrate.mapping import Config, Context
+
+_VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z0-9_]+|\[\s*\"[^\"]+\"\s*\])+)")
+
+
+def outside(
+    workload: locate.Workload, covered: list[Node], config: Config, path: str
+) -> list[Finding]:
+    """GPU resources in a requests/limits mapping that no located container holds."""
+    found: list[Finding] = []
+    inside = {id(n) for n in covered}
+    stack: list[tuple[str, Node]] = [("", workload.root)]
+    while stack:
+        where, node = stack.pop()
+        if id(node) in inside:
+            continue
+        if isinstance(node, MappingNode):
+            for key, _key_node, value in entries(node):
+                here = f"{where}.{key}" if where else key
+                if key in ("limits", "requests") and isinstance(value, MappingNode):
+                    for name, name_node, _v in entries(value):
+                        if config.is_gpu(name):
+                            line, col = load.position(name_node)
+                            who = (
+                                f"{workload.kind} {workload.name}".strip()
+                                if workload.kind
+                                else "a document without kind (a values or config file?)"
+                            )
+                            found.append(
+                                finding(
+                                    "DRA212",
+                                    path,
+                                    line,
+                                    col,
+                                    f"{who} asks for {name} at {here}, "
+                                    "outside any pod spec dra-migrate can convert",
+                                    "the operator of this kind turns it into pod resources: move the "
+                                    "request to a pod template it supports, or keep the device plugin for it",
+                                )
+                            )
+                    continue
+                stack.append((here, value))
+        else:
+            for i, item in enumerate(items(node)):
+                stack.append((f"{where}[{i}]", item))
+    return sorted(found)
+
+
+def quota(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
+    found: list[Finding] = []
+    for key, key_node, value in entries(load.get_path(workload.root, "spec", "hard")):
+        resource = key.removeprefix("requests.").removeprefix("limits.")
+        if not config.is_gpu(resource):
+            continue
+        choice = config.choose(resource, Context(namespace=workload.namespace))
+        quota_key = (
+            f"{choice.device_class}.deviceclass.resource.k8s.io/devices"
+            if choice
+            else "<device-class>.deviceclass.resource.k8s.io/devices"
+        )
+        line, col = load.position(key_node)
+        found.append(
+            finding(
+                "DRA206",
+                path,
+                line,
+                col,
+                f"ResourceQuota {workload.name} limits {key}: {scalar(value)}, which DRA claims do not count against",
+                f"add {quota_key}: {scalar(value)} to spec.hard",
+            )
+        )
+    return found
+
+
+def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, str]]:
+    """(line, col, resource, line text) for every resource-name token in the text."""
+    # overlapping candidates, each starting at a token boundary: in a JSON
+    # pointer (/resources/limits/nvidia.com~1gpu) the name follows a "/"
+    token = re.compile(r"(?<![A-Za-z0-9.-])(?=([A-Za-z0-9.-]+(?:/|~1)[A-Za-z0-9._-]+))")
+    found = []
+    for number, line in enumerate(source.text.splitlines(), 1):
+        if line.lstrip().startswith("#"):
+            continue
+        for m in token.finditer(line):
+            name = m.group(1).replace("~1", "/")  # JSON pointer escape
+            if config.is_gpu(name) and _as_resource(line, m.start(), m.group(1)):
+                found.append((number, m.start() + 1, name, line))
+    return found
+
+
+_KEY_AFTER = re.compile(r"""\s*["']?\s*:(?:\s|$)""")
+
+
+def _as_resource(line: str, start: int, token: str) -> bool:
+    """The name is used as a resource: a mapping key, or the last step of a
+    JSON pointer into limits or requests (a toleration ``key: nvidia.com/gpu``
+    is only a mention)."""
+    if _KEY_AFTER.match(line, start + len(token)):
+        return True
+    before = line[:start]
+    return before.endswith(("/limits/", "/requests/"))
+
+
+def helm_template(source: Source, config: Config) -> list[Finding]:
+    found = []
+    for line, col, name, text in _gpu_mentions(source, config):
+        ref = _VALUES_REF.search(text)
+        where = f"values key {ref.group(1).lstrip('.')}" if ref else "a literal in the template"
+        found.append(
+            finding(
+                "DRA203",
+                source.path,
+                line,
+                col,
+                f"Helm chart template sets {name} ({where}); chart templates are never modified",
+                "change the template to render resourceClaims and a ResourceClaimTemplate, "
+                "or convert the rendered output (helm template ... | dra-migrate convert -)",
+            )
+        )
+    return found
+
+
+def _gpu_keys(
+    docs: list[Document], config: Config
+) -> Iterator[tuple[Document, str, int, int, str, str]]:
+    """(document, key path, line, col, resource, value) of GPU keys where resources are set."""
+    for doc in docs:
+        for path, key_node, name, value in _keys(doc.root, ""):
+            if config.is_gpu(name):
+                line, col = load.position(key_node)
+                yield doc, path, line, col, name, value
+
+
+def helm_values(source: Source, docs: list[Document], config: Config) -> list[Finding]:
+    return [
+        finding(
+            "DRA204",
+            source.path,
+            line,
+            col,
+            f"values key {path} sets {name}: {value}; values files are never modified",
+            "the chart's templates turn it into an extended resource: convert the chart, "
+            "or convert its rendered output",
+        )
+        for _doc, path, line, col, name, value in _gpu_keys(docs, config)
+    ]
+
+
+_RESOURCE_PARENT = re.compile(r"limit|request|resource|guarantee", re.I)
+
+
+def _keys(node: Node | None, prefix: str, parent: str = "") -> list[tuple[str, Node, str, str]]:
+    """(path, key node, key, value) of the keys that sit where resources are set:
+    under a parent key such as ``limits``, ``requests`` or ``extra_resource_limits``
+    (a ``nodeSelector`` on ``nvidia.com/gpu.product`` is not a request)."""
+    out: list[tuple[str, Node, str, str]] = []
+    for key, key_node, value in entries(node):
+        shown = f'"{key}"' if "." in key or "/" in key else key
+        here = f"{prefix}.{shown}" if prefix else shown
+        if _RESOURCE_PARENT.search(parent):
+            out.append((here, key_node, key, scalar(value) or "…"))
+        out.extend(_keys(value, here, key))
+    for i, item in enumerate(items(node)):
+        out.extend(_keys(item, f"{prefix}[{i}]", parent))
+    return out
+
+
+def kustomize_patch(
+    source: Source, docs: list[Document], config: Config, via: str
+) -> list[Finding]:
+    found = []
+    for doc, _path, line, col, name, value in _gpu_keys(docs, config):
+        kind = scalar(get(doc.root, "kind")) or "object"
+        target = f"{kind} {scalar(load.get_path(doc.root, 'metadata', 'name')) or ''}".strip()
+        found.append(
+            finding(
+                "DRA202",
+                source.path,
+                line,
+                col,
+                f"kustomize patch (applied by {via}) sets {name}: {value} on {target}; "
+                "after the base is converted it would add the extended resource back",
+                "patch the count of the ResourceClaimTemplate's request instead "
+                "(spec.spec.devices.requests)",
+            )
+        )
+    if not found:  # a JSON6902 patch names the resource in a path string
+        for line, col, name, _text in _gpu_mentions(source, config):
+            found.append(
+                finding(
+                    "DRA202",
+                    source.path,
+                    line,
+                    col,
+                    f"kustomize patch (applied by {via}) touches {name}; edit it by hand after the migration",
+                )
+            )
+    return found
+
+
+def kustomization(source: Source, docs: list[Document], config: Config) -> list[Finding]:
+    """Inline patches in a kustomization that touch GPU resources."""
+    found = []
+    spans: list[tuple[int, int]] = []
+    for doc in docs:
+        for key in ("patches", "patchesStrategicMerge", "patchesJson6902"):
+            node = get(doc.root, key)
+            if node is not None:
+                spans.append((node.start_mark.index, node.end_mark.index))
+    for line, col, name, _text in _gpu_mentions(source, config):
+        index = _index_of(source.text, line, col)
+        if any(a <= index < b for a, b in spans):
+            found.append(
+                finding(
+                    "DRA202",
+                    source.path,
+                    line,
+                    col,
+                    f"inline kustomize patch touches {name}; after the base is converted it would "
+                    "add the extended resource back",
+                    "patch the count of the ResourceClaimTemplate's request instead",
+                )
+            )
+    return found
+
+
+def _index_of(text: str, line: int, col: int) -> int:
+    pos = 0
+    for _ in range(line - 1):
+        pos = text.index("\n", pos) + 1
+    return pos + col - 1
