@@ -17,7 +17,16 @@ from typing import Any
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from dra_migrate.load import Document, Source, content_end, is_flow, line_end, line_start, walk
+from dra_migrate.load import (
+    Document,
+    Source,
+    content_end,
+    entry_end,
+    is_flow,
+    line_end,
+    line_start,
+    walk,
+)
 from dra_migrate.plan import AddObject, AppendEntry, AppendItems, Edit, RemoveEntry
 
 
@@ -301,11 +310,11 @@ def _block_mapping(
             raise EditError("a removed key shares its line with other content")
         if text[start:key_at].strip() == "-":
             raise EditError("a removed key starts a sequence item")
-        end = line_end(text, content_end(value))
+        end = line_end(text, entry_end(key, value, text))
         kept = _kept_comments(text[start:end], " " * key.start_mark.column, style)
         result.append((start, end, kept))
     if added:
-        at = line_end(text, content_end(mapping))
+        at = line_end(text, content_end(mapping, text))
         lines: list[str] = []
         for edit in added:
             lines.extend(render_entry(edit.key, edit.value, column, style))
@@ -436,7 +445,7 @@ def _append_items(
             return (at, at, "".join("," + pad + r for r in rendered))
         return (at, at, "".join(", " + r for r in rendered))
     column = seq.start_mark.column
-    at = line_end(text, content_end(seq))
+    at = line_end(text, content_end(seq, text))
     lines = [" " * column + f"# {comment}"] if comment else []
     lines += render_sequence(list(values), column, style)
     prefix = "" if at == 0 or text[at - 1] == "\n" else style.newline

@@ -93,12 +93,40 @@ def decode(path: str, raw: bytes) -> Source:
 
 
 def looks_like_template(text: str) -> bool:
-    """Go template syntax outside comments: a Helm chart template, not a manifest."""
-    for line in text.splitlines():
-        code = line.split("#", 1)[0] if line.lstrip().startswith("#") else line
-        if "{{" in code and _TEMPLATE_SYNTAX.search(code):
-            return True
-    return False
+    """Go template syntax outside comments (a cheap first look; see is_template)."""
+    return any(True for _ in _template_actions(text))
+
+
+def _template_actions(text: str) -> Iterator[int]:
+    """Offsets of Helm template actions on lines that are not comments."""
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if "{{" in line and not line.lstrip().startswith("#"):
+            for match in _TEMPLATE_SYNTAX.finditer(line):
+                yield offset + match.start()
+        offset += len(line)
+
+
+def is_template(source: Source) -> bool:
+    """A Helm chart template, not a manifest: template actions that are YAML
+    structure (``replicas: {{ .Values.n }}``, ``{{- if }}`` lines) or that make
+    the file unparsable. Actions inside string values (a PrometheusRule's
+    ``summary: "{{ $labels.node }}"``) are data of a manifest."""
+    actions = list(_template_actions(source.text))
+    if not actions:
+        return False
+    try:
+        docs = parse(source)
+    except InputProblem:
+        return True
+    spans = [
+        (node.start_mark.index, node.end_mark.index)
+        for doc in docs
+        if doc.root is not None
+        for node in walk(doc.root)
+        if isinstance(node, ScalarNode)
+    ]
+    return any(not any(a <= at < b for a, b in spans) for at in actions)
 
 
 def _yaml() -> YAML:
@@ -211,7 +239,7 @@ def _set_ends(text: str, docs: list[Document]) -> None:
     for doc in docs:
         if doc.root is None:
             continue
-        last = content_end(doc.root)
+        last = content_end(doc.root, text)
         sep = _DOC_SEPARATOR.search(text, line_end(text, last))
         doc.end = sep.start() if sep else len(text)
 
@@ -231,19 +259,46 @@ def line_end(text: str, index: int) -> int:
     return len(text) if nl < 0 else nl + 1
 
 
-def content_end(node: Node) -> int:
+_ALIAS_TOKEN = re.compile(r"\*[^\s,\[\]{}]+")
+
+
+def _empty(node: Node) -> bool:
+    """A value written as nothing at all (``key:``): its marks lie at the next token."""
+    return isinstance(node, ScalarNode) and node.value == "" and node.style is None
+
+
+def entry_end(key: Node, value: Node, text: str) -> int:
+    """Offset just after the last character of a mapping entry, in this text.
+
+    An alias value (``requests: *req``) is a node that lives at its anchor,
+    earlier in the file: the entry ends with the alias token. An empty value
+    ends with its key.
+    """
+    key_end: int = key.end_mark.index
+    if value.start_mark.index < key_end:
+        alias = _ALIAS_TOKEN.search(text, key_end)
+        return alias.end() if alias else key_end
+    if _empty(value):
+        return key_end
+    return content_end(value, text)
+
+
+def content_end(node: Node, text: str) -> int:
     """Offset just after the last character of the node's own content.
 
     A block collection's end mark lies at the next token, after blank lines
     and comments that belong to whatever follows; the last leaf's end does not.
     """
-    while True:
-        if isinstance(node, MappingNode) and node.value and node.flow_style is not True:
-            node = node.value[-1][1]
-        elif isinstance(node, SequenceNode) and node.value and node.flow_style is not True:
-            node = node.value[-1]
-        else:
-            break
+    if isinstance(node, MappingNode) and node.value and node.flow_style is not True:
+        key, value = node.value[-1]
+        return entry_end(key, value, text)
+    if isinstance(node, SequenceNode) and node.value and node.flow_style is not True:
+        item = node.value[-1]
+        bound = content_end(node.value[-2], text) if len(node.value) > 1 else node.start_mark.index
+        if item.start_mark.index < bound:  # an alias item (- *name)
+            alias = _ALIAS_TOKEN.search(text, bound)
+            return alias.end() if alias else bound
+        return content_end(item, text)
     end: int = node.end_mark.index
     return end
 

@@ -104,6 +104,8 @@ def pod_sites(workload: Workload) -> list[PodSite]:
     if workload.entry is not None:
         for site in workload.entry.sites:
             sites.extend(_walk_site(workload, site))
+    if not workload.kind:
+        return sites  # not a Kubernetes object (a values or config file): reported, not converted
     seen = {id(s.pod) for s in sites}
     # Kinds in the table whose pod specs all sit where the table says get no
     # fallback hits; a pod spec elsewhere is still found and reported.

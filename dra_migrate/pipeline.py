@@ -153,7 +153,7 @@ def process(
     if not source.text.strip():
         empty = finding("DRA007", display, 1, 1, "empty file, nothing to convert")
         return FileResult(display, Status.UNCHANGED, [empty], original=raw)
-    if role.kind == layout.HELM_TEMPLATE or load.looks_like_template(source.text):
+    if role.kind == layout.HELM_TEMPLATE or load.is_template(source):
         return _reported(display, unconverted.helm_template(source, settings.config), raw)
     docs = load.parse(source)
     if role.kind == layout.HELM_VALUES:

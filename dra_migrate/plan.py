@@ -161,22 +161,21 @@ def plan_site(
     if not asks or any(f.blocks for f in findings):
         return None, findings
 
-    aliased = site.workload.doc.aliased
-    for node in [site.pod, *(a.container.node for a in asks)]:
-        if id(node) in aliased or load.has_merge(node):
-            line, col = load.position(node)
-            findings.append(
-                finding(
-                    "DRA008",
-                    path,
-                    line,
-                    col,
-                    "this pod spec or container is shared through a YAML anchor/alias or merge key; "
-                    "editing it would change every place that uses it",
-                    "expand the alias by hand, then run again",
-                )
+    shared = _shared(site, asks, removals)
+    if shared is not None:
+        line, col = load.position(shared)
+        findings.append(
+            finding(
+                "DRA008",
+                path,
+                line,
+                col,
+                "this pod spec, container or resources block is shared through a YAML "
+                "anchor/alias or merge key; editing it would change every place that uses it",
+                "expand the alias by hand, then run again",
             )
-            return None, findings
+        )
+        return None, findings
 
     requests, refs = _requests(site, asks, path, findings)
     if len(requests) > MAX_REQUESTS:
@@ -220,6 +219,27 @@ def plan_site(
     edits.extend(_ray_edits(site, asks, path, findings))
     _notes(site, asks, ctx, path, findings)
     return PodPlan(site, claim, template, requests, refs, asks, edits, findings), findings
+
+
+def _shared(site: PodSite, asks: list[Ask], removals: list[RemoveEntry]) -> Node | None:
+    """A node the edits would change that other places share (anchor and alias)."""
+    aliased = site.workload.doc.aliased
+    nodes: list[Node | None] = [site.pod]
+    for ask in asks:
+        resources = get(ask.container.node, "resources")
+        nodes += [
+            ask.container.node,
+            resources,
+            get(resources, "limits"),
+            get(resources, "requests"),
+        ]
+        nodes.append(get(resources, "claims"))
+    nodes.append(get(site.pod, "resourceClaims"))
+    nodes += [r.mapping for r in removals]
+    for node in nodes:
+        if node is not None and (id(node) in aliased or load.has_merge(node)):
+            return node
+    return None
 
 
 # --- reading the asks -------------------------------------------------------------
@@ -402,21 +422,38 @@ def _requests(
             request.containers.append(ask.container.name)
             refs.setdefault(ask.container.name, []).append(request.name)
 
-    # Init containers run before them, one at a time: reuse app devices first.
-    shared: dict[tuple[Any, ...], list[DeviceRequest]] = {}
-    for request in requests:
-        shared.setdefault(_choice_key(request.choice), []).append(request)
+    # Init containers run one at a time, before the app containers start: they
+    # may reuse the devices of app containers, and of sidecars declared after
+    # them (those start later); never of a sidecar that already runs beside them.
+    # The pod then holds what Kubernetes accounts for it: the larger of the
+    # app containers plus sidecars and, for each init container, its own count
+    # plus the sidecars started before it.
+    order = {c.name: i for i, c in enumerate(site.containers)}
+    role = {a.container.name: a.container.role for a in asks}
     extra: dict[tuple[Any, ...], DeviceRequest] = {}
     init_asks = [a for a in asks if a.container.role == INIT]
+
+    def pool_of(ask: Ask) -> list[DeviceRequest]:
+        key = _choice_key(ask.choice)
+        return [
+            r
+            for r in requests
+            if r not in extra.values()
+            and _choice_key(r.choice) == key
+            and (
+                role.get(r.containers[0]) == APP
+                or order.get(r.containers[0], -1) > order[ask.container.name]
+            )
+        ]
+
     deficits: dict[tuple[Any, ...], int] = {}
     for ask in init_asks:
-        pool = shared.get(_choice_key(ask.choice), [])
-        deficits[_choice_key(ask.choice)] = max(
-            deficits.get(_choice_key(ask.choice), 0), ask.count - sum(r.count for r in pool)
-        )
+        key = _choice_key(ask.choice)
+        missing = ask.count - sum(r.count for r in pool_of(ask))
+        deficits[key] = max(deficits.get(key, 0), missing)
     for ask in init_asks:
         key = _choice_key(ask.choice)
-        pool = shared.get(key, [])
+        pool = pool_of(ask)
         subset = _cover(pool, ask.count)
         chosen = list(subset) if subset is not None else list(pool)
         if subset is None:
@@ -444,7 +481,7 @@ def _requests(
                     line,
                     col,
                     f"init container {ask.container.name!r} uses request(s) {', '.join(reused)} "
-                    f"of the app containers{own_note}, as the device plugin reused their GPUs{more}",
+                    f"of containers that start after it{own_note}, as the device plugin reused their GPUs{more}",
                 )
             )
     return requests, refs

@@ -51,8 +51,14 @@ def outside(
                                     col,
                                     f"{who} asks for {name} at {here}, "
                                     "outside any pod spec dra-migrate can convert",
-                                    "the operator of this kind turns it into pod resources: move the "
-                                    "request to a pod template it supports, or keep the device plugin for it",
+                                    (
+                                        "the operator of this kind turns it into pod resources: move "
+                                        "the request to a pod template it supports, or keep the "
+                                        "device plugin for it"
+                                        if workload.kind
+                                        else "whatever renders it into pods (a chart, a spawner) "
+                                        "must write claims: convert its rendered output"
+                                    ),
                                 )
                             )
                     continue

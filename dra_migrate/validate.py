@@ -146,7 +146,7 @@ class FileCheck:
 def check_file(display: str, raw: bytes, settings: ValidateSettings) -> FileCheck:
     try:
         source = load.decode(display, raw)
-        if not source.text.strip() or load.looks_like_template(source.text):
+        if not source.text.strip() or load.is_template(source):
             return FileCheck(FileResult(display, Status.UNCHANGED, original=raw))
         docs = load.parse(source)
     except InputProblem as problem:

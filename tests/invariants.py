@@ -123,7 +123,8 @@ def check_conversion(
         classes = _classes(template)
         app_total: dict[str, int] = {}
         init_need: dict[str, int] = {}
-        for item in items:
+        sidecars_so_far: dict[str, int] = {}
+        for item in items:  # in pod order: init containers first, as declared
             container = _container(pod, item)
             resources = container.get("resources") or {}
             for section in ("limits", "requests"):
@@ -137,13 +138,18 @@ def check_conversion(
                 for i in items
                 if i.container == item.container and i.device_class == item.device_class
             )
-            per_resource = f"{item.device_class}|{item.resource}"
+            key = f"{item.device_class}|{item.resource}"
             if item.role == "init":
                 assert got >= need, f"init container {item.container} sees {got} < {need}"
-                init_need[per_resource] = max(init_need.get(per_resource, 0), item.count or 0)
+                # Kubernetes: an init container runs beside the sidecars started before it
+                init_need[key] = max(
+                    init_need.get(key, 0), (item.count or 0) + sidecars_so_far.get(key, 0)
+                )
             else:
                 assert got == need, f"{item.container} had {need} GPUs, requests {got}"
-                app_total[per_resource] = app_total.get(per_resource, 0) + (item.count or 0)
+                app_total[key] = app_total.get(key, 0) + (item.count or 0)
+                if item.role == "sidecar":
+                    sidecars_so_far[key] = sidecars_so_far.get(key, 0) + (item.count or 0)
         for device_class in set(classes.values()):
             held = sum(n for r, n in counts.items() if classes[r] == device_class)
             plugin = sum(
@@ -152,8 +158,8 @@ def check_conversion(
                 if k.split("|")[0] == device_class
             )
             assert held == plugin, (
-                f"{name}: template holds {held} {device_class} devices, the device plugin "
-                f"gave the pod {plugin}"
+                f"{name}: template holds {held} {device_class} devices, Kubernetes "
+                f"accounts {plugin} for the pod"
             )
 
 

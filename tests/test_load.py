@@ -74,3 +74,18 @@ def test_helm_template_detection() -> None:
     assert load.looks_like_template('{{- include "x" . }}\n')
     assert not load.looks_like_template("args: ['{{inputs.parameters.x}}']\n")  # Argo
     assert not load.looks_like_template("# {{ .Values.gpu }} in a comment\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "template"),
+    [
+        ("kind: Pod\nspec:\n  replicas: {{ .Values.n }}\n", True),
+        ("{{- if .Values.on }}\nkind: Pod\n{{- end }}\n", True),
+        ("kind: Pod\nmetadata:\n  name: {{ include \"x\" . }}\n", True),
+        ('summary: "GPU on {{ $labels.node }} is hot"\n', False),  # PrometheusRule data
+        ("description: value is {{ $value }} now\n", False),
+        ("args: ['{{inputs.parameters.x}}']\n", False),  # Argo
+    ],
+)
+def test_helm_templates_versus_template_strings(text: str, template: bool) -> None:
+    assert load.is_template(load.decode("f.yaml", text.encode())) is template
