@@ -387,34 +387,66 @@ def _flow_mapping(
         j = i
         while j + 1 < len(entries) and id(entries[j + 1][0]) in removed:
             j += 1
-        before = [k for k in kept if k < i]
-        if before:
-            cut_from = entries[before[-1]][1].end_mark.index
-            cut_to = entries[j][1].end_mark.index
-        else:
-            after = next(k for k in kept if k > j)
-            cut_from = entries[i][0].start_mark.index
-            cut_to = entries[after][0].start_mark.index
-        result.append((cut_from, cut_to, _flow_comments(text[cut_from:cut_to])))
+        result.extend(_flow_cut(text, entries, kept, i, j, style))
         i = j + 1
     if new_entries:
         last_key, last_value = entries[kept[-1]]
         at = last_value.end_mark.index
         multiline = text.count("\n", start, last_key.start_mark.index) > 0
+        trailing = re.match(r"[ \t]*,", text[at:end])  # a comma after the last entry
         if multiline:
             pad = style.newline + " " * last_key.start_mark.column
-            new = "".join("," + pad + e for e in new_entries)
+            if trailing:  # keep the file's trailing-comma style
+                at += trailing.end()
+                new = "".join(pad + e + "," for e in new_entries)
+            else:
+                new = "".join("," + pad + e for e in new_entries)
         else:
             new = "".join(", " + e for e in new_entries)
         result.append((at, at, new))
     return result
 
 
-def _flow_comments(removed_text: str) -> str:
+def _own_lines(text: str, key: Node, value: Node) -> bool:
+    """The entry starts its line and nothing but a comma or a comment follows it."""
+    before = text[line_start(text, key.start_mark.index) : key.start_mark.index]
+    rest = text[value.end_mark.index : line_end(text, value.end_mark.index)]
+    return not before.strip() and bool(re.fullmatch(r"[ \t]*,?[ \t]*(#.*)?\r?\n?", rest))
+
+
+def _flow_cut(
+    text: str, entries: list[tuple[Node, Node]], kept: list[int], i: int, j: int, style: Style
+) -> list[tuple[int, int, str]]:
+    """Splices that take entries i..j out of a flow mapping with at least one kept entry."""
+    before = [k for k in kept if k < i]
+    after = [k for k in kept if k > j]
+    run = entries[i : j + 1]
+    if all(_own_lines(text, k, v) for k, v in run):
+        # one entry a line: remove the lines, keep their comments as comment lines
+        cut_from = line_start(text, run[0][0].start_mark.index)
+        cut_to = line_end(text, run[-1][1].end_mark.index)
+        pad = " " * run[0][0].start_mark.column
+        cuts = [(cut_from, cut_to, _kept_comments(text[cut_from:cut_to], pad, style))]
+        if not after and before:  # the last entries went: so goes the comma before them
+            prev_end = entries[before[-1]][1].end_mark.index
+            comma = re.match(r"[ \t]*,", text[prev_end:cut_from])
+            if comma:
+                cuts.append((prev_end, prev_end + comma.end(), ""))
+        return cuts
+    if before:
+        cut_from = entries[before[-1]][1].end_mark.index
+        cut_to = entries[j][1].end_mark.index
+    else:
+        cut_from = entries[i][0].start_mark.index
+        cut_to = entries[after[0]][0].start_mark.index
+    return [(cut_from, cut_to, _flow_comments(text[cut_from:cut_to], style))]
+
+
+def _flow_comments(removed_text: str, style: Style) -> str:
     comments = [
         c for c in (_trailing_comment(" " + line) for line in removed_text.splitlines()) if c
     ]
-    return "".join(f" {c}\n" for c in comments)
+    return "".join(f" {c}{style.newline}" for c in comments)
 
 
 def _append_items(

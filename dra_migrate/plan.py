@@ -203,11 +203,7 @@ def plan_site(
     if site.style == ARGO:
         edits.extend(_argo_claim(site, pod_claim, path, findings))
     else:
-        existing = get(site.pod, "resourceClaims")
-        if isinstance(existing, SequenceNode):
-            edits.append(AppendItems(existing, (pod_claim,)))
-        else:
-            edits.append(AppendEntry(site.pod, "resourceClaims", [pod_claim]))
+        edits.extend(_add_items(site.pod, "resourceClaims", (pod_claim,)))
     where = f" ({site.path})" if site.label else ""
     edits.append(
         AddObject(
@@ -603,12 +599,17 @@ def _container_edits(site: PodSite, refs: Mapping[str, list[str]], claim: str) -
         claims = tuple({"name": claim, "request": n} for n in names)
         resources = get(container.node, "resources")
         assert isinstance(resources, MappingNode)
-        existing = get(resources, "claims")
-        if isinstance(existing, SequenceNode):
-            edits.append(AppendItems(existing, claims))
-        else:
-            edits.append(AppendEntry(resources, "claims", list(claims)))
+        edits.extend(_add_items(resources, "claims", claims))
     return edits
+
+
+def _add_items(mapping: MappingNode, key: str, values: tuple[Any, ...]) -> list[Edit]:
+    """Append to the list at ``key``, creating it; an empty ``key:`` is replaced."""
+    existing = get(mapping, key)
+    if isinstance(existing, SequenceNode):
+        return [AppendItems(existing, values)]
+    edits: list[Edit] = [RemoveEntry(mapping, k) for name, k, _v in entries(mapping) if name == key]
+    return [*edits, AppendEntry(mapping, key, list(values))]
 
 
 def _argo_claim(
@@ -655,9 +656,8 @@ def _ray_edits(site: PodSite, asks: list[Ask], path: str, findings: list[Finding
     )
     if isinstance(params, MappingNode):
         return [AppendEntry(params, "num-gpus", str(gpus))]
-    if params is None:
-        return [AppendEntry(group, "rayStartParams", {"num-gpus": str(gpus)})]
-    return []
+    empty = [RemoveEntry(group, k) for name, k, _v in entries(group) if name == "rayStartParams"]
+    return [*empty, AppendEntry(group, "rayStartParams", {"num-gpus": str(gpus)})]
 
 
 def _notes(

@@ -81,7 +81,7 @@ def test_helm_template_detection() -> None:
     [
         ("kind: Pod\nspec:\n  replicas: {{ .Values.n }}\n", True),
         ("{{- if .Values.on }}\nkind: Pod\n{{- end }}\n", True),
-        ("kind: Pod\nmetadata:\n  name: {{ include \"x\" . }}\n", True),
+        ('kind: Pod\nmetadata:\n  name: {{ include "x" . }}\n', True),
         ('summary: "GPU on {{ $labels.node }} is hot"\n', False),  # PrometheusRule data
         ("description: value is {{ $value }} now\n", False),
         ("args: ['{{inputs.parameters.x}}']\n", False),  # Argo
