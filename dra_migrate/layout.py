@@ -62,11 +62,31 @@ def _chart_root(path: Path) -> Path | None:
 
 
 def build(paths: Iterable[Path]) -> Layout:
-    """Read every kustomization among ``paths`` and note the files it patches with."""
+    """Read the kustomizations that can apply patches to ``paths``: those among
+    them, and those in their folders and the folders above (up to the top of
+    the git work tree), so a patch file given alone, as pre-commit does, is
+    still known as one."""
     layout = Layout()
+    folders: set[Path] = set()
+    files: list[Path] = []
     for path in paths:
-        if path.name not in KUSTOMIZATION_NAMES:
+        files.append(path)
+        folder = path.resolve().parent
+        for parent in (folder, *folder.parents):
+            if parent in folders:
+                break
+            folders.add(parent)
+            files.extend(parent / name for name in KUSTOMIZATION_NAMES)
+            if (parent / ".git").exists():
+                break
+    seen: set[Path] = set()
+    for path in files:
+        if path.name not in KUSTOMIZATION_NAMES or not path.is_file():
             continue
+        real = path.resolve()
+        if real in seen:
+            continue
+        seen.add(real)
         try:
             source = load.decode(str(path), path.read_bytes())
             docs = load.parse(source)
@@ -74,9 +94,17 @@ def build(paths: Iterable[Path]) -> Layout:
             continue  # reported when the file itself is processed
         for doc in docs:
             for patch_file in _patch_files(doc.root):
-                target = (path.parent / patch_file).resolve()
-                layout.patches.setdefault(target, str(path))
+                target = (real.parent / patch_file).resolve()
+                layout.patches.setdefault(target, _shown(path))
     return layout
+
+
+def _shown(path: Path) -> str:
+    """A path as the user would write it: relative to the working folder when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _patch_files(root: object) -> list[str]:

@@ -241,3 +241,19 @@ def test_scan_markdown_for_pull_requests(repo: Path) -> None:
     out = run_cli(["scan", "--format", "markdown", "apps"], repo).stdout.decode()
     assert out.startswith("### dra-migrate scan\n")
     assert "| `apps/infer.yaml:14` | Deployment/ml/infer | `spec.template.spec` | server |" in out
+
+
+def test_patch_file_given_alone_is_known_from_its_kustomization(tmp_path: Path) -> None:
+    """pre-commit passes changed files one by one: the overlay's kustomization
+    is found in the patch's folder and reported, not converted."""
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "prod" / "kustomization.yaml").write_text(
+        "resources:\n- ../base\npatches:\n- path: gpu.yaml\n"
+    )
+    patch = DEPLOYMENT.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 4")
+    (tmp_path / "prod" / "gpu.yaml").write_text(patch)
+    done = run_cli(["convert", "--write", "prod/gpu.yaml"], tmp_path)
+    assert done.returncode == 1
+    assert b"prod/gpu.yaml:14:13: DRA202" in done.stderr
+    assert b"applied by prod/kustomization.yaml" in done.stderr
+    assert (tmp_path / "prod" / "gpu.yaml").read_text() == patch
