@@ -105,6 +105,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA319", W, "device class not defined in the input nor installed by a known driver"),
     Code("DRA320", E, "constraint or config names a missing request, or an unqualified attribute"),
     Code("DRA321", E, "invalid opaque driver configuration"),
+    Code("DRA322", W, "two different definitions of one ResourceClaimTemplate or ResourceClaim"),
     Code("DRA330", E, "CEL selector does not compile"),
     Code("DRA331", E, "stale or wrong name (attribute, capacity or config apiVersion)"),
     Code("DRA332", E, "attribute or capacity the driver does not publish"),

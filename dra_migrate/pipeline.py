@@ -8,6 +8,7 @@ enough of them); ``process`` takes one file through every stage and returns a
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -55,6 +56,7 @@ def run(
     needles = config.needles()
     work: list[tuple[int, Job]] = []
     results: dict[int, FileResult] = {}
+    templates_elsewhere: set[tuple[str, str]] = set()
     for index, candidate in enumerate(candidates):
         role = repo_layout.role(candidate.path)
         try:
@@ -65,17 +67,35 @@ def run(
             )
             results[index] = FileResult(candidate.display, Status.FAILED, [problem])
             continue
+        if b"ResourceClaimTemplate" in data:
+            templates_elsewhere |= _defined_templates(data)
         if not discover.mentions(data, needles) and not data.startswith(UTF16_BOMS):
             if candidate.explicit and not data.strip():
                 empty = finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
                 results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
             continue
         work.append((index, Job(str(candidate.path), candidate.display, role, edit=edit)))
+    if templates_elsewhere:
+        settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
     processed = _map([job for _i, job in work], settings, jobs)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
     files = [results[i] for i in sorted(results)]
     return Report(files, _collisions(files))
+
+
+def _defined_templates(data: bytes) -> set[tuple[str, str]]:
+    """(namespace, name) of the ResourceClaimTemplates a file defines already."""
+    try:
+        docs = load.parse(load.decode("", data))
+    except InputProblem:
+        return set()
+    return {
+        (obj.namespace or "", obj.name)
+        for doc in docs
+        for obj in locate.objects(doc)
+        if obj.kind == "ResourceClaimTemplate"
+    }
 
 
 def _collisions(files: list[FileResult]) -> list[Finding]:

@@ -137,6 +137,8 @@ class Settings:
     target: str  # v1beta1, v1beta2 or v1
     config: Config
     kube_version: str | None = None  # validates generated objects for this release
+    # (namespace, name) of ResourceClaimTemplates defined anywhere in the input
+    reserved: frozenset[tuple[str, str]] = frozenset()
 
 
 def plan_site(
@@ -195,7 +197,7 @@ def plan_site(
 
     workload = site.workload
     claim = _claim_name(site.pod)
-    template = _template_name(workload, site, names, path, findings)
+    template = _template_name(workload, site, names, path, findings, settings.reserved)
     obj = resource_claim_template(template, workload.namespace, requests, settings.target)
     edits: list[Edit] = list(removals)
     edits.extend(_container_edits(site, refs, claim))
@@ -551,12 +553,17 @@ def _claim_name(pod: MappingNode) -> str:
 
 
 def _template_name(
-    workload: Workload, site: PodSite, names: Names, path: str, findings: list[Finding]
+    workload: Workload,
+    site: PodSite,
+    names: Names,
+    path: str,
+    findings: list[Finding],
+    reserved: frozenset[tuple[str, str]] = frozenset(),
 ) -> str:
     base = workload.name.rstrip("-") or workload.kind.lower()
     wanted = "-".join(p for p in (base, site.label, "gpu") if p)
     name = _dns_subdomain(wanted)
-    if not names.free(workload.namespace, name):
+    if not names.free(workload.namespace, name) or (workload.namespace or "", name) in reserved:
         name = _dns_subdomain(f"{wanted}-{_short_hash(workload.display + site.path)}")
     if name != wanted:
         line, col = load.position(workload.root)

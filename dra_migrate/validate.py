@@ -669,12 +669,27 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
     from dra_migrate.catalog import load_catalog
 
     claims: dict[tuple[str, str, str], ClaimDef] = {}
+    found: list[Finding] = []
     for check in checks:
         for claim in check.claims:
-            claims.setdefault((claim.kind, claim.namespace, claim.name), claim)
+            key = (claim.kind, claim.namespace, claim.name)
+            first = claims.setdefault(key, claim)
+            if first is not claim and _shape(first) != _shape(claim):
+                w = claim.where
+                found.append(
+                    finding(
+                        "DRA322",
+                        w.path,
+                        w.line,
+                        w.col,
+                        f"{claim.kind} {claim.name} is also defined at {first.where.path}:"
+                        f"{first.where.line} with other requests; applied together, the "
+                        "last one wins",
+                        "keep one definition, or give them different names",
+                    )
+                )
     classes = {c.name for check in checks for c in check.classes}
     known = {c.name for c in load_catalog().device_classes}
-    found: list[Finding] = []
     for check in checks:
         for pod in check.pods:
             if not pod.kind:
@@ -727,6 +742,13 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                         )
                     )
     return found
+
+
+def _shape(claim: ClaimDef) -> list[tuple[Any, ...]]:
+    return [
+        (r.name, r.device_class, r.mode, r.count, [s.expression for s in r.selectors])
+        for r in _all_requests(claim.requests)
+    ]
 
 
 def _resolve(claims: Mapping[tuple[str, str, str], ClaimDef], pod: PodRef) -> ClaimDef | None:

@@ -257,3 +257,17 @@ def test_patch_file_given_alone_is_known_from_its_kustomization(tmp_path: Path) 
     assert b"prod/gpu.yaml:14:13: DRA202" in done.stderr
     assert b"applied by prod/kustomization.yaml" in done.stderr
     assert (tmp_path / "prod" / "gpu.yaml").read_text() == patch
+
+
+def test_generated_names_never_take_a_template_defined_elsewhere(repo: Path) -> None:
+    (repo / "apps" / "handmade.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaimTemplate\n"
+        "metadata: {name: infer-gpu, namespace: ml}\n"
+        "spec:\n  spec:\n    devices:\n      requests:\n"
+        "      - {name: x, deviceClassName: gpu.nvidia.com, count: 8}\n"
+    )
+    done = run_cli(["convert", "apps"], repo)
+    out = done.stdout.decode()
+    assert "resourceClaimTemplateName: infer-gpu-" in out
+    assert "resourceClaimTemplateName: infer-gpu\n" not in out
+    assert b"DRA210" in done.stderr
