@@ -815,9 +815,64 @@ def check_slices(checks: Sequence[FileCheck], devices: Sequence[Any]) -> list[Fi
                     )
                 )
         for claim in check.claims:
+            chosen: dict[str, tuple[int, list[Any]]] = {}
+            ok = True
             for request in claim.requests:
-                found.extend(_request_on_devices(claim, request, class_selectors, evaluator))
+                result, pick = _request_on_devices(claim, request, class_selectors, evaluator)
+                found.extend(result)
+                if pick is None:
+                    ok = False
+                else:
+                    chosen[request.name] = pick
+            if ok and len(chosen) > 1:
+                found.extend(_claim_on_one_node(claim, chosen))
     return found
+
+
+def _claim_on_one_node(
+    claim: ClaimDef, chosen: Mapping[str, tuple[int, list[Any]]]
+) -> list[Finding]:
+    """All requests of a claim are allocated on one node, with distinct devices."""
+    nodes = {d.node for _n, devices in chosen.values() for d in devices if d.node is not None}
+    for node in sorted(nodes) or [None]:
+        slots = [
+            [d.name + "@" + (d.node or "") for d in devices if d.node in (node, None)]
+            for count, devices in chosen.values()
+            for _ in range(count)
+        ]
+        if _assignable(slots):
+            return []
+    need = ", ".join(f"{name}: {count}" for name, (count, _d) in chosen.items())
+    total = sum(count for count, _d in chosen.values())
+    w = claim.where
+    return [
+        finding(
+            "DRA341",
+            w.path,
+            w.line,
+            w.col,
+            f"{claim.kind} {claim.name} needs {total} distinct devices on one node ({need}); "
+            "no node in the ResourceSlices has them all: a pod using it stays Pending",
+            "requests of one claim are allocated on the same node",
+        )
+    ]
+
+
+def _assignable(slots: list[list[str]]) -> bool:
+    """Whether every slot gets a distinct device (bipartite matching, augmenting paths)."""
+    owner: dict[str, int] = {}
+
+    def place(slot: int, seen: set[str]) -> bool:
+        for device in slots[slot]:
+            if device in seen:
+                continue
+            seen.add(device)
+            if device not in owner or place(owner[device], seen):
+                owner[device] = slot
+                return True
+        return False
+
+    return all(place(i, set()) for i in range(len(slots)))
 
 
 def _request_on_devices(
@@ -825,7 +880,8 @@ def _request_on_devices(
     request: Request,
     class_selectors: Mapping[str, list[Selector]],
     evaluator: _Evaluator,
-) -> list[Finding]:
+) -> tuple[list[Finding], tuple[int, list[Any]] | None]:
+    """Findings for one request, and (count, matching devices) of the option that fits."""
     found: list[Finding] = []
     options = request.subrequests or [request]
     w = request.where
@@ -835,13 +891,13 @@ def _request_on_devices(
         if option.device_class is None:
             continue
         if option.device_class not in class_selectors:
-            return []  # unknown class: reported by cross_check, nothing to evaluate
+            return [], None  # unknown class: reported by cross_check, nothing to evaluate
         selectors = [*class_selectors[option.device_class], *option.selectors]
         if not evaluator.compiles(selectors):
-            return []  # DRA330 reports the selector; nothing to evaluate
+            return [], None  # DRA330 reports the selector; nothing to evaluate
         matching = evaluator.matching(selectors, found)
         if matching is None:
-            return found  # DRA344: the allocation would abort
+            return found, None  # DRA344: the allocation would abort
         need = option.count if option.mode == "ExactCount" and option.count else 1
         if matching and _max_per_node(matching) >= need:
             found.append(
@@ -854,7 +910,7 @@ def _request_on_devices(
                     + _per_node(matching),
                 )
             )
-            return found
+            return found, (need if option.mode == "ExactCount" else 1, matching)
         if len(matching) > len(best):
             best = matching
     need = max((o.count or 1) for o in options)
@@ -880,7 +936,7 @@ def _request_on_devices(
                 f"match on any node ({_per_node(best)}): a pod using it stays Pending",
             )
         )
-    return found
+    return found, None
 
 
 class _Evaluator:

@@ -459,3 +459,29 @@ def test_cli_resource_slices(tmp_path: Path) -> None:
     done = run_cli(["validate", "--resource-slices", str(folder / VKS), "t.yaml"], tmp_path)
     assert done.returncode == 1
     assert b"DRA340" in done.stdout and b"stays Pending" in done.stdout
+
+
+TWO_REQUESTS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: pair
+spec:
+  spec:
+    devices:
+      requests:
+      - name: a
+        exactly: {deviceClassName: gpu.nvidia.com}
+      - name: b
+        exactly: {deviceClassName: gpu.nvidia.com}
+"""
+
+
+def test_slices_whole_claim_needs_one_node(tmp_path: Path) -> None:
+    """Two one-GPU requests each fit somewhere, but a claim lives on one node:
+    the dump has one GPU per node, so the pod would stay Pending."""
+    found = _on_slices(tmp_path, VKS, TWO_REQUESTS)
+    codes = [c for c, _ in found]
+    assert codes.count("DRA343") == 2 and codes.count("DRA341") == 1, found
+    [message] = [m for c, m in found if c == "DRA341"]
+    assert "needs 2 distinct devices on one node (a: 1, b: 1)" in message
