@@ -161,11 +161,9 @@ def scan(fmt: str, **kwargs: Any) -> None:
 
 @main.command()
 @common_options
-@click.option(
-    "--diff", "mode", flag_value="diff", help="Print a unified diff; write nothing (the default)."
-)
+@click.option("--diff", is_flag=True, help="Print a unified diff; write nothing (the default).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file would change.")
-@click.option("--write", "mode", flag_value="write", help="Rewrite files in place (atomically).")
+@click.option("--write", is_flag=True, help="Rewrite files in place (atomically).")
 @click.option(
     "--output-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -173,13 +171,23 @@ def scan(fmt: str, **kwargs: Any) -> None:
 )
 @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
 def convert(
-    mode: str | None, check: bool, output_dir: Path | None, quiet: bool, **kwargs: Any
+    diff: bool,
+    check: bool,
+    write: bool,
+    output_dir: Path | None,
+    quiet: bool,
+    **kwargs: Any,
 ) -> None:
     """Rewrite GPU requests as ResourceClaimTemplates and claims."""
+    mode = "write" if write else ("diff" if diff else None)
     try:
         options = resolve(**kwargs)
+        if diff and write:
+            raise ConfigError("--diff writes nothing: it cannot be combined with --write")
         if output_dir is not None and (mode == "write" or check):
             raise ConfigError("--output-dir cannot be combined with --write or --check")
+        if check and mode == "write":
+            raise ConfigError("--check writes nothing: it cannot be combined with --write")
         if options.paths == ("-",) and output_dir is not None:
             raise ConfigError("--output-dir needs paths, not - (stdin)")
     except ConfigError as error:

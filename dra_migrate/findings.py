@@ -81,6 +81,9 @@ CODES: dict[str, Code] = _table(
         "cluster-scoped template: the ResourceClaimTemplate is needed in every namespace",
     ),
     Code("DRA217", W, "two files generate different ResourceClaimTemplates of one name"),
+    Code("DRA218", E, "LimitRange puts the GPU extended resource back into containers"),
+    Code("DRA219", E, "kustomize renames ResourceClaimTemplates but not the pods' references"),
+    Code("DRA220", W, "pod bypasses the scheduler (spec.nodeName): its claim is never allocated"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),
@@ -106,6 +109,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA320", E, "constraint or config names a missing request, or an unqualified attribute"),
     Code("DRA321", E, "invalid opaque driver configuration"),
     Code("DRA322", W, "two different definitions of one ResourceClaimTemplate or ResourceClaim"),
+    Code("DRA323", W, "pods of a replicated workload share one ResourceClaim"),
     Code("DRA330", E, "CEL selector does not compile"),
     Code("DRA331", E, "stale or wrong name (attribute, capacity or config apiVersion)"),
     Code("DRA332", E, "attribute or capacity the driver does not publish"),

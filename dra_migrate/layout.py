@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ruamel.yaml.nodes import Node
+
 from dra_migrate import load
 from dra_migrate.findings import InputProblem
 
@@ -27,9 +29,22 @@ class Role:
     via: str = ""  # the kustomization or chart that gives the file its role
 
 
+@dataclass(frozen=True)
+class Renaming:
+    """A kustomization with namePrefix or nameSuffix, and what it builds."""
+
+    path: Path
+    display: str
+    line: int
+    col: int
+    files: frozenset[Path]  # every resource file it builds, through its bases
+    references_templates: bool  # its configurations teach kustomize resourceClaimTemplateName
+
+
 @dataclass
 class Layout:
     patches: dict[Path, str] = field(default_factory=dict)  # resolved patch file -> kustomization
+    renamings: list[Renaming] = field(default_factory=list)
 
     def role(self, path: Path) -> Role:
         name = path.name
@@ -87,16 +102,67 @@ def build(paths: Iterable[Path]) -> Layout:
         if real in seen:
             continue
         seen.add(real)
-        try:
-            source = load.decode(str(path), path.read_bytes())
-            docs = load.parse(source)
-        except (OSError, InputProblem):
+        root = _read(real)
+        if root is None:
             continue  # reported when the file itself is processed
-        for doc in docs:
-            for patch_file in _patch_files(doc.root):
-                target = (real.parent / patch_file).resolve()
-                layout.patches.setdefault(target, _shown(path))
+        for patch_file in _patch_files(root):
+            target = (real.parent / patch_file).resolve()
+            layout.patches.setdefault(target, _shown(path))
+        renaming = _renaming(real, root)
+        if renaming is not None:
+            layout.renamings.append(renaming)
     return layout
+
+
+def _read(path: Path) -> Node | None:
+    try:
+        docs = load.parse(load.decode(str(path), path.read_bytes()))
+    except (OSError, InputProblem):
+        return None
+    roots = [d.root for d in docs if d.root is not None]
+    return roots[0] if roots else None
+
+
+def _renaming(path: Path, root: Node) -> Renaming | None:
+    key = next(
+        (k for name, k, _v in load.entries(root) if name in ("namePrefix", "nameSuffix")), None
+    )
+    if key is None:
+        return None
+    line, col = load.position(key)
+    teaches = any(
+        b"ResourceClaimTemplate" in _bytes(path.parent / (load.scalar(c) or ""))
+        for c in load.items(load.get(root, "configurations"))
+    )
+    return Renaming(path, _shown(path), line, col, frozenset(_built(path, set())), teaches)
+
+
+def _bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _built(kustomization: Path, visiting: set[Path]) -> set[Path]:
+    """The resource files a kustomization builds, through its bases and components."""
+    if kustomization in visiting:
+        return set()
+    visiting.add(kustomization)
+    root = _read(kustomization)
+    found: set[Path] = set()
+    for key in ("resources", "bases", "components"):
+        for item in load.items(load.get(root, key)):
+            entry = load.scalar(item) or ""
+            target = (kustomization.parent / entry).resolve()
+            if target.is_dir():
+                for name in KUSTOMIZATION_NAMES:
+                    if (target / name).is_file():
+                        found |= _built(target / name, visiting)
+                        break
+            elif target.is_file():
+                found.add(target)
+    return found
 
 
 def _shown(path: Path) -> str:

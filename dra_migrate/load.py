@@ -87,8 +87,10 @@ def decode(path: str, raw: bytes) -> Source:
         text = text[1:]
     crlf = text.count("\r\n")
     newline = "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
-    stripped = text.lstrip()
-    is_json = path.endswith(".json") or stripped.startswith(("{", "["))
+    # JSON by name; a stream with no telling name (stdin) by its first character.
+    # A .yaml file may well start with a flow mapping.
+    named_yaml = path.endswith((".yaml", ".yml"))
+    is_json = path.endswith(".json") or (not named_yaml and text.lstrip().startswith(("{", "[")))
     return Source(path=path, text=text, bom=bom, newline=newline, is_json=is_json)
 
 

@@ -81,7 +81,43 @@ def run(
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
     files = [results[i] for i in sorted(results)]
-    return Report(files, _collisions(files))
+    changed = {
+        candidates[i].path.resolve() for i, r in results.items() if r.status is Status.CHANGED
+    }
+    return Report(files, _collisions(files) + _renamings(repo_layout, changed))
+
+
+def _renamings(repo_layout: layout.Layout, changed: set[Path]) -> list[Finding]:
+    """Overlays that rename ResourceClaimTemplates without renaming the references."""
+    found = []
+    for renaming in repo_layout.renamings:
+        if renaming.references_templates:
+            continue
+        uses = renaming.files & changed or {
+            f for f in renaming.files if b"resourceClaimTemplateName" in _read_bytes(f)
+        }
+        if uses:
+            found.append(
+                finding(
+                    "DRA219",
+                    renaming.display,
+                    renaming.line,
+                    renaming.col,
+                    "this kustomization renames the ResourceClaimTemplates it builds, but "
+                    "kustomize does not rename resourceClaimTemplateName in pod specs: the pods "
+                    "would refer to templates that do not exist",
+                    "add a configurations: file with a nameReference for kind "
+                    "ResourceClaimTemplate (docs/findings.md#dra219)",
+                )
+            )
+    return found
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 def _defined_templates(data: bytes) -> set[tuple[str, str]]:
@@ -211,6 +247,9 @@ def _convert(
             if workload.kind == "ResourceQuota":
                 findings.extend(unconverted.quota(workload, config, path))
                 continue
+            if workload.kind == "LimitRange":
+                findings.extend(unconverted.limit_range(workload, config, path))
+                continue
             sites = locate.pod_sites(workload)
             covered: list[Node] = []
             for site in sites:
@@ -247,7 +286,7 @@ def _convert(
         text = apply(source, docs, edits)
         converted, new_docs = _verify(text, source, settings)
         invalid = _check_generated(plans, settings, path) + _introduced(
-            source, docs, converted, new_docs, settings
+            source, docs, converted, new_docs, settings, plans
         )
         if invalid:
             findings.extend(invalid)
@@ -321,6 +360,7 @@ def _introduced(
     converted: Source,
     new_docs: list[Document],
     settings: Settings,
+    plans: list[PodPlan],
 ) -> list[Finding]:
     """``validate`` errors that the conversion added to the file (none may be)."""
     from dra_migrate.validate import NEEDLES, ValidateSettings, check_documents, cross_check
@@ -338,13 +378,15 @@ def _introduced(
 
     before = errors(source, docs)
     after = errors(converted, new_docs)
+    line, col = load.position(plans[0].site.pod)  # positions in the input, not the output
     return [
         finding(
             "DRA901",
             source.path,
-            f.line,
-            f.col,
-            f"the converted file would fail validation ({f.code} {f.message}); nothing was written",
+            line,
+            col,
+            f"the converted file would fail validation ({f.code} {f.message}, at line "
+            f"{f.line} of the converted text); nothing was written",
         )
         for key, f in sorted(after.items())
         if key not in before

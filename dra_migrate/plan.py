@@ -699,6 +699,19 @@ def _notes(
                 "it accepts; check that your version allows resourceClaims",
             )
         )
+    node_name = get(site.pod, "nodeName")
+    if node_name is not None:
+        findings.append(
+            finding(
+                "DRA220",
+                path,
+                *load.position(node_name),
+                f"{workload.kind} {workload.name} sets nodeName {scalar(node_name)!r}: it skips "
+                "the scheduler, which is what allocates ResourceClaims, so its claim stays "
+                "unallocated and the pod does not start",
+                "select the node with nodeSelector or node affinity instead",
+            )
+        )
     if workload.entry is not None and workload.entry.cluster_scoped:
         findings.append(
             finding(

@@ -95,6 +95,31 @@ def quota(workload: locate.Workload, config: Config, path: str) -> list[Finding]
     return found
 
 
+def limit_range(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
+    """A LimitRange that gives containers a GPU default (or minimum) puts the
+    extended resource back into every converted container."""
+    found = []
+    for limit in items(load.get_path(workload.root, "spec", "limits")):
+        for field in ("default", "defaultRequest", "min"):
+            for key, key_node, value in entries(get(limit, field)):
+                if not config.is_gpu(key):
+                    continue
+                line, col = load.position(key_node)
+                found.append(
+                    finding(
+                        "DRA218",
+                        path,
+                        line,
+                        col,
+                        f"LimitRange {workload.name} sets {field} {key}: {scalar(value)}; the "
+                        "LimitRanger adds it to every container that has none, so converted "
+                        "pods would ask the device plugin for GPUs again (or be rejected)",
+                        f"remove {key} from {field} once the namespace runs on DRA claims",
+                    )
+                )
+    return found
+
+
 def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, str]]:
     """(line, col, resource, line text) for every resource-name token in the text."""
     # overlapping candidates, each starting at a token boundary: in a JSON

@@ -565,6 +565,14 @@ class _FileChecker:
                 continue
             target_node = template if template is not None else direct
             assert target_node is not None
+            if direct is not None and workload.kind != "Pod":
+                self.add(
+                    "DRA323",
+                    direct,
+                    f"{owner}: every pod of this {workload.kind} uses ResourceClaim "
+                    f"{scalar(direct)!r}, so they all share its devices",
+                    "use resourceClaimTemplateName to give each pod devices of its own",
+                )
             self.name(target_node, subdomain=True, what=f"{owner}: pod claim {name!r} target")
             refs[name] = PodRef(
                 workload=owner,

@@ -33,7 +33,10 @@ def write_atomic(target: Path, data: bytes) -> None:
     """Write through a temporary file in the same folder and rename it over ``target``.
 
     The file mode of an existing target is kept; a reader never sees half a file.
+    A symbolic link is written through: its target changes, the link stays.
     """
+    if target.is_symlink():
+        target = target.resolve()
     mode = None
     with contextlib.suppress(FileNotFoundError):
         mode = stat.S_IMODE(target.stat().st_mode)

@@ -271,3 +271,29 @@ def test_generated_names_never_take_a_template_defined_elsewhere(repo: Path) -> 
     assert "resourceClaimTemplateName: infer-gpu-" in out
     assert "resourceClaimTemplateName: infer-gpu\n" not in out
     assert b"DRA210" in done.stderr
+
+
+def test_conflicting_modes_are_usage_errors(repo: Path) -> None:
+    for flags in (["--check", "--write"], ["--diff", "--write"], ["--write", "--output-dir", "o"]):
+        done = run_cli(["convert", *flags, "apps"], repo)
+        assert done.returncode == 2, flags
+    assert (repo / "apps" / "infer.yaml").read_text() == DEPLOYMENT
+
+
+def test_write_through_a_symlink(repo: Path) -> None:
+    real = repo / "apps" / "infer.yaml"
+    (repo / "link.yaml").symlink_to(real)
+    assert run_cli(["convert", "--write", "link.yaml"], repo).returncode == 0
+    assert (repo / "link.yaml").is_symlink()
+    assert "resourceClaimTemplateName: infer-gpu" in real.read_text()
+
+
+def test_a_yaml_file_may_start_with_a_flow_mapping(repo: Path) -> None:
+    flow = (
+        "{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: "
+        "[{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]}}\n"
+    )
+    (repo / "flow.yaml").write_text(flow)
+    done = run_cli(["convert", "--write", "flow.yaml"], repo)
+    assert done.returncode == 0, done.stderr
+    assert "\n---\n" in (repo / "flow.yaml").read_text()

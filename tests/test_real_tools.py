@@ -86,3 +86,36 @@ def test_helm_chart_sources_are_reported_not_modified(tools: Path, tmp_path: Pat
             ).read_bytes() == path.read_bytes()
     # and the chart still renders, untouched
     _tool(tools, "helm", "template", "demo", str(chart))
+
+
+NAME_REFERENCE = """\
+nameReference:
+- kind: ResourceClaimTemplate
+  fieldSpecs:
+  - {kind: Deployment, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}
+"""
+
+
+def test_name_prefix_needs_the_documented_name_reference(tools: Path, tmp_path: Path) -> None:
+    work = tmp_path / "kustomize"
+    shutil.copytree(EXAMPLES / "kustomize" / "base", work / "base")
+    (work / "prod").mkdir()
+    (work / "prod" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: prod-\n")
+    done = run_cli(["convert", "--write", "."], work)
+    assert b"prod/kustomization.yaml:3:1: DRA219" in done.stderr
+
+    def refs() -> tuple[str, str]:
+        built = objects(load_all(_tool(tools, "kubectl", "kustomize", "prod", cwd=work).decode()))
+        template = next(o for o in built if o["kind"] == "ResourceClaimTemplate")
+        pod = next(o for o in built if o["kind"] == "Deployment")["spec"]["template"]["spec"]
+        return template["metadata"]["name"], pod["resourceClaims"][0]["resourceClaimTemplateName"]
+
+    name, ref = refs()
+    assert name.startswith("prod-") and ref != name  # what DRA219 warns about
+    (work / "prod" / "dra-name-reference.yaml").write_text(NAME_REFERENCE)
+    (work / "prod" / "kustomization.yaml").write_text(
+        "resources:\n- ../base\nnamePrefix: prod-\nconfigurations:\n- dra-name-reference.yaml\n"
+    )
+    name, ref = refs()
+    assert ref == name  # the documented fix works with the real kustomize
+    assert b"DRA219" not in run_cli(["convert", "--check", "."], work).stderr
