@@ -181,11 +181,6 @@ class Catalog:
                 return entry
         return None
 
-    def qualified_attribute(self, qualified: str, default_domain: str) -> AttributeInfo | None:
-        """Look up ``domain/name`` (or ``name`` in ``default_domain``)."""
-        domain, name = split_qualified_name(qualified, default_domain)
-        return self.attribute(domain, name)
-
 
 def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
     """``'gpu.nvidia.com/productName'`` → ``('gpu.nvidia.com', 'productName')``.

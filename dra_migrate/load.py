@@ -39,12 +39,6 @@ class Source:
     newline: str = "\n"
     is_json: bool = False
 
-    def position(self, index: int) -> tuple[int, int]:
-        """1-based line and column of a character offset."""
-        line = self.text.count("\n", 0, index) + 1
-        col = index - (self.text.rfind("\n", 0, index) + 1) + 1
-        return line, col
-
     def encode(self, text: str) -> bytes:
         return ((BOM if self.bom else "") + text).encode("utf-8")
 
@@ -303,10 +297,6 @@ def content_end(node: Node, text: str) -> int:
         return content_end(item, text)
     end: int = node.end_mark.index
     return end
-
-
-def is_map(node: Node | None) -> bool:
-    return isinstance(node, MappingNode)
 
 
 def is_seq(node: Node | None) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,7 +184,7 @@ def find_config(start: Path) -> Path | None:
 
 def load_config(path: Path | None) -> Config:
     """Built-ins, plus the project file at ``path`` when given."""
-    defaults = _read(_DEFAULTS, str(_DEFAULTS))
+    defaults = _read(_DEFAULTS, str(_DEFAULTS), check=False)  # ours: tested, not re-checked
     base = _build(defaults)
     if path is None:
         return base
@@ -207,7 +207,7 @@ def load_config(path: Path | None) -> Config:
     )
 
 
-def _read(path: Path, display: str) -> dict[str, Any]:
+def _read(path: Path, display: str, check: bool = True) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -228,7 +228,8 @@ def _read(path: Path, display: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         line, col = load.position(root)
         raise ConfigError("configuration must be a mapping", display, line, col)
-    _check_schema(data, root, display)
+    if check:  # jsonschema is imported only for a project's own file
+        _check_schema(data, root, display)
     return data
 
 
@@ -241,25 +242,10 @@ def _check_schema(data: dict[str, Any], root: Node, display: str) -> None:
     if not errors:
         return
     error = errors[0]
-    node = _node_at(root, list(error.absolute_path))
+    node = load.node_at(root, tuple(error.absolute_path))
     line, col = load.position(node)
     where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
     raise ConfigError(f"invalid configuration at {where}: {error.message}", display, line, col)
-
-
-def _node_at(root: Node, path: Sequence[Any]) -> Node:
-    node = root
-    for step in path:
-        if isinstance(step, int) and load.is_seq(node) and step < len(node.value):
-            node = node.value[step]
-            continue
-        for key, key_node, value in load.entries(node):
-            if key == step:
-                node = value if not isinstance(value, type(None)) else key_node
-                break
-        else:
-            break
-    return node
 
 
 def _build(data: Mapping[str, Any]) -> Config:

@@ -225,13 +225,8 @@ def _shared(site: PodSite, asks: list[Ask], removals: list[RemoveEntry]) -> Node
     nodes: list[Node | None] = [site.pod]
     for ask in asks:
         resources = get(ask.container.node, "resources")
-        nodes += [
-            ask.container.node,
-            resources,
-            get(resources, "limits"),
-            get(resources, "requests"),
-        ]
-        nodes.append(get(resources, "claims"))
+        # limits and requests count only when edited: the removals name them below
+        nodes += [ask.container.node, resources, get(resources, "claims")]
     nodes.append(get(site.pod, "resourceClaims"))
     nodes += [r.mapping for r in removals]
     for node in nodes:
