@@ -131,13 +131,14 @@ def _renaming(path: Path, root: Node) -> Renaming | None:
         return None
     line, col = load.position(key)
     teaches = any(
-        b"ResourceClaimTemplate" in _bytes(path.parent / (load.scalar(c) or ""))
+        b"ResourceClaimTemplate" in read_bytes(path.parent / (load.scalar(c) or ""))
         for c in load.items(load.get(root, "configurations"))
     )
     return Renaming(path, _shown(path), line, col, frozenset(_built(path, set())), teaches)
 
 
-def _bytes(path: Path) -> bytes:
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, or none when it cannot be read (a best-effort look)."""
     try:
         return path.read_bytes()
     except OSError:

@@ -39,7 +39,7 @@ class Job:
     path: str  # filesystem path, "" for stdin
     display: str
     role: Role
-    data: bytes | None = None  # stdin content; files are read by the worker
+    data: bytes | None = None  # the content, read once by discovery (None: read it here)
     edit: bool = True  # False for scan: plan and report, write no text
 
 
@@ -74,7 +74,7 @@ def run(
                 empty = finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
                 results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
             continue
-        work.append((index, Job(str(candidate.path), candidate.display, role, edit=edit)))
+        work.append((index, Job(str(candidate.path), candidate.display, role, data, edit)))
     if templates_elsewhere:
         settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
     processed = _map([job for _i, job in work], settings, jobs)
@@ -94,7 +94,7 @@ def _renamings(repo_layout: layout.Layout, changed: set[Path]) -> list[Finding]:
         if renaming.references_templates:
             continue
         uses = renaming.files & changed or {
-            f for f in renaming.files if b"resourceClaimTemplateName" in _read_bytes(f)
+            f for f in renaming.files if b"resourceClaimTemplateName" in layout.read_bytes(f)
         }
         if uses:
             found.append(
@@ -111,13 +111,6 @@ def _renamings(repo_layout: layout.Layout, changed: set[Path]) -> list[Finding]:
                 )
             )
     return found
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""
 
 
 def _defined_templates(data: bytes) -> set[tuple[str, str]]:

@@ -120,19 +120,20 @@ def limit_range(workload: locate.Workload, config: Config, path: str) -> list[Fi
     return found
 
 
-def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, str]]:
-    """(line, col, resource, line text) for every resource-name token in the text."""
+def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, str, int]]:
+    """(line, col, resource, line text, offset) for every resource-name token in the text."""
     # overlapping candidates, each starting at a token boundary: in a JSON
     # pointer (/resources/limits/nvidia.com~1gpu) the name follows a "/"
     token = re.compile(r"(?<![A-Za-z0-9.-])(?=([A-Za-z0-9.-]+(?:/|~1)[A-Za-z0-9._-]+))")
     found = []
-    for number, line in enumerate(source.text.splitlines(), 1):
-        if line.lstrip().startswith("#"):
-            continue
-        for m in token.finditer(line):
-            name = m.group(1).replace("~1", "/")  # JSON pointer escape
-            if config.is_gpu(name) and _as_resource(line, m.start(), m.group(1)):
-                found.append((number, m.start() + 1, name, line))
+    offset = 0
+    for number, line in enumerate(source.text.split("\n"), 1):  # lines as YAML counts them
+        if not line.lstrip().startswith("#"):
+            for m in token.finditer(line):
+                name = m.group(1).replace("~1", "/")  # JSON pointer escape
+                if config.is_gpu(name) and _as_resource(line, m.start(), m.group(1)):
+                    found.append((number, m.start() + 1, name, line, offset + m.start()))
+        offset += len(line) + 1
     return found
 
 
@@ -151,7 +152,7 @@ def _as_resource(line: str, start: int, token: str) -> bool:
 
 def helm_template(source: Source, config: Config) -> list[Finding]:
     found = []
-    for line, col, name, text in _gpu_mentions(source, config):
+    for line, col, name, text, _at in _gpu_mentions(source, config):
         ref = _VALUES_REF.search(text)
         where = f"values key {ref.group(1).lstrip('.')}" if ref else "a literal in the template"
         found.append(
@@ -233,7 +234,7 @@ def kustomize_patch(
             )
         )
     if not found:  # a JSON6902 patch names the resource in a path string
-        for line, col, name, _text in _gpu_mentions(source, config):
+        for line, col, name, _text, _at in _gpu_mentions(source, config):
             found.append(
                 finding(
                     "DRA202",
@@ -255,9 +256,8 @@ def kustomization(source: Source, docs: list[Document], config: Config) -> list[
             node = get(doc.root, key)
             if node is not None:
                 spans.append((node.start_mark.index, node.end_mark.index))
-    for line, col, name, _text in _gpu_mentions(source, config):
-        index = _index_of(source.text, line, col)
-        if any(a <= index < b for a, b in spans):
+    for line, col, name, _text, at in _gpu_mentions(source, config):
+        if any(a <= at < b for a, b in spans):
             found.append(
                 finding(
                     "DRA202",
@@ -270,10 +270,3 @@ def kustomization(source: Source, docs: list[Document], config: Config) -> list[
                 )
             )
     return found
-
-
-def _index_of(text: str, line: int, col: int) -> int:
-    pos = 0
-    for _ in range(line - 1):
-        pos = text.index("\n", pos) + 1
-    return pos + col - 1

@@ -312,19 +312,12 @@ class _FileChecker:
                 get(devices, "requests") or devices or spec or request_nodes[0],
                 f"{owner} has {len(request_nodes)} requests; at most {MAX_REQUESTS} are allowed",
             )
-        seen: dict[str, Node] = {}
+        seen: set[str] = set()
         for node in request_nodes:
+            self.unique_label(get(node, "name"), seen, f"{owner}: request name")
             request = self.request(node, version, owner)
-            if request is None:
-                continue
-            name_node = get(node, "name")
-            if request.name in seen and name_node is not None:
-                self.add(
-                    "DRA313", name_node, f"{owner}: request name {request.name!r} is used twice"
-                )
-            elif name_node is not None:
-                seen[request.name] = name_node
-            requests.append(request)
+            if request is not None:
+                requests.append(request)
         names = {r.name for r in requests} | {
             f"{r.name}/{s.name}" for r in requests for s in r.subrequests
         }
@@ -349,10 +342,7 @@ class _FileChecker:
     def request(self, node: Node, version: str, owner: str) -> Request | None:
         if not isinstance(node, MappingNode):
             return None
-        name_node = get(node, "name")
-        name = scalar(name_node) or ""
-        if name_node is not None:
-            self.name(name_node, subdomain=False, what=f"{owner}: request name")
+        name = scalar(get(node, "name")) or ""  # checked by claim_spec
         label = f"{owner}: request {name!r}"
         first = get(node, "firstAvailable")
         if version == "v1beta1":
@@ -387,13 +377,9 @@ class _FileChecker:
             self.limit(first, len(subs), MAX_SUBREQUESTS, label, "firstAvailable entries")
             sub_seen: set[str] = set()
             for sub in subs:
-                sub_name_node = get(sub, "name")
-                sub_name = scalar(sub_name_node) or ""
-                if sub_name_node is not None:
-                    self.name(sub_name_node, subdomain=False, what=f"{label}: subrequest name")
-                    if sub_name in sub_seen:
-                        self.add("DRA313", sub_name_node, f"{label}: subrequest {sub_name!r} twice")
-                    sub_seen.add(sub_name)
+                sub_name = self.unique_label(
+                    get(sub, "name"), sub_seen, f"{label}: subrequest name"
+                )
                 parsed = self.exact(sub, sub_name, f"{label} subrequest {sub_name!r}")
                 if parsed is not None:
                     request.subrequests.append(parsed)
@@ -504,6 +490,16 @@ class _FileChecker:
                     f"{owner}: {what} names request {text!r}, which the claim does not have",
                 )
 
+    def unique_label(self, node: Node | None, seen: set[str], what: str) -> str:
+        """A name that must be a DNS label, unique among ``seen`` (which it joins)."""
+        name = scalar(node) or ""
+        if node is not None:
+            self.name(node, subdomain=False, what=what)
+            if name in seen:
+                self.add("DRA313", node, f"{what} {name!r} is used twice")
+            seen.add(name)
+        return name
+
     def limit(self, node: Node, size: int, maximum: int, owner: str, what: str) -> None:
         if size > maximum:
             self.add("DRA313", node, f"{owner} has {size} {what}; at most {maximum} are allowed")
@@ -544,13 +540,9 @@ class _FileChecker:
                 self.add("DRA301", patch, f"{owner}: podSpecPatch does not parse as JSON or YAML")
         # claims parsed out of the patch string point at the podSpecPatch key
         self.anchor = patch if isinstance(patch, ScalarNode) else None
+        claim_names: set[str] = set()
         for claim in claim_nodes:
-            name_node = get(claim, "name")
-            name = scalar(name_node) or ""
-            if name_node is not None:
-                self.name(name_node, subdomain=False, what=f"{owner}: pod claim name")
-                if name in refs:
-                    self.add("DRA313", name_node, f"{owner}: pod claim {name!r} is listed twice")
+            name = self.unique_label(get(claim, "name"), claim_names, f"{owner}: pod claim name")
             template = get(claim, "resourceClaimTemplateName")
             direct = get(claim, "resourceClaimName")
             if (template is None) == (direct is None):
