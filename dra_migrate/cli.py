@@ -44,7 +44,7 @@ def common_options(func: F) -> F:
         click.option(
             "--target",
             type=click.Choice(TARGETS),
-            help="resource.k8s.io version to write (default v1beta1).",
+            help="resource.k8s.io version to write (default v1, served by Kubernetes 1.34+; --kube-version picks it from the cluster).",
         ),
         click.option(
             "--kube-version", help="Cluster version, e.g. 1.34: picks --target and warns about it."

@@ -12,7 +12,7 @@ import enum
 from dataclasses import dataclass, field
 
 
-class Severity(str, enum.Enum):
+class Severity(enum.StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"

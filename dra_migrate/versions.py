@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from dra_migrate.findings import ConfigError
 
 TARGETS = ("v1beta1", "v1beta2", "v1")
-DEFAULT_TARGET = "v1beta1"
+DEFAULT_TARGET = "v1"
 
 
 @dataclass(frozen=True)

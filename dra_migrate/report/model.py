@@ -16,7 +16,7 @@ EXIT_USAGE = 2
 EXIT_UNPROCESSED = 123  # some input could not be processed
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     UNCHANGED = "unchanged"  # looked at, nothing to convert
     CHANGED = "changed"  # converted (or would be)
     FAILED = "failed"  # could not be processed; left untouched
