@@ -214,7 +214,7 @@ def _stream_out(result: FileResult, mode: str | None, check: bool) -> None:
     new = result.converted if result.status is Status.CHANGED else result.original
     if mode == "diff":
         if result.status is Status.CHANGED and result.original is not None and new is not None:
-            click.echo(unified_diff(result.path, result.original, new), nl=False)
+            click.echo(unified_diff(result.path, result.original, new, result.regions), nl=False)
     elif not check and new is not None:
         sys.stdout.buffer.write(new)
         sys.stdout.buffer.flush()
@@ -238,7 +238,10 @@ def _files_out(report: Report, mode: str | None, check: bool, output_dir: Path |
                 )
         elif mode == "diff" or not check:
             assert result.original is not None
-            click.echo(unified_diff(result.path, result.original, result.converted), nl=False)
+            click.echo(
+                unified_diff(result.path, result.original, result.converted, result.regions),
+                nl=False,
+            )
 
 
 def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | None) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from dra_migrate.findings import escape, unsafe
 from dra_migrate.load import (
     Document,
     Source,
@@ -134,11 +135,28 @@ def scalar_text(value: Any, style: Style, flow: bool = False, key: bool = False)
     plain = not quoted and _PLAIN.fullmatch(text) and not _RESERVED.fullmatch(text)
     if plain and not (flow and any(c in text for c in ",[]{}")):
         return text
+    if any(unsafe(c) for c in text):
+        return double_quoted(text)  # single quotes would fold line breaks and keep controls
     if "'" in text and '"' not in text and "\\" not in text:
-        return json.dumps(text)
+        return double_quoted(text)
     if style.quote == "'" or '"' in text:
         return "'" + text.replace("'", "''") + "'"
-    return json.dumps(text)
+    return double_quoted(text)
+
+
+def double_quoted(text: str) -> str:
+    """A YAML double-quoted scalar that loads back to exactly ``text``: backslash,
+    double quote and every control, format or separator character escaped
+    (YAML escapes, not JSON's: no surrogate pairs)."""
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif unsafe(char):
+            out.append(escape(char))
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
 
 
 def render_flow(value: Any, style: Style) -> str:
@@ -163,7 +181,25 @@ def render_entry(key: str, value: Any, column: int, style: Style) -> list[str]:
         return [head, *render_mapping(value, column + style.indent, style)]
     if isinstance(value, (list, tuple)) and value:
         return [head, *render_sequence(value, column + style.seq_offset, style)]
+    if isinstance(value, str) and not style.json and _literal_ok(value):
+        # a multi-line string (a CEL selector with // comments) as a literal block
+        chomp = "" if value.endswith("\n") else "-"
+        body = " " * (column + style.indent)
+        lines = [body + line if line else "" for line in value.removesuffix("\n").split("\n")]
+        return [f"{head} |{chomp}", *lines]
     return [f"{head} {render_flow(value, style)}"]
+
+
+def _literal_ok(text: str) -> bool:
+    """A literal block scalar loads back to exactly ``text``: several lines, nothing
+    but printable characters and tabs, no leading space on the first line (it would
+    need an indentation indicator), no blank last lines (they would need ``|+``)."""
+    return (
+        "\n" in text.rstrip("\n")
+        and not text.endswith("\n\n")
+        and not text.startswith((" ", "\t", "\n"))
+        and not any(unsafe(c) for c in text.replace("\n", "").replace("\t", ""))
+    )
 
 
 def render_mapping(value: Mapping[str, Any], column: int, style: Style) -> list[str]:
@@ -191,11 +227,16 @@ def render_sequence(values: Sequence[Any], column: int, style: Style) -> list[st
     return lines
 
 
+def comment_line(comment: str) -> str:
+    """A generated comment: one line whatever the names in it hold."""
+    return "# " + escape(comment)
+
+
 def render_document(obj: Mapping[str, Any], comment: str, style: Style) -> str:
     nl = style.newline
     if style.json:
         return json.dumps(obj, indent=style.indent) + nl
-    lines = [f"# {comment}"] if comment else []
+    lines = [comment_line(comment)] if comment else []
     lines += render_mapping(obj, 0, style)
     return nl.join(lines) + nl
 
@@ -203,10 +244,21 @@ def render_document(obj: Mapping[str, Any], comment: str, style: Style) -> str:
 # --- applying edits --------------------------------------------------------------
 
 
+# (first old line, end old line, first new line, end new line), 0-based, end exclusive
+Region = tuple[int, int, int, int]
+
+
 def apply(source: Source, docs: Sequence[Document], edits: Sequence[Edit]) -> str:
     """The new text of ``source`` with every edit applied."""
+    return apply_regions(source, docs, edits)[0]
+
+
+def apply_regions(
+    source: Source, docs: Sequence[Document], edits: Sequence[Edit]
+) -> tuple[str, list[Region]]:
+    """The new text, and the line ranges each splice changed (for a linear diff)."""
     if not edits:
-        return source.text
+        return source.text, []
     style = detect_style(source, docs)
     text = source.text
     # Work as if the file ended with a newline; take it away again at the end.
@@ -273,23 +325,34 @@ def apply(source: Source, docs: Sequence[Document], edits: Sequence[Edit]) -> st
                 prefix + "---" + style.newline + render_document(edit.obj, edit.comment, style),
             )
 
-    result = _splice(text, splices)
+    result, regions = _splice(text, splices)
     if missing_newline:  # the file had no final newline: neither has the output
         result = result[: -len(style.newline)] if result.endswith(style.newline) else result
-    return result
+    return result, regions
 
 
-def _splice(text: str, splices: list[Splice]) -> str:
+def _splice(text: str, splices: list[Splice]) -> tuple[str, list[Region]]:
     out: list[str] = []
+    regions: list[Region] = []
     pos = 0
+    old_lines = new_lines = 0  # newlines before pos in the old text, and in the new one
     for s in sorted(splices):
         if s.start < pos:
             raise EditError(f"overlapping edits at offset {s.start}")
+        gap = text.count("\n", pos, s.start)
+        old_lines += gap
+        new_lines += gap
+        removed = text.count("\n", s.start, s.end)
+        added = s.text.count("\n")
+        # the lines holding the splice's start and end, in both texts
+        regions.append((old_lines, old_lines + removed + 1, new_lines, new_lines + added + 1))
+        old_lines += removed
+        new_lines += added
         out.append(text[pos : s.start])
         out.append(s.text)
         pos = s.end
     out.append(text[pos:])
-    return "".join(out)
+    return "".join(out), regions
 
 
 def _lines(lines: list[str], style: Style) -> str:
@@ -478,7 +541,7 @@ def _append_items(
         return (at, at, "".join(", " + r for r in rendered))
     column = seq.start_mark.column
     at = line_end(text, content_end(seq, text))
-    lines = [" " * column + f"# {comment}"] if comment else []
+    lines = [" " * column + comment_line(comment)] if comment else []
     lines += render_sequence(list(values), column, style)
     prefix = "" if at == 0 or text[at - 1] == "\n" else style.newline
     return (at, at, prefix + _lines(lines, style))

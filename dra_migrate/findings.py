@@ -9,6 +9,8 @@ an example, and the test suite checks that the table and the page agree.
 from __future__ import annotations
 
 import enum
+import re
+import unicodedata
 from dataclasses import dataclass, field
 
 
@@ -54,6 +56,8 @@ CODES: dict[str, Code] = _table(
     Code("DRA105", N, "GPU count of zero: no claim needed"),
     Code("DRA106", E, "GPU count set by a template expression", blocks=True),
     Code("DRA107", E, "more than 32 device requests in one pod", blocks=True),
+    Code("DRA108", E, "GPU count larger than Kubernetes can hold (int64)", blocks=True),
+    Code("DRA109", E, "name or namespace that Kubernetes would refuse", blocks=True),
     # 2xx: what the migration did, and what it could not do by itself
     Code("DRA201", W, "unknown kind with a pod spec: converted through the generic fallback"),
     Code("DRA202", E, "kustomize patch sets GPU resources: edit it by hand"),
@@ -124,6 +128,7 @@ CODES: dict[str, Code] = _table(
     # 9xx: the tool's own failures
     Code("DRA900", E, "internal error", blocks=True),
     Code("DRA901", E, "generated object fails schema validation", blocks=True),
+    Code("DRA902", E, "generated text does not load back to what was intended", blocks=True),
 )
 
 
@@ -154,11 +159,13 @@ class Finding:
         """The one-line form every command prints: ``path:line:col: CODE message``.
 
         A finding about the run itself (no file) prints as ``dra-migrate: CODE message``.
+        Paths, messages and hints are escaped (``escape``, ``quote_path``): a file
+        name or a workload name cannot start a line of its own or forge another finding.
         """
-        where = f"{self.path}:{self.line}:{self.col}" if self.path else "dra-migrate"
-        text = f"{where}: {self.code} {self.message}"
+        where = f"{quote_path(self.path)}:{self.line}:{self.col}" if self.path else "dra-migrate"
+        text = f"{where}: {self.code} {escape(self.message)}"
         if self.hint:
-            text += f"; hint: {self.hint}"
+            text += f"; hint: {escape(self.hint)}"
         return text
 
     def to_dict(self) -> dict[str, object]:
@@ -171,6 +178,62 @@ class Finding:
             "message": self.message,
             "hint": self.hint,
         }
+
+
+# Characters that must never reach a terminal or a generated line as they are:
+# controls (line breaks, escape sequences), format characters (bidirectional
+# overrides, zero-width joiners), line and paragraph separators, and the
+# surrogates that stand for bytes of a file name that is not UTF-8.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+
+
+def unsafe(char: str) -> bool:
+    return unicodedata.category(char) in _UNSAFE_CATEGORIES
+
+
+def escape(text: str) -> str:
+    """``text`` with every unsafe character written as ``\\n``, ``\\t``, ``\\xNN``,
+    ``\\uNNNN``; a text without one comes back as it is."""
+    if not any(unsafe(c) for c in text):
+        return text
+    return "".join(_escape_char(c) if unsafe(c) else c for c in text)
+
+
+def _escape_char(char: str) -> str:
+    code = ord(char)
+    if char in "\n\r\t":
+        return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char]
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a file name that is not UTF-8
+        return f"\\x{code - 0xDC00:02x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+_FORGERY = re.compile(r'["\\]|:[ \d]')
+
+
+def quote_path(path: str) -> str:
+    """A path as findings and diff headers print it.
+
+    An ordinary path comes back as it is. One holding an unsafe character, a
+    double quote, a backslash, ``": "`` or ``:`` before a digit (which could make
+    the path read as ``path:line:col: CODE``) is quoted the way git quotes paths: in double
+    quotes, with C escapes and ``:`` written ``\\072``.
+    """
+    if not any(unsafe(c) for c in path) and not _FORGERY.search(path):
+        return path
+    out = []
+    for char in path:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char == ":":
+            out.append("\\072")
+        elif unsafe(char):
+            out.append(_escape_char(char))
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
 
 
 def finding(code: str, path: str, line: int, col: int, message: str, hint: str = "") -> Finding:

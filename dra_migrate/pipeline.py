@@ -19,7 +19,7 @@ from typing import Any
 from ruamel.yaml.nodes import Node
 
 from dra_migrate import discover, layout, load, locate, unconverted
-from dra_migrate.edit import EditError, apply
+from dra_migrate.edit import EditError, apply_regions
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.layout import Role
 from dra_migrate.load import Document, Source, entries, get, scalar
@@ -276,11 +276,11 @@ def _convert(
                 )
             )
             return FileResult(path, Status.FAILED, findings, inventory, original=raw)
-        text = apply(source, docs, edits)
+        text, regions = apply_regions(source, docs, edits)
         converted, new_docs = _verify(text, source, settings)
-        invalid = _check_generated(plans, settings, path) + _introduced(
-            source, docs, converted, new_docs, settings, plans
-        )
+        invalid = _loads_back(docs, new_docs, plans, path) or _check_generated(
+            plans, settings, path
+        ) + _introduced(source, docs, converted, new_docs, settings, plans)
         if invalid:
             findings.extend(invalid)
             return FileResult(path, Status.FAILED, findings, inventory, original=raw)
@@ -301,6 +301,7 @@ def _convert(
         original=raw,
         converted=source.encode(text),
         templates=templates,
+        regions=regions,
     )
 
 
@@ -318,6 +319,41 @@ def _verify(text: str, source: Source, settings: Settings) -> tuple[Source, list
                         f"the converted {workload.display} still asks for extended GPU resources"
                     )
     return again, docs
+
+
+def _loads_back(
+    docs: list[Document], new_docs: list[Document], plans: list[PodPlan], path: str
+) -> list[Finding]:
+    """The converted text, loaded again, holds the input's objects plus exactly the
+    generated ones, each equal to what was meant: no name or selector turned into
+    other YAML on the way (a line break, a quote, ``---``)."""
+    before = [o for d in docs for o in locate.objects(d)]
+    after = [o for d in new_docs for o in locate.objects(d)]
+    problem = ""
+    if len(after) != len(before) + len(plans):
+        problem = (
+            f"it holds {len(after)} objects where {len(before)} and {len(plans)} generated "
+            "were meant"
+        )
+    else:
+        loaded = [load.to_data(o.root) for o in after if o.kind == "ResourceClaimTemplate"]
+        for plan in plans:
+            if plan.template_object not in loaded:
+                problem = f"the ResourceClaimTemplate {plan.template!r} loads back differently"
+                break
+    if not problem:
+        return []
+    line, col = load.position(plans[0].site.pod)
+    return [
+        finding(
+            "DRA902",
+            path,
+            line,
+            col,
+            f"the converted text does not mean what was generated: {problem}; nothing was written",
+            "please report this with the file",
+        )
+    ]
 
 
 def _check_generated(plans: list[PodPlan], settings: Settings, path: str) -> list[Finding]:

@@ -25,12 +25,12 @@ from typing import Any
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 
 from dra_migrate import load
-from dra_migrate.findings import Finding, finding
+from dra_migrate.findings import Finding, escape, finding, unsafe
 from dra_migrate.kinds import ARGO
 from dra_migrate.load import entries, get, items, scalar
 from dra_migrate.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
 from dra_migrate.mapping import Choice, Config, Context
-from dra_migrate.quantity import parse_quantity, whole_count
+from dra_migrate.quantity import INT64_MAX, parse_quantity, whole_count
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 MAX_REQUESTS = 32  # DeviceRequestsMaxSize
@@ -177,6 +177,11 @@ def plan_site(
                 "expand the alias by hand, then run again",
             )
         )
+        return None, findings
+
+    refused = _invalid_names(site.workload, path)
+    if refused is not None:
+        findings.append(refused)
         return None, findings
 
     requests, refs = _requests(site, asks, path, findings)
@@ -372,6 +377,19 @@ def _count(value: Node, name: str, who: str, path: str, findings: list[Finding])
         )
         return None
     count = whole_count(text) if text is not None else None
+    if count is not None and count > INT64_MAX:
+        findings.append(
+            finding(
+                "DRA108",
+                path,
+                line,
+                col,
+                f"{who} sets {name} to {text!r}, more than Kubernetes can hold in a count "
+                f"(at most {INT64_MAX})",
+                "write the number of devices the container needs",
+            )
+        )
+        return None
     if count is None:
         shown = text if text is not None else "a non-scalar value"
         findings.append(
@@ -577,13 +595,52 @@ def _template_name(
     return name
 
 
+def _invalid_names(workload: Workload, path: str) -> Finding | None:
+    """A name or namespace the API server would refuse, and that the conversion would
+    copy into generated text: refused (DRA109) rather than copied or guessed at."""
+    meta = get(workload.root, "metadata")
+    namespace = workload.namespace
+    if any(unsafe(c) for c in workload.name):
+        node = get(meta, "name")
+        message = (
+            f"{workload.kind} name {workload.name!r} holds a line break, control or "
+            "bidirectional character; Kubernetes refuses it, and it is not copied into "
+            "generated objects"
+        )
+        hint = "give the workload a DNS subdomain name"
+    elif namespace and not _valid_namespace(namespace):
+        node = get(meta, "namespace")
+        message = (
+            f"namespace {namespace!r} of {workload.kind} {escape(workload.name)} is not a "
+            "lower-case DNS label of at most 63 characters; Kubernetes refuses it, and it "
+            "is not copied into the generated ResourceClaimTemplate"
+        )
+        hint = "fix the namespace"
+    else:
+        return None
+    line, col = load.position(node if node is not None else workload.root)
+    return finding("DRA109", path, line, col, message, hint)
+
+
+def _valid_namespace(namespace: str) -> bool:
+    """A DNS label, where ``${VAR}`` and ``{{ ... }}`` placeholders may stand for parts."""
+    if any(unsafe(c) for c in namespace):
+        return False
+    holders = _PLACEHOLDER.findall(namespace)
+    if not holders:
+        return len(namespace) <= 63 and bool(_DNS_LABEL.fullmatch(namespace))
+    rest = _PLACEHOLDER.sub("x", namespace)
+    return bool(re.fullmatch(r"[a-z0-9-]*", rest))
+
+
 def _dns_subdomain(text: str) -> str:
     # ${VAR} placeholders are kept: the user's pipeline substitutes them.
     pieces = _PLACEHOLDER.split(text)
     holders = _PLACEHOLDER.findall(text)
     cleaned = [re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.-]+", "-", p.lower())) for p in pieces]
     out = "".join(c + h for c, h in itertools.zip_longest(cleaned, holders, fillvalue=""))
-    out = out.strip("-.")
+    # every label starts and ends with a letter or digit: "a..b" and "a.-b" become "a.b"
+    out = re.sub(r"[.-]*\.[.-]*", ".", out).strip("-.")
     if len(out) > 253:
         out = out[:246].rstrip("-.") + "-" + _short_hash(text)
     return out

@@ -29,6 +29,7 @@ _SUFFIX = {
 }
 
 
+INT64_MAX = 2**63 - 1  # the largest count the API server stores (int64)
 _MAX_EXPONENT = 1000  # keeps Fraction arithmetic bounded; real values are far smaller
 
 

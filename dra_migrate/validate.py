@@ -22,6 +22,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode
 from dra_migrate import load, locate
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.load import Document, Source, entries, get, items, scalar
+from dra_migrate.quantity import INT64_MAX
 from dra_migrate.report.model import FileResult, Status
 
 RESOURCE_GROUP = "resource.k8s.io"
@@ -297,7 +298,7 @@ class _FileChecker:
         else:
             ok = len(text) <= 63 and bool(_DNS_LABEL.fullmatch(text))
             kind = "a lower-case DNS label (at most 63 characters)"
-        if not ok and "${" not in text:
+        if not ok and "${" not in text and "{{" not in text:
             self.add("DRA311", node, f"{what} {text!r} is not {kind}")
 
     # claims
@@ -411,6 +412,14 @@ class _FileChecker:
                     count_node,
                     f"{label}: count {scalar(count_node)!r} must be a whole number above 0",
                 )
+            elif count > INT64_MAX:
+                self.add(
+                    "DRA312",
+                    count_node,
+                    f"{label}: count {scalar(count_node)!r} is more than Kubernetes can hold "
+                    f"(int64, at most {INT64_MAX})",
+                )
+                count = None
         selectors = self.selectors(get(body, "selectors"), label)
         number = count if isinstance(count, int) and not isinstance(count, bool) else None
         if count_node is None and mode == "ExactCount":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dra_migrate import __version__
+from dra_migrate.findings import escape
 from dra_migrate.report.model import Report
 from dra_migrate.resources import template_dir
 
@@ -18,7 +19,7 @@ def render(report: Report, command: str) -> str:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters["cell"] = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
+    env.filters["cell"] = lambda text: escape(str(text)).replace("|", "\\|").replace("`", "'")
     return env.get_template("report.md.j2").render(
         report=report,
         summary=report.summary(),

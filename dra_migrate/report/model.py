@@ -70,6 +70,9 @@ class FileResult:
     original: bytes | None = None
     converted: bytes | None = None  # set when status is CHANGED
     templates: list[dict[str, Any]] = field(default_factory=list)  # generated objects
+    # the line ranges the edits changed (old start, old end, new start, new end): the diff
+    # looks only there, so it stays linear in the size of the file
+    regions: list[tuple[int, int, int, int]] | None = None
 
 
 @dataclass

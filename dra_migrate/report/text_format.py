@@ -6,8 +6,15 @@ import io
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from dra_migrate.findings import escape, quote_path
 from dra_migrate.report.model import Report
+
+
+def _cell(text: str) -> Text:
+    """A table cell as it is written: no markup, no control or bidirectional characters."""
+    return Text(escape(text))
 
 
 def render(report: Report, command: str) -> str:
@@ -40,14 +47,14 @@ def render(report: Report, command: str) -> str:
         for item in rows:
             ns = f"{item.namespace}/" if item.namespace else ""
             table.add_row(
-                f"{item.path}:{item.line}:{item.col}",
-                f"{item.kind}/{ns}{item.name}",
-                item.pod_path,
-                item.container,
-                item.role,
-                item.resource,
-                str(item.count) if item.count is not None else f"{item.value!r}?",
-                item.device_class or "(not mapped)",
+                _cell(f"{quote_path(item.path)}:{item.line}:{item.col}"),
+                _cell(f"{item.kind}/{ns}{item.name}"),
+                _cell(item.pod_path),
+                _cell(item.container),
+                _cell(item.role),
+                _cell(item.resource),
+                _cell(str(item.count) if item.count is not None else f"{item.value!r}?"),
+                _cell(item.device_class or "(not mapped)"),
             )
         console.print(table)
     else:
