@@ -301,9 +301,10 @@ def _parse_stale(raw: Any, where: str) -> StaleName:
 
 
 def _load_yaml(path: Path) -> Any:
-    from ruamel.yaml import YAML  # lazy: keep ``import dra_migrate.catalog`` cheap
+    import yaml  # lazy: keep ``import dra_migrate.catalog`` cheap
 
-    return YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
 
 
 def parse_catalog(documents: Iterable[tuple[str, Any]]) -> Catalog:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ruamel.yaml.nodes import Node
+from yaml.nodes import Node
 
 from dra_migrate import load
 from dra_migrate.findings import InputProblem
@@ -177,7 +177,7 @@ def _shown(path: Path) -> str:
 def _patch_files(root: object) -> list[str]:
     files: list[str] = []
     for key in ("patches", "patchesStrategicMerge", "patchesJson6902"):
-        for item in load.items(load.get(root, key)):  # type: ignore[arg-type]
+        for item in load.items(load.get(root, key)):
             if load.scalar(item) is not None:  # patchesStrategicMerge: a bare path (or inline YAML)
                 text = load.scalar(item) or ""
                 if "\n" not in text and not text.lstrip().startswith(("apiVersion", "{")):

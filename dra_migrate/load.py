@@ -7,14 +7,16 @@ decoded text), which is what the edit stage splices against.
 
 from __future__ import annotations
 
+import math
+import os
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from dra_migrate.findings import Finding, InputProblem, finding
 
@@ -125,33 +127,176 @@ def is_template(source: Source) -> bool:
     return any(not any(a <= at < b for a, b in spans) for at in actions)
 
 
-def _yaml() -> YAML:
-    yaml = YAML(typ="safe", pure=True)  # no comment gathering: the text keeps the comments
-    yaml.allow_duplicate_keys = True  # duplicates are found on the node tree, with a better message
-    return yaml
+_TAG = "tag:yaml.org,2002:"
+STR, INT, FLOAT, BOOL, NULL, MERGE = (
+    _TAG + "str",
+    _TAG + "int",
+    _TAG + "float",
+    _TAG + "bool",
+    _TAG + "null",
+    _TAG + "merge",
+)
+# go-yaml v2's resolve table (what sigs.k8s.io/yaml, and so Kubernetes, reads):
+# YAML 1.1 booleans including y/n/on/off, no sexagesimal numbers, timestamps kept
+# as strings when decoded into an interface (which is what YAML-to-JSON does).
+_WORDS: dict[str, tuple[str, Any]] = {
+    **{w: (BOOL, True) for w in ("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE")},
+    **{w: (BOOL, True) for w in ("on", "On", "ON")},
+    **{w: (BOOL, False) for w in ("n", "N", "no", "No", "NO", "false", "False", "FALSE")},
+    **{w: (BOOL, False) for w in ("off", "Off", "OFF")},
+    **{w: (NULL, None) for w in ("", "~", "null", "Null", "NULL")},
+    **{w: (FLOAT, math.nan) for w in (".nan", ".NaN", ".NAN")},
+    **{w: (FLOAT, math.inf) for w in (".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF")},
+    **{w: (FLOAT, -math.inf) for w in ("-.inf", "-.Inf", "-.INF")},
+    "<<": (MERGE, "<<"),
+}
+_HINTED = frozenset("+-.0123456789yYnNtTfFoO~<")
+_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_GO_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
+_INT64 = 1 << 63
+
+
+def _go_int(plain: str) -> int | None:
+    """strconv.ParseInt(plain, 0, 64), then ParseUint: Go's base prefixes and a
+    leading 0 for octal; None where Go would not read an integer."""
+    if not _GO_INT.fullmatch(plain):
+        return None
+    sign = -1 if plain[0] == "-" else 1
+    digits = plain.lstrip("+-")
+    base = 10
+    if len(digits) > 1 and digits[0] == "0":
+        base = {"x": 16, "o": 8, "b": 2}.get(digits[1].lower(), 8)
+        digits = digits[1:] if base == 8 and digits[1] not in "oO" else digits[2:]
+    value = sign * int(digits, base)
+    return value if -_INT64 <= value < 2 * _INT64 else None
+
+
+def resolve(text: str) -> tuple[str, Any]:
+    """(tag, value) of a plain scalar as go-yaml v2 resolves it."""
+    if not text or text[0] not in _HINTED:
+        return (NULL, None) if not text else (STR, text)
+    word = _WORDS.get(text)
+    if word is not None:
+        return word
+    if text[0] == ".":
+        return (FLOAT, float(text)) if _GO_FLOAT.fullmatch(text) else (STR, text)
+    if text[0] in "+-0123456789":
+        plain = text.replace("_", "")
+        number = _go_int(plain)
+        if number is not None:
+            return INT, number
+        if _GO_FLOAT.fullmatch(plain):
+            return FLOAT, float(plain)
+    return STR, text
+
+
+class _KubeResolver:
+    """Tags plain scalars as Kubernetes' YAML reader would (see ``resolve``);
+    quoted and block scalars are strings. Composition only: no Python objects."""
+
+    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
+        if kind is ScalarNode:
+            return resolve(value)[0] if implicit[0] else STR
+        return _TAG + ("seq" if kind is SequenceNode else "map")
+
+    def descend_resolver(self, parent: Any, index: Any) -> None:
+        """No path-dependent resolvers here (the pure composer asks for them)."""
+
+    def ascend_resolver(self) -> None:
+        pass
+
+
+_CComposer: Any = None
+if yaml.__with_libyaml__:
+
+    class _LibyamlComposer(_KubeResolver, yaml.CBaseLoader):
+        pass
+
+    _CComposer = _LibyamlComposer
+
+
+class _PureComposer(
+    yaml.reader.Reader,
+    yaml.scanner.Scanner,
+    yaml.parser.Parser,
+    yaml.composer.Composer,
+    _KubeResolver,
+):
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+
+
+_FORCE_PURE = os.environ.get("DRA_MIGRATE_PURE_YAML", "") not in ("", "0")
+_warned = False
+
+
+def use_pure(pure: bool) -> None:
+    """Force the pure-Python composer (how the tests exercise the fallback)."""
+    global _FORCE_PURE
+    _FORCE_PURE = pure
+
+
+def libyaml() -> bool:
+    """Whether documents are composed by libyaml (C) rather than pure Python."""
+    return _CComposer is not None and not _FORCE_PURE
+
+
+def _composer(text: str) -> Any:
+    """libyaml's composer, or PyYAML's pure-Python one where libyaml is missing."""
+    global _warned
+    if libyaml():
+        return _CComposer(text)
+    if not _warned and not _FORCE_PURE:
+        _warned = True
+        print(
+            "dra-migrate: PyYAML was built without libyaml; using its pure-Python parser "
+            "(the same results, several times slower)",
+            file=sys.stderr,
+        )
+    return _PureComposer(text)
+
+
+def compose_all(text: str) -> list[Node | None]:
+    """Every document's root node, None for an empty document."""
+    loader = _composer(text)
+    try:
+        roots: list[Node | None] = []
+        while loader.check_node():
+            roots.append(loader.get_node())
+        return roots
+    finally:
+        loader.dispose()
 
 
 def parse(source: Source) -> list[Document]:
     """Compose every document of the stream, or raise ``InputProblem``."""
-    # ruamel.yaml rejects a tab before a comment or at the end of a line, which
-    # YAML allows (and kubectl reads); a space of the same width keeps every offset.
-    text = _TRAILING_TAB.sub(" ", source.text)
+    # PyYAML's pure-Python scanner rejects a tab before a comment or at the end of
+    # a line, which YAML allows (libyaml and kubectl read it); a space of the same
+    # width keeps every offset.
+    text = source.text if libyaml() else _TRAILING_TAB.sub(" ", source.text)
     try:
-        roots = list(_yaml().compose_all(text))
-    except MarkedYAMLError as exc:
+        roots = compose_all(text)
+        docs: list[Document] = []
+        for index, root in enumerate(roots):
+            aliased: set[int] = set()
+            if root is not None:
+                aliased = _check_aliases(source, root)
+                _check_duplicates(source, root)
+            docs.append(Document(index=index, root=root, end=0, aliased=aliased))
+        _set_ends(text, docs)
+    except yaml.MarkedYAMLError as exc:
         raise InputProblem(_syntax_finding(source, exc)) from None
-    except YAMLError as exc:  # pragma: no cover - unmarked errors are rare
+    except yaml.reader.ReaderError as exc:
+        raise InputProblem(_reader_finding(source, exc)) from None
+    except yaml.YAMLError as exc:  # pragma: no cover - unmarked errors are rare
         raise InputProblem(finding("DRA004", source.path, 1, 1, f"malformed YAML: {exc}")) from None
     except RecursionError:
         raise InputProblem(
             finding("DRA004", source.path, 1, 1, "YAML nested too deeply to process")
         ) from None
-    docs: list[Document] = []
-    for index, root in enumerate(roots):
-        _unmark_folds(root)
-        _check_duplicates(source, root)
-        docs.append(Document(index=index, root=root, end=0, aliased=_aliased(root)))
-    _set_ends(text, docs)
     return docs
 
 
@@ -172,19 +317,32 @@ def walk(root: Node) -> Iterator[Node]:
             stack.extend(reversed(node.value))
 
 
-def _unmark_folds(root: Node) -> None:
-    """ruamel.yaml's round-trip composer marks the line folds of ``>`` scalars with
-    BEL characters (to dump them back folded); the value itself has none."""
-    for node in walk(root):
-        if isinstance(node, ScalarNode) and node.style == ">" and "\a" in node.value:
-            node.value = node.value.replace("\a", "")
+def _reader_finding(source: Source, exc: Any) -> Finding:
+    """A character YAML does not allow in a stream (control characters)."""
+    at = min(max(int(exc.position), 0), len(source.text))
+    line = source.text.count("\n", 0, at) + 1
+    col = at - line_start(source.text, at) + 1
+    char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+    return finding(
+        "DRA004",
+        source.path,
+        line,
+        col,
+        f"malformed YAML: control character U+{ord(char):04X} is not allowed in YAML",
+        "remove it, or write it as an escape in a double-quoted string",
+    )
 
 
-def _syntax_finding(source: Source, exc: MarkedYAMLError) -> Finding:
+def _syntax_finding(source: Source, exc: yaml.MarkedYAMLError) -> Finding:
     mark = exc.problem_mark or exc.context_mark
     line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
     problem = exc.problem or exc.context or "malformed YAML"
-    if "\t" in problem or "'\\t'" in problem:
+    at = mark.index if mark is not None else -1
+    if (
+        "\\t" in problem
+        or "'\t'" in problem
+        or (0 <= at < len(source.text) and source.text[at] == "\t")
+    ):
         return finding("DRA006", source.path, line, col, "tab character where YAML needs spaces")
     what = "JSON" if source.is_json else "YAML"
     context = f" ({exc.context})" if exc.context and exc.problem else ""
@@ -197,7 +355,7 @@ def _check_duplicates(source: Source, root: Node) -> None:
             continue
         keys: dict[Any, Node] = {}
         for key, _value in node.value:
-            if isinstance(key, ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+            if isinstance(key, ScalarNode) and key.tag != MERGE:
                 ident = key.value
                 if ident in keys:
                     first = keys[ident].start_mark
@@ -213,22 +371,145 @@ def _check_duplicates(source: Source, root: Node) -> None:
                 keys[ident] = key
 
 
-def _aliased(root: Node) -> set[int]:
-    """Ids of nodes that appear more than once in the tree (anchors with aliases)."""
+# go-yaml v2 (decode.go) refuses a document when too much of it comes from
+# alias expansion: up to 99% below 400,000 decoded nodes, falling to 10% at
+# 4,000,000; and an alias inside its own anchor. Kubernetes reads manifests
+# with it, so these are the limits every reader here applies.
+_ALIAS_LOW, _ALIAS_HIGH = 400_000, 4_000_000
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    if decoded <= _ALIAS_LOW:
+        return 0.99
+    if decoded >= _ALIAS_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - _ALIAS_LOW) / (_ALIAS_HIGH - _ALIAS_LOW)
+
+
+def _check_aliases(source: Source, root: Node) -> set[int]:
+    """Ids of nodes that appear more than once (anchors with aliases); raises
+    ``InputProblem`` (DRA030) for a recursive alias or excessive aliasing."""
     counts: dict[int, int] = {}
-    stack = [root]
+    stack = [(root, 1)]
     while stack:
-        node = stack.pop()
+        node, depth = stack.pop()
         counts[id(node)] = counts.get(id(node), 0) + 1
         if counts[id(node)] > 1:
             continue
+        if depth > MAX_DEPTH:
+            _too_deep(source, node)
         if isinstance(node, MappingNode):
             for key, value in node.value:
-                stack.append(value)
-                stack.append(key)
+                stack.append((value, depth + 1))
+                stack.append((key, depth + 1))
         elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
-    return {ident for ident, count in counts.items() if count > 1}
+            stack.extend((item, depth + 1) for item in node.value)
+    aliased = {ident for ident, count in counts.items() if count > 1}
+    if aliased:
+        _expand_as_go_yaml(source, root)
+    return aliased
+
+
+# Deeper than any manifest (a CRD's schema nests a few dozen levels), shallow
+# enough for every recursive reader here to stay far from Python's stack limit.
+MAX_DEPTH = 200
+
+
+def data_depth(value: Any) -> int:
+    """How deeply plain data (from json) nests, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def _too_deep(source: Source, node: Node) -> None:
+    raise InputProblem(
+        finding(
+            "DRA004",
+            source.path,
+            *position(node),
+            f"YAML nested more than {MAX_DEPTH} levels deep; no manifest needs that",
+        )
+    )
+
+
+def _expand_as_go_yaml(source: Source, root: Node) -> None:
+    """Walk the document as go-yaml's decoder does, aliases expanded, counting
+    decoded nodes, and stop where it stops. Bounded: the walk ends at the first
+    node past the ratio."""
+    decoded = from_aliases = 0
+    seen: set[int] = set()  # nodes met once: meeting one again is an alias
+    open_: set[int] = set()  # collections on the current path
+    # node, alias depth, the outermost alias being expanded, leaving?
+    stack: list[tuple[Node, int, Node, bool]] = [(root, 0, root, False)]
+    while stack:
+        node, depth, via, leaving = stack.pop()
+        if leaving:
+            open_.discard(id(node))
+            continue
+        if id(node) in open_:
+            raise InputProblem(
+                finding(
+                    "DRA030",
+                    source.path,
+                    *position(node),
+                    f"the anchor {_anchor_name(source.text, node)}holds an alias to itself "
+                    "(a recursive structure); Kubernetes refuses it",
+                    "write the value out instead of referring to it from inside itself",
+                )
+            )
+        if id(node) in seen:  # an alias: the alias node, then its target again
+            decoded += 1
+            from_aliases += depth > 0
+            if depth == 0:
+                via = node
+            depth += 1
+        seen.add(id(node))
+        decoded += 1
+        from_aliases += depth > 0
+        if (
+            from_aliases > 100
+            and decoded > 1000
+            and from_aliases / decoded > _allowed_alias_ratio(decoded)
+        ):
+            raise InputProblem(
+                finding(
+                    "DRA030",
+                    source.path,
+                    *position(via),
+                    f"excessive aliasing: {from_aliases:,} of the first {decoded:,} values "
+                    f"come from aliases (expanding the anchor {_anchor_name(source.text, via)}"
+                    "here); Kubernetes refuses such a document",
+                    "write the repeated values out, or use fewer levels of aliases",
+                )
+            )
+        if isinstance(node, MappingNode | SequenceNode):
+            if len(open_) >= MAX_DEPTH:
+                _too_deep(source, node)
+            open_.add(id(node))
+            stack.append((node, depth, via, True))
+            if isinstance(node, MappingNode):
+                for key, value in reversed(node.value):
+                    stack.append((value, depth, via, False))
+                    stack.append((key, depth, via, False))
+            else:
+                for item in reversed(node.value):
+                    stack.append((item, depth, via, False))
+
+
+_ANCHOR = re.compile(r"&([^\s,\[\]{}]+)")
+
+
+def _anchor_name(text: str, node: Node) -> str:
+    """``&name `` of the anchor a node was defined with, when it is at its mark."""
+    match = _ANCHOR.match(text, node.start_mark.index)
+    return f"&{match.group(1)} " if match else ""
 
 
 def _set_ends(text: str, docs: list[Document]) -> None:
@@ -315,11 +596,32 @@ def scalar(node: Node | None) -> str | None:
 
 
 def entries(node: Node | None) -> Iterator[tuple[str, Node, Node]]:
-    """(key text, key node, value node) of a mapping node; other keys skipped."""
-    if isinstance(node, MappingNode):
+    """(key text, key node, value node) of a mapping node; other keys skipped.
+
+    Merge keys (``<<: *base``) are resolved as Kubernetes' reader (go-yaml v2)
+    resolves them: the merged entries take the merge key's place, later keys
+    override earlier ones, and of a merged list the earlier mappings win.
+    """
+    if not isinstance(node, MappingNode):
+        return
+    if not any(k.tag == MERGE for k, _v in node.value):
         for key, value in node.value:
             if isinstance(key, ScalarNode):
                 yield key.value, key, value
+        return
+    yield from _merged(node).values()
+
+
+def _merged(node: MappingNode) -> dict[str, tuple[str, Node, Node]]:
+    out: dict[str, tuple[str, Node, Node]] = {}
+    for key, value in node.value:
+        if key.tag == MERGE:
+            sources = list(reversed(value.value)) if isinstance(value, SequenceNode) else [value]
+            for merged in sources:
+                out.update((name, (name, k, v)) for name, k, v in entries(merged))
+        elif isinstance(key, ScalarNode):
+            out[key.value] = (key.value, key, value)
+    return out
 
 
 def get(node: Node | None, key: str) -> Node | None:
@@ -338,10 +640,7 @@ def get_path(node: Node | None, *keys: str) -> Node | None:
 
 
 def has_merge(node: Node | None) -> bool:
-    return isinstance(node, MappingNode) and any(
-        getattr(k, "tag", None) == "tag:yaml.org,2002:merge" or scalar(k) == "<<"
-        for k, _ in node.value
-    )
+    return isinstance(node, MappingNode) and any(k.tag == MERGE for k, _ in node.value)
 
 
 def items(node: Node | None) -> list[Node]:
@@ -351,7 +650,7 @@ def items(node: Node | None) -> list[Node]:
 def to_python(node: Node | None) -> Any:
     """A plain Python value (strings for scalars; enough for matching rules)."""
     if isinstance(node, MappingNode):
-        return {scalar(k): to_python(v) for k, v in node.value if scalar(k) is not None}
+        return {name: to_python(v) for name, _k, v in entries(node)}
     if isinstance(node, SequenceNode):
         return [to_python(v) for v in node.value]
     if isinstance(node, ScalarNode):
@@ -364,39 +663,61 @@ def position(node: Node) -> tuple[int, int]:
     return mark.line + 1, mark.column + 1
 
 
-_INT = re.compile(r"[-+]?(?:0|[1-9][0-9_]*)")
-_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-
-
 def to_data(node: Node | None) -> Any:
-    """The value with YAML 1.2 core types (ints, floats, booleans, null), as the
-    API server reads it: what JSON Schemas need. Unknown tags keep the text."""
+    """The value as Kubernetes reads it (sigs.k8s.io/yaml, go-yaml v2's YAML 1.1
+    resolution: ``010`` is 8, ``0x2`` is 2, ``1_0`` is 10, ``yes`` is true; merge
+    keys resolved): what JSON Schemas need. Unknown tags keep the text."""
     if isinstance(node, MappingNode):
-        return {k.value: to_data(v) for k, v in node.value if isinstance(k, ScalarNode)}
+        return {name: to_data(v) for name, _k, v in entries(node)}
     if isinstance(node, SequenceNode):
         return [to_data(v) for v in node.value]
     if not isinstance(node, ScalarNode):
         return None
+    return scalar_value(node)
+
+
+def scalar_value(node: ScalarNode) -> Any:
+    """A scalar's value: its text for strings, the number, boolean or null of its tag."""
     text: str = node.value
     tag = str(node.tag)
-    if node.style in ("'", '"', "|", ">") or tag.endswith(":str"):
+    if tag == STR or not tag.startswith(_TAG):
         return text
-    if tag.endswith(":int") or (
-        (tag.endswith(":resolve") or "!" not in tag) and _INT.fullmatch(text)
-    ):
-        try:
-            return int(text.replace("_", ""))
-        except ValueError:
-            return text
-    if text in ("true", "True", "TRUE"):
-        return True
-    if text in ("false", "False", "FALSE"):
+    resolved_tag, value = resolve(text)
+    if resolved_tag == tag or (tag == FLOAT and resolved_tag == INT):
+        return value
+    return text  # an explicit tag the text does not fit (Kubernetes refuses it too)
+
+
+def octal_surprise(node: Node) -> bool:
+    """A plain ``010``: YAML 1.1 (and so Kubernetes) reads the octal number 8."""
+    if not isinstance(node, ScalarNode) or node.tag != INT:
         return False
-    if text in ("", "~", "null", "Null", "NULL"):
+    digits = node.value.replace("_", "").lstrip("+-")
+    return (
+        len(digits) > 1 and digits[0] == "0" and digits[1].isdigit() and digits != "0" * len(digits)
+    )
+
+
+def quantity_text(node: Node | None) -> str | None:
+    """The text of a resource quantity as the API server receives it: a plain
+    ``010`` reaches it as the JSON number 8 (YAML 1.1 octal), ``0x2`` as 2,
+    ``1e3`` as 1000, while a quoted ``"010"`` stays the string 010 (that is,
+    10). None for what no quantity can be (booleans, null, infinities,
+    collections)."""
+    if not isinstance(node, ScalarNode):
         return None
-    if _FLOAT.fullmatch(text) and any(c in text for c in ".eE"):
-        return float(text)
-    return text
+    value = scalar_value(node)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if not math.isfinite(value):
+        return None
+    if value.is_integer() and abs(value) < 1e21:  # Go's encoding/json: no exponent here
+        return str(int(value))
+    return repr(value)
 
 
 def node_at(root: Node, path: tuple[str | int, ...]) -> Node:

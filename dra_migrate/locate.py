@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ruamel.yaml.nodes import MappingNode, Node
+from yaml.nodes import MappingNode, Node
 
 from dra_migrate import kinds, load
 from dra_migrate.kinds import ARGO, KSERVE, KSERVE_CONTAINER_FIELDS, Kind, Site

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml.nodes import Node
+from yaml.nodes import Node
 
 from dra_migrate import load
 from dra_migrate.findings import ConfigError, InputProblem

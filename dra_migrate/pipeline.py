@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml.nodes import Node
+from yaml.nodes import Node
 
 from dra_migrate import discover, layout, load, locate, unconverted
 from dra_migrate.edit import EditError, apply_regions
@@ -455,7 +455,7 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
                     container=container.name,
                     role=container.role,
                     resource=name,
-                    count=whole_count(text),
+                    count=whole_count(load.quantity_text(value) or ""),
                     value=text,
                     device_class=choice.device_class if choice else None,
                 )
@@ -530,9 +530,13 @@ def load_slices(path: str) -> list[Any]:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise ConfigError(f"--resource-slices {path}: {exc.strerror}") from None
-    try:
+    try:  # JSON (kubectl -o json) is read fastest by json; it has no aliases to bound
         docs: list[Any] = [json.loads(raw)]
-    except ValueError:
+        if load.data_depth(docs[0]) > load.MAX_DEPTH:
+            raise ConfigError(
+                f"--resource-slices: nested more than {load.MAX_DEPTH} levels deep", path, 1, 1
+            )
+    except (ValueError, RecursionError):  # YAML, or JSON too deep for json
         try:
             source = load.decode(path, raw)
             docs = [load.to_data(d.root) for d in load.parse(source) if d.root is not None]

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node, SequenceNode
 
 from dra_migrate import load
 from dra_migrate.findings import Finding, escape, finding, unsafe
@@ -294,8 +294,8 @@ def _container_asks(
             continue
         if name in request_entries:
             req_value = request_entries[name][1]
-            req_count = parse_quantity(scalar(req_value) or "")
-            if req_count is None or req_count != parse_quantity(scalar(value) or ""):
+            req_count = parse_quantity(load.quantity_text(req_value) or "")
+            if req_count is None or req_count != parse_quantity(load.quantity_text(value) or ""):
                 findings.append(
                     finding(
                         "DRA102",
@@ -376,7 +376,8 @@ def _count(value: Node, name: str, who: str, path: str, findings: list[Finding])
             )
         )
         return None
-    count = whole_count(text) if text is not None else None
+    quantity = load.quantity_text(value)
+    count = whole_count(quantity) if quantity is not None else None
     if count is not None and count > INT64_MAX:
         findings.append(
             finding(
@@ -390,6 +391,19 @@ def _count(value: Node, name: str, who: str, path: str, findings: list[Finding])
             )
         )
         return None
+    if count is not None and text is not None and load.octal_surprise(value):
+        findings.append(
+            finding(
+                "DRA031",
+                path,
+                line,
+                col,
+                f"{who} sets {name} to {text}, which Kubernetes reads as the YAML 1.1 octal "
+                f"number {count}: the claim asks for {count}",
+                f"if {int(text.replace('_', '').lstrip('+-0') or '0')} was meant, quote it "
+                f'("{text}") or drop the leading zero, and convert again',
+            )
+        )
     if count is None:
         shown = text if text is not None else "a non-scalar value"
         findings.append(

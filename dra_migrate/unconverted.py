@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ruamel.yaml.nodes import MappingNode, Node
+from yaml.nodes import MappingNode, Node
 
 from dra_migrate import load, locate
 from dra_migrate.findings import Finding, finding

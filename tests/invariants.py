@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ruamel.yaml import YAML
+import yaml
 
 from dra_migrate import schemas
 from dra_migrate.report.model import InventoryItem
@@ -21,9 +21,8 @@ _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
 def load_all(text: str) -> list[Any]:
-    yaml = YAML(typ="safe", pure=True)
-    yaml.allow_duplicate_keys = True
-    return [d for d in yaml.load_all(io.StringIO(text)) if d is not None]
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # a later duplicate key wins
+    return [d for d in yaml.load_all(io.StringIO(text), Loader=loader) if d is not None]
 
 
 def objects(docs: Iterable[Any]) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ def _docs(text: str) -> list[load.Document]:
 
 
 def test_tab_before_a_comment_is_yaml() -> None:
-    """ruamel.yaml rejects it; YAML and kubectl accept it; offsets stay exact."""
+    """PyYAML's pure scanner rejects it; YAML, libyaml and kubectl accept it; offsets stay exact."""
     text = "a: 1\t# note\nb:\t\n  c: 2\n"
     [doc] = _docs(text)
     assert load.to_data(doc.root) == {"a": 1, "b": {"c": 2}}
@@ -60,8 +60,28 @@ def test_utf16_and_bom() -> None:
         ("true", True),
         ("1.5", 1.5),
         ("~", None),
-        ("0o7", "0o7"),
+        ("0o7", 7),
         ("500m", "500m"),
+        # go-yaml v2, as sigs.k8s.io/yaml (Kubernetes) reads YAML 1.1:
+        ("010", 8),
+        ("0x2", 2),
+        ("1_0", 10),
+        ("+2", 2),
+        ("-0x2", -2),
+        ("0b10", 2),
+        ("08", 8.0),  # not octal: Go's float syntax reads it
+        ("yes", True),
+        ("on", True),
+        ("n", False),
+        ("1:20", "1:20"),  # no sexagesimal numbers in go-yaml
+        ("2024-01-01", "2024-01-01"),  # timestamps stay strings in YAML-to-JSON
+        ("1e3", 1000.0),
+        (".5", 0.5),
+        ("0x", "0x"),
+        ("1__0", 10),
+        ("99999999999999999999", 1e20),  # past uint64: a float
+        ("'010'", "010"),
+        ("!!str 010", "010"),
     ],
 )
 def test_values_as_the_api_server_reads_them(text: str, value: object) -> None:
@@ -89,3 +109,110 @@ def test_helm_template_detection() -> None:
 )
 def test_helm_templates_versus_template_strings(text: str, template: bool) -> None:
     assert load.is_template(load.decode("f.yaml", text.encode())) is template
+
+
+# --- the reader: libyaml and the pure-Python fallback, Kubernetes' limits ----------
+
+
+@pytest.fixture(params=["libyaml", "pure"])
+def composer(request: pytest.FixtureRequest) -> object:
+    """Run a test with libyaml's composer and with the pure-Python fallback."""
+    if request.param == "libyaml" and not load.libyaml():
+        pytest.skip("PyYAML here was built without libyaml")
+    load.use_pure(request.param == "pure")
+    yield request.param
+    load.use_pure(False)
+
+
+OFFSETS = '\ufeffa: é\r\nb: [x, "ü😀"]\r\nc: 😀d\r\n  e\r\nd: 1\t# tab before a comment\r\n'
+
+
+def test_both_composers_give_character_offsets(composer: str) -> None:
+    """Marks are offsets into the decoded text (BOM removed, CRLF two characters,
+    astral characters one): what the splices need, from either composer."""
+    source = load.decode("f.yaml", OFFSETS.encode())
+    [doc] = load.parse(source)
+    for name, expected in (("a", "é"), ("b", '[x, "ü😀"]'), ("c", "😀d\r\n  e"), ("d", "1")):
+        node = load.get(doc.root, name)
+        assert node is not None
+        assert source.text[node.start_mark.index : node.end_mark.index] == expected, name
+    assert load.to_data(doc.root) == {"a": "é", "b": ["x", "ü😀"], "c": "😀d e", "d": 1}
+
+
+def test_both_composers_agree_on_errors(composer: str) -> None:
+    for text, code, where in (
+        ("a: 1\nb: 2\na: 3\n", "DRA005", (3, 1)),
+        ("a:\n\tb: 1\n", "DRA006", (2, 1)),
+        ("a: [1, 2\nb: 3\n", "DRA004", None),
+        ("a: \x01\n", "DRA004", (1, 4)),
+    ):
+        with pytest.raises(InputProblem) as problem:
+            _docs(text)
+        f = problem.value.finding
+        assert f.code == code, (text, f)
+        if where:
+            assert (f.line, f.col) == where, (text, f)
+
+
+def test_fallback_is_announced_once(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without libyaml the pure-Python composer is used; stderr says so once."""
+    monkeypatch.setattr(load, "_CComposer", None)
+    monkeypatch.setattr(load, "_warned", False)
+    assert load.to_data(_docs("a: 010\n")[0].root) == {"a": 8}
+    _docs("b: 1\n")
+    err = capsys.readouterr().err
+    assert err.count("pure-Python parser") == 1
+
+
+ALIAS_BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"{name}: &{name} [{','.join([f'*{prev}'] * 9)}]\n"
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+def test_alias_bomb_is_refused_as_kubernetes_refuses_it(composer: str) -> None:
+    """Nine levels of nine aliases (9**9 values from about 540 bytes): go-yaml's
+    alias ratio limit, applied without expanding the bomb."""
+    assert len(ALIAS_BOMB) < 600 and ALIAS_BOMB.count("*") == 72, ALIAS_BOMB
+    with pytest.raises(InputProblem) as problem:
+        _docs(ALIAS_BOMB)
+    f = problem.value.finding
+    assert f.code == "DRA030" and "excessive aliasing" in f.message
+    assert f.line > 1  # at an anchor being expanded, not 1:1
+
+
+def test_a_few_aliases_are_fine() -> None:
+    """Helm output reuses anchors: well under the ratio, nothing reported."""
+    text = "a: &a {x: 1}\n" + "".join(f"k{i}: *a\n" for i in range(500))
+    [doc] = _docs(text)
+    assert load.to_data(doc.root)["k499"] == {"x": 1}
+
+
+@pytest.mark.parametrize("text", ["a: &x {b: *x}\n", "a: &x [*x]\n", "&x [a, {b: [*x]}]\n"])
+def test_recursive_alias_is_a_finding(composer: str, text: str) -> None:
+    with pytest.raises(InputProblem) as problem:
+        _docs(text)
+    f = problem.value.finding
+    assert f.code == "DRA030" and "itself" in f.message and "&x" in f.message
+
+
+def test_merge_keys_are_resolved_as_kubernetes_does() -> None:
+    """go-yaml v2: merged entries take the merge key's place, later keys win, and
+    of a merged list the first mapping wins."""
+    [doc] = _docs(
+        "base: &base {a: 1, b: 1}\nother: &other {b: 2, c: 2}\n"
+        "m: {<<: [*base, *other], c: 3}\nn: {a: 0, <<: *base}\n"
+    )
+    data = load.to_data(doc.root)
+    assert data["m"] == {"a": 1, "b": 1, "c": 3}
+    assert data["n"] == {"a": 1, "b": 1}
+    assert load.scalar(load.get(load.get(doc.root, "m"), "a")) == "1"
+
+
+@pytest.mark.parametrize("opener", ["[", "{a: "])
+def test_deep_nesting_is_a_finding(composer: str, opener: str) -> None:
+    with pytest.raises(InputProblem) as problem:
+        _docs(opener * 100_000)
+    assert problem.value.finding.code == "DRA004"

@@ -174,7 +174,7 @@ CEL_STYLES = [
 @pytest.mark.parametrize("style", CEL_STYLES)
 def test_cel_syntax_error_points_into_the_file(style: str) -> None:
     """The reported line:col is the character of the file where CEL stops."""
-    from ruamel.yaml import YAML
+    import yaml
 
     from dra_migrate.cel import check_selector
 
@@ -183,7 +183,7 @@ def test_cel_syntax_error_points_into_the_file(style: str) -> None:
     syntax = [line for line in lines if " DRA330 " in line]
     assert syntax, lines
     line, col = map(int, syntax[0].split(":")[1:3])
-    request = YAML(typ="safe", pure=True).load(doc)["spec"]["spec"]["devices"]["requests"][0]
+    request = yaml.safe_load(doc)["spec"]["spec"]["devices"]["requests"][0]
     expr = request["exactly"]["selectors"][0]["cel"]["expression"]
     offset = check_selector(expr)[0].offset
     assert doc.splitlines()[line - 1][col - 1] == expr[offset], (syntax[0], expr, offset)
