@@ -713,8 +713,10 @@ def quantity_text(node: Node | None) -> str | None:
         return None
     if isinstance(value, int):
         return str(value)
-    if not math.isfinite(value):
+    if math.isnan(value):
         return None
+    if math.isinf(value):  # 1e400: the text says how large (Kubernetes cannot encode it)
+        return str(node.value).replace("_", "")
     if value.is_integer() and abs(value) < 1e21:  # Go's encoding/json: no exponent here
         return str(int(value))
     return repr(value)

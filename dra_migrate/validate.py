@@ -401,6 +401,8 @@ class _FileChecker:
             )
         count_node = get(body, "count")
         count = load.to_data(count_node) if count_node is not None else None
+        if isinstance(count, float) and count.is_integer():  # 1e3, 1e21: JSON 1000, 1e+21
+            count = int(count)
         if count_node is not None:
             if mode == "All":
                 self.add(
