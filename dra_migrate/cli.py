@@ -123,6 +123,8 @@ def execute(options: Options, edit: bool = True) -> Report:
     else:
         report = pipeline.run(options.paths, options.settings, options.excludes, options.jobs, edit)
     report.findings.extend(options.notes)
+    report.api_version = options.settings.target
+    report.config_path = options.settings.config.path or ""
     return report
 
 
@@ -209,7 +211,7 @@ def convert(
 def _stream_out(result: FileResult, mode: str | None, check: bool) -> None:
     from dra_migrate.writer import unified_diff
 
-    if result.status is Status.FAILED:
+    if result.status is Status.FAILED or any(f.blocks for f in result.findings):
         return  # nothing on stdout: a half-converted stream must never reach kubectl
     new = result.converted if result.status is Status.CHANGED else result.original
     if mode == "diff":
@@ -245,17 +247,10 @@ def _files_out(report: Report, mode: str | None, check: bool, output_dir: Path |
 
 
 def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | None) -> str:
-    s = report.summary()
+    from dra_migrate.report.text_format import convert_summary
+
     done = mode == "write" or output_dir is not None
-    verb = "converted" if done else "would be converted"
-    parts = [f"{s['changed']} file(s) {verb}", f"{s['unchanged']} unchanged"]
-    if s["reported"]:
-        parts.append(f"{s['reported']} reported for manual action")
-    if s["failed"]:
-        parts.append(f"{s['failed']} could not be processed")
-    if output_dir is not None:
-        parts.append(f"written under {output_dir}")
-    return "dra-migrate: " + ", ".join(parts) + "."
+    return convert_summary(report, done, check, str(output_dir) if output_dir else None)
 
 
 @main.command(name="validate")

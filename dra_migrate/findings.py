@@ -30,10 +30,20 @@ class Code:
     title: str
     blocks: bool = False  # the file is not written when this code is found in it
 
+    @property
+    def unprocessed(self) -> bool:
+        """The input could not be processed at all (exit 123): a blocking code of the
+        0xx family (unreadable input) or 9xx (the tool's own failure). Other blocking
+        codes are manifests that are wrong or need a manual edit: the file is left
+        untouched and the run exits 1, like any error finding."""
+        return self.blocks and self.code[3] in UNPROCESSED_FAMILIES
+
 
 def _table(*codes: Code) -> dict[str, Code]:
     return {c.code: c for c in codes}
 
+
+UNPROCESSED_FAMILIES = ("0", "9")  # the hundreds digit of DRAnnn
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -157,15 +167,21 @@ class Finding:
     def blocks(self) -> bool:
         return self.spec.blocks
 
-    def format(self) -> str:
-        """The one-line form every command prints: ``path:line:col: CODE message``.
+    @property
+    def unprocessed(self) -> bool:
+        return self.spec.unprocessed
 
-        A finding about the run itself (no file) prints as ``dra-migrate: CODE message``.
+    def format(self) -> str:
+        """The one-line form every command prints:
+        ``path:line:col: CODE severity: message``.
+
+        A finding about the run itself (no file) prints as
+        ``dra-migrate: CODE severity: message``.
         Paths, messages and hints are escaped (``escape``, ``quote_path``): a file
         name or a workload name cannot start a line of its own or forge another finding.
         """
         where = f"{quote_path(self.path)}:{self.line}:{self.col}" if self.path else "dra-migrate"
-        text = f"{where}: {self.code} {escape(self.message)}"
+        text = f"{where}: {self.code} {self.severity.value}: {escape(self.message)}"
         if self.hint:
             text += f"; hint: {escape(self.hint)}"
         return text

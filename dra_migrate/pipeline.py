@@ -255,7 +255,7 @@ def _convert(
             findings.extend(unconverted.outside(workload, covered, config, path))
     findings = sorted(set(findings), key=lambda f: (f.line, f.col, f.code, f.message))
     if any(f.blocks for f in findings):
-        return FileResult(path, Status.FAILED, findings, inventory, original=raw)
+        return FileResult(path, _untouched(findings), findings, inventory, original=raw)
     if not plans:
         return FileResult(path, Status.UNCHANGED, findings, inventory, original=raw)
     if not edit:  # scan: convert would rewrite this file
@@ -275,7 +275,7 @@ def _convert(
                     "convert the file to YAML, or wrap the object in a kind: List",
                 )
             )
-            return FileResult(path, Status.FAILED, findings, inventory, original=raw)
+            return FileResult(path, _untouched(findings), findings, inventory, original=raw)
         text, regions = apply_regions(source, docs, edits)
         converted, new_docs = _verify(text, source, settings)
         invalid = _loads_back(docs, new_docs, plans, path) or _check_generated(
@@ -303,6 +303,12 @@ def _convert(
         templates=templates,
         regions=regions,
     )
+
+
+def _untouched(findings: list[Finding]) -> Status:
+    """A file a blocking finding leaves untouched: FAILED when its input could not be
+    processed (exit 123), REPORTED when it is a manifest to fix by hand (exit 1)."""
+    return Status.FAILED if any(f.unprocessed for f in findings) else Status.REPORTED
 
 
 def _verify(text: str, source: Source, settings: Settings) -> tuple[Source, list[Document]]:

@@ -35,6 +35,30 @@ def parse_kube_version(text: str) -> int:
     return int(match.group(1))
 
 
+# What releases before 1.32 had: DRA existed, only as alpha APIs dra-migrate does not
+# write (first minor, last minor, what it was).
+ALPHA_ERAS = (
+    (
+        31,
+        31,
+        "DRA with structured parameters, as the alpha API resource.k8s.io/v1alpha3 "
+        "(feature gate DynamicResourceAllocation, off by default)",
+    ),
+    (
+        30,
+        30,
+        "DRA with structured parameters, as an alpha extension of resource.k8s.io/v1alpha2 "
+        "(feature gate DynamicResourceAllocation, off by default)",
+    ),
+    (
+        26,
+        29,
+        "only the classic DRA of control-plane controllers, resource.k8s.io/v1alpha2 "
+        "(alpha, since removed)",
+    ),
+)
+
+
 def target_for(minor: int) -> str:
     """The newest resource.k8s.io version a release serves."""
     if minor >= 34:
@@ -43,9 +67,16 @@ def target_for(minor: int) -> str:
         return "v1beta2"
     if minor == 32:
         return "v1beta1"
+    had = next((what for first, last, what in ALPHA_ERAS if first <= minor <= last), None)
+    if had is not None:
+        raise ConfigError(
+            f"Kubernetes 1.{minor} has {had}: it is not absent, but dra-migrate does not support alpha APIs "
+            "(their objects changed shape in every release): it writes resource.k8s.io "
+            "v1beta1 and later, served from Kubernetes 1.32; upgrade the cluster first"
+        )
     raise ConfigError(
-        f"Kubernetes 1.{minor} has no structured-parameters DRA API (resource.k8s.io "
-        "v1beta1 arrived in 1.32); dra-migrate cannot target it"
+        f"Kubernetes 1.{minor} has no Dynamic Resource Allocation (the first alpha API "
+        "arrived in 1.26, the first beta, which dra-migrate can write, in 1.32)"
     )
 
 
@@ -55,10 +86,12 @@ def warnings(target: str, minor: int) -> list[str]:
     Raises ConfigError when the release does not have that API at all.
     """
     api = APIS[target]
+    if minor < min(a.introduced for a in APIS.values()):
+        target_for(minor)  # raises: what the release had instead, and why it is not written
     if minor < api.introduced:
         raise ConfigError(
             f"resource.k8s.io/{target} does not exist in Kubernetes 1.{minor} "
-            f"(it arrived in 1.{api.introduced}); use --target {target_for(minor) if minor >= 32 else 'v1beta1'} or a newer cluster"
+            f"(it arrived in 1.{api.introduced}); use --target {target_for(minor)} or a newer cluster"
         )
     if api.removed is not None and minor >= api.removed:
         raise ConfigError(

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import enum
+import fnmatch
 from dataclasses import dataclass, field
 from typing import Any
 
 from dra_migrate.findings import Finding, Severity
 
 REPORT_VERSION = 1
+
+# Accelerators that are not GPUs: reported by scan, never counted as GPU requests.
+OTHER_ACCELERATORS = (
+    "google.com/tpu*",  # Cloud TPU
+    "aws.amazon.com/neuron*",  # Inferentia and Trainium (neuron, neuroncore, neurondevice)
+    "habana.ai/*",  # Gaudi
+)
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # --check found changes, or findings of error severity
@@ -41,6 +49,11 @@ class InventoryItem:
     count: int | None  # None when the value is not a valid count
     value: str  # the value as written
     device_class: str | None  # None when the mapping does not convert it
+
+    @property
+    def gpu(self) -> bool:
+        """A GPU request (TPU, Neuron and Gaudi requests are other accelerators)."""
+        return not any(fnmatch.fnmatchcase(self.resource, p) for p in OTHER_ACCELERATORS)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +92,19 @@ class FileResult:
 class Report:
     files: list[FileResult]
     findings: list[Finding] = field(default_factory=list)  # run-level (no single file)
+    api_version: str = ""  # the resource.k8s.io version written (convert, scan)
+    config_path: str = ""  # the mapping file used, "" for the built-in mapping
+
+    def manual(self) -> list[tuple[str, list[str]]]:
+        """(path, codes) of the files that need a person: left untouched by a blocking
+        finding, reported by design (chart, values, patch), or with an error finding."""
+        out = []
+        for f in self.files:
+            errors = [x.code for x in f.findings if x.severity is Severity.ERROR]
+            if f.status in (Status.FAILED, Status.REPORTED) or errors:
+                codes = errors or [x.code for x in f.findings if x.severity is Severity.WARNING]
+                out.append((f.path, sorted(set(codes))))
+        return out
 
     @property
     def all_findings(self) -> list[Finding]:
@@ -113,6 +139,7 @@ class Report:
             "unchanged": self.count(Status.UNCHANGED),
             "failed": self.count(Status.FAILED),
             "reported": self.count(Status.REPORTED),
-            "requests": len(self.inventory),
+            "requests": sum(1 for i in self.inventory if i.gpu),
+            "other_requests": sum(1 for i in self.inventory if not i.gpu),
             **severities,
         }

@@ -9,7 +9,9 @@ from rich.table import Table
 from rich.text import Text
 
 from dra_migrate.findings import escape, quote_path
-from dra_migrate.report.model import Report
+from dra_migrate.report.model import Report, Status
+
+MANUAL_SHOWN = 20  # files named in the summary before "and N more"
 
 
 def _cell(text: str) -> Text:
@@ -30,6 +32,8 @@ def render(report: Report, command: str) -> str:
             f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} note(s)",
             markup=False,
         )
+        for line in _manual_lines(report):
+            console.print(line, markup=False)
         return out.getvalue()
     if rows:
         table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
@@ -65,11 +69,91 @@ def render(report: Report, command: str) -> str:
         for f in findings:
             console.print(f.format(), markup=False)
     s = report.summary()
+    gpu_files = {i.path for i in rows if i.gpu}
     console.print()
+    others = ""
+    if s["other_requests"]:
+        names = sorted({i.resource for i in rows if not i.gpu})
+        others = (
+            f" (and {s['other_requests']} request(s) of other accelerators, "
+            f"{', '.join(names)}, not counted)"
+        )
     console.print(
-        f"{s['requests']} GPU request(s) in {len({i.path for i in rows})} file(s); "
+        f"{s['requests']} GPU request(s) in {len(gpu_files)} file(s){others}; "
         f"{s['files']} file(s) looked at; {s['error']} error(s), {s['warning']} warning(s), "
         f"{s['info']} note(s)",
         markup=False,
     )
+    if report.api_version:
+        console.print(_api_line(report, "convert would write"), markup=False)
+    for line in _manual_lines(report):
+        console.print(line, markup=False)
     return out.getvalue()
+
+
+def _api_line(report: Report, verb: str) -> str:
+    mapping = (
+        f"mapping {quote_path(report.config_path)}"
+        if report.config_path
+        else "the built-in mapping"
+    )
+    return (
+        f"dra-migrate: {verb} resource.k8s.io/{report.api_version} "
+        f"ResourceClaimTemplates, with {mapping}."
+    )
+
+
+def _manual_lines(report: Report) -> list[str]:
+    manual = report.manual()
+    if not manual:
+        return []
+    shown = [
+        f"dra-migrate: manual action: {quote_path(path)} ({', '.join(codes)})"
+        for path, codes in manual[:MANUAL_SHOWN]
+    ]
+    if len(manual) > MANUAL_SHOWN:
+        shown.append(f"dra-migrate: manual action: ... and {len(manual) - MANUAL_SHOWN} more")
+    return [f"dra-migrate: {len(manual)} file(s) need manual action:", *shown]
+
+
+def convert_summary(report: Report, done: bool, check: bool, output_dir: str | None) -> str:
+    """The lines ``convert`` ends with (on standard error): counts, the API version
+    and mapping used, the files a person must edit, and what to do next."""
+    s = report.summary()
+    verb = "converted" if done else "would be converted"
+    parts = [f"{s['changed']} file(s) {verb}", f"{s['unchanged']} unchanged"]
+    if s["reported"]:
+        parts.append(f"{s['reported']} reported for manual action")
+    if s["failed"]:
+        parts.append(f"{s['failed']} could not be processed")
+    if output_dir is not None:
+        parts.append(f"written under {quote_path(output_dir)}")
+    lines = ["dra-migrate: " + ", ".join(parts) + "."]
+    if report.api_version:
+        lines.append(_api_line(report, "wrote" if done else "writes"))
+    manual = _manual_lines(report)
+    lines.extend(manual)
+    lines.append("dra-migrate: next: " + _next_step(report, done, check, bool(manual)))
+    return "\n".join(lines)
+
+
+def _next_step(report: Report, done: bool, check: bool, manual: bool) -> str:
+    changed = report.count(Status.CHANGED)
+    steps = []
+    if report.count(Status.FAILED):
+        steps.append("fix the input that could not be processed (see the findings)")
+    if manual:
+        steps.append("make the edits the findings above ask for in the files listed")
+    if changed and not done:
+        steps.append(
+            "apply the conversion with dra-migrate convert --write"
+            if check
+            else "review the diff, then apply it with dra-migrate convert --write"
+        )
+    if changed and done:
+        steps.append("review the changes, then check them with dra-migrate validate")
+    if not steps:
+        return "nothing to do: no GPU extended resource is left to convert."
+    if manual or report.count(Status.FAILED):
+        steps.append("run dra-migrate convert --check again")
+    return "; ".join(steps) + "."
