@@ -8,23 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: infer
-  namespace: ml
-spec:
-  template:
-    spec:
-      containers:
-      - name: server
-        image: vllm/vllm-openai:v0.6.0
-        resources:
-          limits:
-            nvidia.com/gpu: 2
-"""
+from tests.test_cli import DEPLOYMENT
 
 # ai-on-eks / kubernetes-engine-samples shapes: Neuron and TPU serving pods
 NEURON = """\
