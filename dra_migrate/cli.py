@@ -299,3 +299,131 @@ def validate_command(fmt: str, external_templates: bool, slices: str | None, **k
     )
     click.echo(renderer(fmt)(report, "validate"), nl=False)
     sys.exit(report.exit_code())
+
+
+output_option = click.option(
+    "--output",
+    "-o",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to FILE (atomically) instead of stdout.",
+)
+strategy_option = click.option(
+    "--strategy",
+    type=click.Choice(["rewrite", "bridge", "auto"]),
+    default="auto",
+    show_default=True,
+    help="rewrite: ResourceClaimTemplates; bridge: DeviceClasses with extendedResourceName, "
+    "workloads unchanged; auto: bridge where --kube-version serves it and the workload needs "
+    "nothing DRA-only.",
+)
+
+
+@main.command(name="report")
+@common_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "html", "json"]),
+    default="text",
+    show_default=True,
+    help="Report format (json: schemas/report.schema.json).",
+)
+@output_option
+@strategy_option
+@click.option(
+    "--resource-slices",
+    "slices",
+    type=click.Path(dir_okay=False),
+    help="kubectl get resourceslices -o yaml|json: check that the GPUs asked for fit, node by node.",
+)
+@click.option(
+    "--nodes",
+    "nodes",
+    type=click.Path(dir_okay=False),
+    help="kubectl get nodes -o yaml|json: flag nodes that still advertise a bridged resource.",
+)
+def report_command(
+    fmt: str,
+    output: Path | None,
+    strategy: str,
+    slices: str | None,
+    nodes: str | None,
+    **kwargs: Any,
+) -> None:
+    """The staged migration plan of a repository: inventory, prerequisites, DeviceClasses,
+    pilot wave, full conversion with rollback, and the risks."""
+    from dra_migrate import pipeline, stages
+    from dra_migrate.report import renderer
+    from dra_migrate.report.migration import LiveInventory
+
+    try:
+        options = resolve(**kwargs)
+        if options.paths == ("-",):
+            raise ConfigError("report reads a repository: give paths, not - (stdin)")
+        live = None
+        if slices or nodes:
+            live = LiveInventory(
+                source=", ".join(p for p in (slices, nodes) if p),
+                kube_version=options.settings.kube_version,
+                devices=pipeline.load_slices(slices) if slices else [],
+                nodes=pipeline.load_nodes(nodes) if nodes else [],
+            )
+        settings = stages.PlanSettings(
+            strategy, options.settings.kube_version, options.settings.target
+        )
+        report = execute(options, edit=False)
+        report.plan, found = stages.build(report, options.settings.config, settings, live)
+    except ConfigError as error:
+        _fail_usage(error)
+        return
+    report.findings.extend(found)
+    _emit(renderer(fmt)(report, "report"), output)
+    sys.exit(report.exit_code())
+
+
+@main.command(name="deviceclasses")
+@common_options
+@strategy_option
+@output_option
+def deviceclasses_command(strategy: str, output: Path | None, **kwargs: Any) -> None:
+    """Render the DeviceClasses the mapping needs (deviceClasses in the configuration, and
+    with --strategy bridge or auto one class with extendedResourceName per bridged resource).
+
+    PATHS are optional: given, the classes follow what the repository asks for."""
+    from dra_migrate import stages
+
+    scan_repo = bool(kwargs["paths"])
+    kwargs["paths"] = kwargs["paths"] or (".",)
+    try:
+        options = resolve(**kwargs)
+        settings = stages.PlanSettings(
+            strategy, options.settings.kube_version, options.settings.target
+        )
+        if scan_repo:
+            report = execute(options, edit=False)
+            plan, found = stages.build(report, options.settings.config, settings)
+            yaml_text = plan.classes_yaml
+        else:
+            classes = stages.classes_for_mapping(options.settings.config, settings)
+            yaml_text, found = classes.yaml, classes.findings
+    except ConfigError as error:
+        _fail_usage(error)
+        return
+    findings = [f for f in found if f.code.startswith("DRA5")]
+    _print_findings(findings)
+    _emit(yaml_text, output)
+    sys.exit(1 if any(f.severity.value == "error" for f in findings) else 0)
+
+
+def _emit(text: str, output: Path | None) -> None:
+    """To stdout, or atomically to ``output``."""
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    from dra_migrate.writer import write_atomic
+
+    try:
+        write_atomic(output, text.encode("utf-8"))
+    except OSError as exc:
+        _fail_usage(ConfigError(f"--output {output}: {exc.strerror or exc}"))

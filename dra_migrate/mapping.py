@@ -124,6 +124,20 @@ def _fill(text: str, values: Mapping[str, str]) -> str:
 
 
 @dataclass(frozen=True)
+class ClassDefinition:
+    """A DeviceClass the project defines (``deviceClasses``), rendered by ``deviceclasses``."""
+
+    name: str
+    driver: str
+    selectors: tuple[str, ...] = ()
+    config: tuple[Mapping[str, Any], ...] = ()
+    extended_resource_name: str | None = None
+    description: str = ""
+    line: int = 0  # where it is defined in the configuration file
+    col: int = 0
+
+
+@dataclass(frozen=True)
 class Config:
     resources: tuple[ResourceMapping, ...]
     detect: tuple[str, ...] = ()
@@ -132,6 +146,7 @@ class Config:
     target: str | None = None
     kube_version: str | None = None
     path: str | None = None  # the file it came from, None for built-ins only
+    device_classes: tuple[ClassDefinition, ...] = ()
 
     def choose(self, resource: str, ctx: Context) -> Choice | None:
         for mapping in self.resources:
@@ -184,11 +199,11 @@ def find_config(start: Path) -> Path | None:
 
 def load_config(path: Path | None) -> Config:
     """Built-ins, plus the project file at ``path`` when given."""
-    defaults = _read(_DEFAULTS, str(_DEFAULTS), check=False)  # ours: tested, not re-checked
+    defaults, _root = _read(_DEFAULTS, str(_DEFAULTS), check=False)  # ours: tested
     base = _build(defaults)
     if path is None:
         return base
-    data = _read(path, str(path))
+    data, root = _read(path, str(path))
     user = _build(data)
     resources = list(user.resources)
     if data.get("builtins", True):
@@ -204,10 +219,28 @@ def load_config(path: Path | None) -> Config:
         target=data.get("target"),
         kube_version=data.get("kubeVersion"),
         path=str(path),
+        device_classes=tuple(
+            _class_definition(entry, root, i)
+            for i, entry in enumerate(data.get("deviceClasses") or ())
+        ),
     )
 
 
-def _read(path: Path, display: str, check: bool = True) -> dict[str, Any]:
+def _class_definition(data: Mapping[str, Any], root: Node | None, index: int) -> ClassDefinition:
+    line, col = load.position(load.node_at(root, ("deviceClasses", index))) if root else (0, 0)
+    return ClassDefinition(
+        name=data["name"],
+        driver=data["driver"],
+        selectors=tuple(data.get("selectors") or ()),
+        config=tuple(data.get("config") or ()),
+        extended_resource_name=data.get("extendedResourceName"),
+        description=data.get("description") or "",
+        line=line,
+        col=col,
+    )
+
+
+def _read(path: Path, display: str, check: bool = True) -> tuple[dict[str, Any], Node | None]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -222,7 +255,7 @@ def _read(path: Path, display: str, check: bool = True) -> dict[str, Any]:
     if len(roots) > 1:
         raise ConfigError("configuration must be a single YAML document", display, 1, 1)
     if not roots:
-        return {}
+        return {}, None
     root = roots[0]
     data = load.to_data(root)
     if not isinstance(data, dict):
@@ -230,7 +263,7 @@ def _read(path: Path, display: str, check: bool = True) -> dict[str, Any]:
         raise ConfigError("configuration must be a mapping", display, line, col)
     if check:  # jsonschema is imported only for a project's own file
         _check_schema(data, root, display)
-    return data
+    return data, root
 
 
 def _check_schema(data: dict[str, Any], root: Node, display: str) -> None:

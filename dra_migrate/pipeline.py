@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -437,6 +438,7 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
     ctx = Context(
         workload.namespace, {**workload.labels, **site.template_labels}, site.node_selector
     )
+    replicas = _replicas(site)
     for container in site.containers:
         resources = get(container.node, "resources")
         limits = {k: (kn, v) for k, kn, v in entries(get(resources, "limits")) if config.is_gpu(k)}
@@ -464,9 +466,42 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
                     count=whole_count(load.quantity_text(value) or ""),
                     value=text,
                     device_class=choice.device_class if choice else None,
+                    replicas=replicas,
+                    selectors=choice.selectors if choice else (),
+                    driver_config=bool(choice and choice.config),
+                    shared=bool(choice and choice.shared),
+                    rule=bool(choice and choice.rule is not None),
                 )
             )
     return rows
+
+
+# Fields that say how many pods a pod template makes at once, beside its ``template``.
+_REPLICA_FIELDS = ("replicas", "parallelism")
+# Kinds whose pods run once per node: no fixed count.
+_PER_NODE_KINDS = ("DaemonSet",)
+
+
+def _replicas(site: locate.PodSite) -> int | None:
+    """Pods of this pod spec at once: ``replicas``/``parallelism`` beside the template."""
+    if site.workload.kind in _PER_NODE_KINDS:
+        return None
+    parts = site.path.split(".")
+    if parts[-2:] != ["template", "spec"]:
+        return 1  # a Pod, or a pod spec that is not a template
+    holder: Node | None = site.workload.root
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", ".".join(parts[:-2])):
+        if part.startswith("["):
+            seq = load.items(holder)
+            index = int(part[1:-1])
+            holder = seq[index] if index < len(seq) else None
+        else:
+            holder = get(holder, part)
+    for name in _REPLICA_FIELDS:
+        value = get(holder, name)
+        if value is not None:
+            return whole_count(scalar(value) or "")
+    return 1
 
 
 # --- validate ---------------------------------------------------------------------
@@ -525,22 +560,49 @@ def run_validate(
     return Report(failed + [c.result for c in checks])
 
 
-def load_slices(path: str) -> list[Any]:
-    """Devices of a ``kubectl get resourceslices -o yaml`` (or ``-o json``) dump."""
+def load_nodes(path: str) -> list[Any]:
+    """Nodes of a ``kubectl get nodes -o yaml`` (or ``-o json``) dump, with the extended
+    resources each advertises (``status.allocatable`` names with a domain)."""
+    from dra_migrate.findings import ConfigError
+    from dra_migrate.quantity import whole_count
+    from dra_migrate.report.migration import LiveNode
+
+    nodes = []
+    for doc in _dump(path, "--nodes"):
+        listed = doc.get("items")
+        objs: list[Any] = listed if isinstance(listed, list) else [doc]
+        for obj in objs:
+            if not isinstance(obj, dict) or obj.get("kind", "Node") != "Node":
+                continue
+            meta, status = obj.get("metadata") or {}, obj.get("status") or {}
+            allocatable = status.get("allocatable") if isinstance(status, dict) else None
+            resources = []
+            for key, value in (allocatable or {}).items() if isinstance(allocatable, dict) else ():
+                count = whole_count(str(value))
+                if "/" in str(key) and count:
+                    resources.append((str(key), count))
+            name = meta.get("name") if isinstance(meta, dict) else None
+            nodes.append(LiveNode(str(name or "(unnamed)"), tuple(sorted(resources))))
+    if not nodes:
+        raise ConfigError(f"--nodes {path}: no Node objects in it")
+    return nodes
+
+
+def _dump(path: str, option: str) -> list[dict[str, Any]]:
+    """The objects of a ``kubectl get ... -o yaml|json`` file."""
     import json
 
-    from dra_migrate.cel import devices_from_resource_slices
     from dra_migrate.findings import ConfigError
 
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
-        raise ConfigError(f"--resource-slices {path}: {exc.strerror}") from None
+        raise ConfigError(f"{option} {path}: {exc.strerror}") from None
     try:  # JSON (kubectl -o json) is read fastest by json; it has no aliases to bound
         docs: list[Any] = [json.loads(raw)]
         if load.data_depth(docs[0]) > load.MAX_DEPTH:
             raise ConfigError(
-                f"--resource-slices: nested more than {load.MAX_DEPTH} levels deep", path, 1, 1
+                f"{option}: nested more than {load.MAX_DEPTH} levels deep", path, 1, 1
             )
     except (ValueError, RecursionError):  # YAML, or JSON too deep for json
         try:
@@ -548,8 +610,16 @@ def load_slices(path: str) -> list[Any]:
             docs = [load.to_data(d.root) for d in load.parse(source) if d.root is not None]
         except InputProblem as problem:
             f = problem.finding
-            raise ConfigError(f"--resource-slices: {f.message}", path, f.line, f.col) from None
-    devices = devices_from_resource_slices([d for d in docs if isinstance(d, dict)])
+            raise ConfigError(f"{option}: {f.message}", path, f.line, f.col) from None
+    return [d for d in docs if isinstance(d, dict)]
+
+
+def load_slices(path: str) -> list[Any]:
+    """Devices of a ``kubectl get resourceslices -o yaml`` (or ``-o json``) dump."""
+    from dra_migrate.cel import devices_from_resource_slices
+    from dra_migrate.findings import ConfigError
+
+    devices = devices_from_resource_slices(_dump(path, "--resource-slices"))
     if not devices:
         raise ConfigError(f"--resource-slices {path}: no ResourceSlice devices in it")
     return devices

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -27,3 +28,17 @@ def schema_path(relative: str) -> Path:
 
 def template_dir() -> Path:
     return data_dir("templates")
+
+
+def jinja_environment(autoescape: bool = False) -> Any:
+    """The jinja2 environment of every template in ``templates/`` (strict undefined names)."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir())),
+        autoescape=autoescape,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )

@@ -840,6 +840,33 @@ def check_slices(checks: Sequence[FileCheck], devices: Sequence[Any]) -> list[Fi
     return found
 
 
+def devices_for(
+    devices: Sequence[Any],
+    device_class: str,
+    selectors: Sequence[str] = (),
+    classes: Mapping[str, Sequence[str]] | None = None,
+) -> list[Any] | None:
+    """The devices a request for ``device_class`` with ``selectors`` may be given.
+
+    The class's selectors come from ``classes`` (name -> CEL expressions, for
+    classes the caller defines) or from the classes known drivers install.
+    None when the class is unknown, or a selector does not compile or fails on
+    a device (the allocation would abort).
+    """
+    from dra_migrate.catalog import load_catalog
+
+    known = {c.name: [c.selector] for c in load_catalog().device_classes}
+    known.update({k: list(v) for k, v in (classes or {}).items()})
+    if device_class not in known:
+        return None
+    where = Where("", 0, 0)
+    chosen = [Selector(e, where) for e in [*known[device_class], *selectors]]
+    evaluator = _Evaluator(devices)
+    if not evaluator.compiles(chosen):
+        return None
+    return evaluator.matching(chosen, [])
+
+
 def _claim_on_one_node(
     claim: ClaimDef, chosen: Mapping[str, tuple[int, list[Any]]]
 ) -> list[Finding]:

@@ -11,6 +11,9 @@ the files of a multi-file example, and a single-file example is ``example.yaml``
 The examples of the device-evaluation codes (DRA340 to DRA344) have a
 ``slices.yaml`` file: it is passed with ``--resource-slices`` and is not an
 input path (the other files are passed by name).
+Examples of the DRA5xx codes run through ``report`` (``deviceclasses`` for
+DRA501 to DRA509); a ``# args: ...`` first line gives their options, and a
+``nodes.yaml`` file is passed with ``--nodes``.
 Codes whose input cannot be shown as text (unreadable, non-UTF-8, binary files,
 tabs, an explicit empty path, a generated oversized pod) are built by the
 builders in ``BUILT`` below, from the section's example where it has one.
@@ -39,6 +42,10 @@ CODE_MENTION = re.compile(r"\bDRA\d{3}\b")
 
 # Codes of ``dra-migrate validate``: their examples run through it instead of convert.
 VALIDATE_SERIES = "DRA3"
+# Codes of ``report`` and ``deviceclasses``.
+REPORT_SERIES, CLASSES_SERIES = "DRA5", "DRA50"
+ARGS_MARKER = re.compile(r"^# args: (?P<args>.*)$")
+NODES = "nodes.yaml"
 # ResourceSlices of a device-evaluation example: --resource-slices, not an input.
 SLICES = "slices.yaml"
 DEVICE_CODES = ("DRA340", "DRA341", "DRA342", "DRA343", "DRA344")
@@ -50,6 +57,8 @@ EXEMPT = {
     "a schema failure of the generated ResourceClaimTemplate is a bug with no known input",
     "DRA902": "generated text that loads back differently is a bug of the renderer: every "
     "scalar is quoted or escaped so that it loads back, and no input is known to defeat it",
+    "DRA503": "every value is rendered in a form that reads back as itself (a property test "
+    "checks it on arbitrary text and JSON values): a DeviceClass that does not is a bug",
 }
 
 
@@ -146,6 +155,10 @@ def _split(example: str) -> dict[str, str]:
     files: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in example.splitlines(keepends=True):
+        args = ARGS_MARKER.match(line.rstrip("\n"))
+        if args and current is None and not files:
+            files["# args"] = [args["args"]]
+            continue
         marker = FILE_MARKER.match(line.rstrip("\n"))
         if marker:
             current = files.setdefault(marker["path"], [])
@@ -257,11 +270,24 @@ class Run:
 
 
 def _command(code: str) -> str:
+    if code.startswith(CLASSES_SERIES):
+        return "deviceclasses"
+    if code.startswith(REPORT_SERIES):
+        return "report"
     return "validate" if code.startswith(VALIDATE_SERIES) else "convert"
 
 
 def _arguments(code: str, files: dict[str, bytes]) -> list[str]:
     """Options and paths for an example laid out in the current folder."""
+    options = files.pop("# args", b"").decode().split()
+    if _command(code) in ("report", "deviceclasses"):
+        dumps = {SLICES: "--resource-slices", NODES: "--nodes"}
+        for name, option in dumps.items():
+            if name in files:
+                options += [option, name]
+        inputs = sorted(n for n in files if n not in dumps and not n.startswith("."))
+        return [*options, *(inputs or ["."])]
+    assert not options, f"{code}: # args is for report and deviceclasses examples"
     if SLICES not in files:
         return ["."]
     assert _command(code) == "validate", f"{code}: only validate takes {SLICES}"
@@ -327,8 +353,8 @@ def test_trigger_produces_the_code(
     else:
         assert section.trigger is not None
         files = _encoded(section.trigger)
-        _write(tmp_path, files)
         args = _arguments(code, files)
+        _write(tmp_path, files)
     run = _run(tmp_path, command, args, monkeypatch)
     assert code in run.codes, f"{code} not reported by {command}:\n{run.output}"
     # Other codes of the example must at least be named in the section.
@@ -353,8 +379,9 @@ def test_passing_example_does_not_produce_the_code(
     passes = BY_CODE[code].passes
     assert passes is not None
     files = _encoded(passes)
+    args = _arguments(code, files)
     _write(tmp_path, files)
-    run = _run(tmp_path, _command(code), _arguments(code, files), monkeypatch)
+    run = _run(tmp_path, _command(code), args, monkeypatch)
     assert code not in run.codes, run.output
     assert run.exit_code != 123, f"{code}: the passing example could not be processed\n{run.output}"
 

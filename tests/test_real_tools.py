@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -119,3 +120,54 @@ def test_name_prefix_needs_the_documented_name_reference(tools: Path, tmp_path: 
     name, ref = refs()
     assert ref == name  # the documented fix works with the real kustomize
     assert b"DRA219" not in run_cli(["convert", "--check", "."], work).stderr
+
+
+def test_report_kustomize_configuration_renames_references(tools: Path, tmp_path: Path) -> None:
+    """The nameReference configuration of the report makes namePrefix/nameSuffix work."""
+    import json
+
+    base = tmp_path / "base"
+    base.mkdir()
+    shutil.copy(EXAMPLES / "apps" / "training-job.yaml", base / "job.yaml")
+    shutil.copy(EXAMPLES / "apps" / "inference-deployment.yaml", base / "deploy.yaml")
+    shutil.copy(EXAMPLES / "apps" / "pytorchjob.yaml", base / "pytorchjob.yaml")
+    (base / "kustomization.yaml").write_text(
+        "resources:\n  - job.yaml\n  - deploy.yaml\n  - pytorchjob.yaml\n"
+    )
+    prod = tmp_path / "prod"
+    prod.mkdir()
+    (prod / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\nnamePrefix: prod-\nnameSuffix: -v2\n"
+    )
+    report = run_cli(["report", "--format", "json", "."], tmp_path)
+    config = json.loads(report.stdout)["plan"]["stages"]["rollout"]["kustomizeConfiguration"]
+    assert config, report.stdout[-2000:]
+    converted = run_cli(["convert", "--write", "base"], tmp_path)
+    assert converted.returncode == 0, converted.stderr
+
+    def build() -> list[dict[str, object]]:
+        return objects(
+            load_all(_tool(tools, "kubectl", "kustomize", "prod", cwd=tmp_path).decode())
+        )
+
+    def references(objs: list[dict[str, object]]) -> tuple[set[str], set[str]]:
+        templates = {
+            o["metadata"]["name"]  # type: ignore[index]
+            for o in objs
+            if o["kind"] == "ResourceClaimTemplate"
+        }
+        text = json.dumps([o for o in objs if o["kind"] != "ResourceClaimTemplate"])
+        used = set(re.findall(r'"resourceClaimTemplateName": "([^"]+)"', text))
+        return templates, used
+
+    templates, used = references(build())
+    assert all(t.startswith("prod-") for t in templates)
+    assert used and not used <= templates  # without the configuration the pods keep old names
+
+    (prod / "dra-name-reference.yaml").write_text(config)
+    (prod / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\nnamePrefix: prod-\nnameSuffix: -v2\n"
+        "configurations:\n  - dra-name-reference.yaml\n"
+    )
+    templates, used = references(build())
+    assert len(used) == 4 and used <= templates  # Job, Deployment, PyTorchJob Master and Worker

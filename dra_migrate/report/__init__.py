@@ -15,6 +15,10 @@ def renderer(fmt: str) -> Renderer:
         from dra_migrate.report import json_format
 
         return json_format.render
+    if fmt == "html":
+        from dra_migrate.report import html_format
+
+        return html_format.render
     if fmt == "markdown":
         from dra_migrate.report import markdown_format
 

@@ -9,7 +9,7 @@ from dra_migrate.report.model import REPORT_VERSION, Report
 
 
 def render(report: Report, command: str) -> str:
-    data = {
+    data: dict[str, object] = {
         "version": REPORT_VERSION,
         "tool": {"name": "dra-migrate", "version": __version__},
         "command": command,
@@ -18,4 +18,6 @@ def render(report: Report, command: str) -> str:
         "inventory": [item.to_dict() for item in report.inventory],
         "findings": [f.to_dict() for f in report.all_findings],
     }
+    if report.plan is not None:
+        data["plan"] = report.plan.to_dict()
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

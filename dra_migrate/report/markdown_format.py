@@ -1,25 +1,56 @@
-"""Markdown, through the jinja2 template ``templates/report.md.j2`` (for PR comments)."""
+"""Markdown, through jinja2 templates in ``templates/`` (for pull request comments).
+
+``report.md.j2`` renders scan and validate; ``plan.md.j2`` the migration plan.
+Text from a repository is untrusted: ``|text`` escapes Markdown and HTML,
+``|code`` makes a code span that no backtick in the value can close.
+"""
 
 from __future__ import annotations
+
+import html
+import re
 
 from dra_migrate import __version__
 from dra_migrate.findings import escape
 from dra_migrate.report.model import Report
-from dra_migrate.resources import template_dir
+from dra_migrate.resources import jinja_environment
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
+
+
+def text(value: object) -> str:
+    """Plain text in a Markdown table cell or list item."""
+    one_line = escape(re.sub(r"[ \t\r\n]+", " ", str(value)))
+    return _MARKDOWN.sub(r"\\\1", html.escape(one_line, quote=False))
+
+
+def code(value: object) -> str:
+    """A code span: fenced with more backticks than the value's longest run."""
+    one_line = escape(re.sub(r"[ \t\r\n]+", " ", str(value))).replace("|", "\\|")
+    if not one_line:
+        return ""
+    ticks = "`" * (max((len(r) for r in re.findall(r"`+", one_line)), default=0) + 1)
+    pad = " " if one_line.startswith("`") or one_line.endswith("`") else ""
+    return f"{ticks}{pad}{one_line}{pad}{ticks}"
 
 
 def render(report: Report, command: str) -> str:
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(template_dir())),
-        autoescape=False,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
+    env = jinja_environment()
     env.filters["cell"] = lambda text: escape(str(text)).replace("|", "\\|").replace("`", "'")
+    env.filters["text"] = text
+    env.filters["code"] = code
+    if report.plan is not None:
+        plan = report.plan
+        runs = re.findall(r"`+", plan.classes_yaml)
+        return env.get_template("plan.md.j2").render(
+            plan=plan,
+            summary=report.summary(),
+            findings=report.all_findings,
+            gpus=sum(t.gpus for t in plan.namespaces),
+            by_name={f"{w.display} ({w.pod_path})": w for w in plan.workloads},
+            fence="`" * max(3, max((len(r) + 1 for r in runs), default=0)),
+            version=__version__,
+        )
     return env.get_template("report.md.j2").render(
         report=report,
         summary=report.summary(),

@@ -5,9 +5,12 @@ from __future__ import annotations
 import enum
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dra_migrate.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from dra_migrate.report.migration import MigrationPlan
 
 REPORT_VERSION = 1
 
@@ -49,6 +52,12 @@ class InventoryItem:
     count: int | None  # None when the value is not a valid count
     value: str  # the value as written
     device_class: str | None  # None when the mapping does not convert it
+    # What the migration report needs beyond scan's row (not in scan's JSON):
+    replicas: int | None = 1  # pods the pod spec makes at once; None: per node or unknown
+    selectors: tuple[str, ...] = ()  # CEL selectors the mapping adds to the request
+    driver_config: bool = False  # the mapping adds opaque driver configuration
+    shared: bool = False  # a time-sliced share of a GPU (mapping ``shared: true``)
+    rule: bool = False  # a context rule of the mapping chose the class or selectors
 
     @property
     def gpu(self) -> bool:
@@ -92,6 +101,7 @@ class FileResult:
 class Report:
     files: list[FileResult]
     findings: list[Finding] = field(default_factory=list)  # run-level (no single file)
+    plan: MigrationPlan | None = None  # the staged migration plan of ``report``
     api_version: str = ""  # the resource.k8s.io version written (convert, scan)
     config_path: str = ""  # the mapping file used, "" for the built-in mapping
 

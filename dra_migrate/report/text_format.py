@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dra_migrate.findings import escape, quote_path
+from dra_migrate.report.migration import MigrationPlan, Total
 from dra_migrate.report.model import Report, Status
 
 MANUAL_SHOWN = 20  # files named in the summary before "and N more"
@@ -23,6 +24,9 @@ def render(report: Report, command: str) -> str:
     out = io.StringIO()
     console = Console(file=out, width=1000, color_system=None, highlight=False, soft_wrap=True)
     rows = report.inventory
+    if report.plan is not None:
+        _plan(report, report.plan, console)
+        return out.getvalue()
     if command != "scan":
         for f in report.all_findings:
             console.print(f.format(), markup=False)
@@ -157,3 +161,136 @@ def _next_step(report: Report, done: bool, check: bool, manual: bool) -> str:
     if manual or report.count(Status.FAILED):
         steps.append("run dra-migrate convert --check again")
     return "; ".join(steps) + "."
+
+
+def _table(console: Console, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    console.print(table)
+
+
+def _totals(console: Console, title: str, totals: list[Total]) -> None:
+    _table(
+        console,
+        (title, "WORKLOADS", "GPUS", "PER-NODE WORKLOADS"),
+        [(t.key, str(t.workloads), str(t.gpus), str(t.per_node or "")) for t in totals],
+    )
+    console.print()
+
+
+def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
+    """The five stages and the risks, for a terminal (no markup: names are untrusted)."""
+
+    def say(text: str = "") -> None:
+        console.print("\n".join(escape(line) for line in text.split("\n")), markup=False)
+
+    say(
+        f"dra-migrate migration plan: strategy {plan.strategy}, target resource.k8s.io/"
+        f"{plan.target}, Kubernetes {plan.kube_version or '(version not given)'}"
+    )
+    say()
+    say("== Stage 1: inventory")
+    _table(
+        console,
+        ("WORKLOAD", "POD SPEC", "LOCATION", "GPUS/POD", "PODS", "STRATEGY", "REASON"),
+        [
+            (
+                w.display,
+                w.pod_path,
+                f"{w.path}:{w.line}:{w.col}",
+                str(w.gpus_per_pod),
+                "per node" if w.replicas is None else str(w.replicas),
+                w.strategy,
+                "; ".join(w.reasons),
+            )
+            for w in plan.workloads
+        ],
+    )
+    say()
+    _totals(console, "NAMESPACE", plan.namespaces)
+    _totals(console, "RESOURCE", plan.resources)
+    _totals(console, "PRODUCT", plan.products)
+    if plan.unanalysed:
+        say("Not analysed:")
+        for u in plan.unanalysed:
+            say(f"  {u.path}:{u.line}:{u.col}: {u.code} {u.reason}")
+        say()
+    say("== Stage 2: prerequisites")
+    _table(
+        console,
+        ("TOPIC", "REQUIREMENT", "DETAIL"),
+        [(p.topic, p.requirement, p.detail) for p in plan.prerequisites],
+    )
+    say()
+    if plan.capacity is None:
+        say("Capacity: not checked (give --resource-slices FILE from the target cluster).")
+    else:
+        cap = plan.capacity
+        say(f"Capacity against {cap.source}: {cap.devices} device(s) on {cap.nodes} node(s)")
+        _table(
+            console,
+            ("DEVICE CLASS", "SELECTORS", "ASKED", "PUBLISHED", "PER NODE", "PENDING"),
+            [
+                (
+                    r.device_class,
+                    " && ".join(r.selectors),
+                    str(r.gpus),
+                    str(r.devices),
+                    ", ".join(f"{n} {c}" for n, c in r.nodes),
+                    ", ".join(r.pending) or "-",
+                )
+                for r in cap.rows
+            ],
+        )
+    say()
+    say("== Stage 3: DeviceClasses")
+    for c in plan.installed_classes:
+        say(f"installed by the driver: {c['name']} ({c['note'] or c['driver']})")
+    if plan.classes_yaml:
+        say(plan.classes_yaml.rstrip("\n"))
+    elif not plan.classes:
+        say("nothing to create")
+    say()
+    say("== Stage 4: pilot wave")
+    by_name = {f"{w.display} ({w.pod_path})": w for w in plan.workloads}
+    for wave in plan.waves:
+        if wave.number == 2:
+            say()
+            say("== Stage 5: full conversion and rollback")
+        say(
+            f"Wave {wave.number}: {wave.title} ({len(wave.workloads)} workload(s), {wave.gpus} GPU(s))"
+        )
+        for name in wave.workloads:
+            w = by_name[name]
+            factors = ", ".join(w.risk_factors) or "no risk factor"
+            say(f"  - {name} [{w.strategy}] risk {w.risk}: {factors}")
+        say("  Rollback:")
+        for step in wave.rollback:
+            say(f"    {step}")
+    if not plan.waves:
+        say("no workload to migrate")
+    if plan.kustomize_config:
+        say()
+        say(plan.kustomize_config.rstrip("\n"))
+    say()
+    say("== Risks")
+    for risk in plan.risks:
+        say(f"{risk.code} {risk.title}: {risk.detail}")
+        for spot in risk.where:
+            say(f"  {spot}")
+    if not plan.risks:
+        say("none found")
+    findings = report.all_findings
+    if findings:
+        say()
+        for f in findings:
+            say(f.format())
+    s = report.summary()
+    say()
+    say(
+        f"{len(plan.workloads)} workload(s), {sum(t.gpus for t in plan.namespaces)} GPU(s); "
+        f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} note(s)"
+    )

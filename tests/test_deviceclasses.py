@@ -1,0 +1,153 @@
+"""DeviceClasses from the mapping: values checked, rendered without YAML injection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dra_migrate import load
+from dra_migrate.deviceclasses import (
+    CONFIGURATION,
+    PlannedClass,
+    bridge_class_name,
+    plan_classes,
+    render,
+    yaml_comment,
+)
+from dra_migrate.mapping import load_config
+from tests.conftest import run_cli
+
+JSON_LEAF = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+JSON = st.recursive(
+    JSON_LEAF,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def read_back(text: str) -> list[Any]:
+    docs = load.parse(load.decode("classes.yaml", text.encode("utf-8")))
+    return [load.to_data(d.root) for d in docs if d.root is not None]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    description=st.text(),
+    selectors=st.lists(st.text(min_size=1), max_size=3),
+    parameters=st.dictionaries(st.text(), JSON, max_size=5),
+)
+def test_any_value_reads_back_as_itself(
+    description: str, selectors: list[str], parameters: dict[str, Any]
+) -> None:
+    """Whatever a mapping holds, the rendered YAML holds that and nothing more."""
+    c = PlannedClass(
+        name="evil.example.com",
+        driver="gpu.nvidia.com",
+        selectors=tuple(selectors),
+        config=({"driver": "gpu.nvidia.com", "parameters": parameters},),
+        extended_resource_name="example.com/gpu",
+        origin=CONFIGURATION,
+        description=description,
+    )
+    text, problems = render([c], "v1")
+    assert not problems, problems
+    assert read_back(text) == [c.to_object("v1")]
+
+
+@given(st.text())
+def test_comments_stay_comments(text: str) -> None:
+    lines = yaml_comment(text)
+    rendered = "".join(f"# {line}\n" for line in lines) + "kind: DeviceClass\n"
+    assert read_back(rendered) == [{"kind": "DeviceClass"}]
+
+
+@given(st.from_regex(r"[a-z0-9.-]{1,20}/[A-Za-z0-9._+-]{1,40}", fullmatch=True))
+def test_bridge_names_are_dns_subdomains(resource: str) -> None:
+    from dra_migrate.deviceclasses import DNS_SUBDOMAIN
+
+    name = bridge_class_name(resource)
+    assert DNS_SUBDOMAIN.fullmatch(name) and len(name) <= 253
+
+
+def test_injection_through_the_configuration(tmp_path: Path) -> None:
+    (tmp_path / ".dra-migrate.yaml").write_text(
+        "deviceClasses:\n"
+        "  - name: a100.nvidia.com\n"
+        "    driver: gpu.nvidia.com\n"
+        '    description: "A100\\n---\\nkind: Secret\\u2028x: 1"\n'
+        "    selectors:\n"
+        "      - \"device.driver == 'gpu.nvidia.com'\\n---\\nkind: Secret\"\n"
+    )
+    done = run_cli(["deviceclasses"], tmp_path)
+    assert done.returncode == 1  # the selector with a document marker does not compile
+    assert b"DRA502" in done.stderr and done.stdout == b""
+    (tmp_path / ".dra-migrate.yaml").write_text(
+        "deviceClasses:\n"
+        "  - name: a100.nvidia.com\n"
+        "    driver: gpu.nvidia.com\n"
+        '    description: "A100\\n---\\nkind: Secret\\u2028x: 1"\n'
+        "    selectors:\n"
+        "      - device.attributes['gpu.nvidia.com'].productName == 'a\\\"b'\n"
+    )
+    done = run_cli(["deviceclasses"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    objects = read_back(done.stdout.decode())
+    assert [o["kind"] for o in objects] == ["DeviceClass"]
+    assert objects[0]["spec"]["selectors"][0]["cel"]["expression"].endswith("'a\\\"b'")
+
+
+def test_rendered_classes_pass_validate(tmp_path: Path) -> None:
+    (tmp_path / ".dra-migrate.yaml").write_text(
+        "deviceClasses:\n"
+        "  - name: h100.nvidia.com\n"
+        "    driver: gpu.nvidia.com\n"
+        "    selectors:\n"
+        "      - device.driver == 'gpu.nvidia.com'\n"
+        "      - device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'\n"
+        "    config:\n"
+        "      - driver: gpu.nvidia.com\n"
+        "        parameters:\n"
+        "          apiVersion: resource.nvidia.com/v1beta1\n"
+        "          kind: GpuConfig\n"
+        "          sharing: {strategy: MPS, mpsConfig: {defaultActiveThreadPercentage: 50}}\n"
+    )
+    done = run_cli(["deviceclasses", "--strategy", "bridge", "--kube-version", "1.36"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert b"DRA505" in done.stderr  # MPS needs the driver's MPSSupport gate
+    (tmp_path / "classes.yaml").write_bytes(done.stdout)
+    names = [o["metadata"]["name"] for o in read_back(done.stdout.decode())]
+    assert "h100.nvidia.com" in names and "mig" not in " ".join(names)
+    assert "gpu-shared.extended.nvidia.com" in names  # a bridge class per literal name
+    checked = run_cli(["validate", "--kube-version", "1.36", "classes.yaml"], tmp_path)
+    assert checked.returncode == 0, checked.stdout.decode()
+
+
+def test_one_class_per_mig_profile_in_the_plan() -> None:
+    from dra_migrate.deviceclasses import Bridged
+
+    config = load_config(None)
+    selector = "device.attributes['gpu.nvidia.com'].profile == '{}'"
+    plan = plan_classes(
+        config,
+        [],
+        [
+            Bridged(f"nvidia.com/mig-{p}", "mig.nvidia.com", (selector.format(p),))
+            for p in ("1g.10gb", "2g.20gb")
+        ],
+    )
+    assert not plan.findings
+    assert sorted(plan.bridge) == ["nvidia.com/mig-1g.10gb", "nvidia.com/mig-2g.20gb"]
+    assert [c.name for c in plan.classes] == [
+        "mig-1g-10gb.extended.nvidia.com",
+        "mig-2g-20gb.extended.nvidia.com",
+    ]
+    assert all(len(c.selectors) == 2 for c in plan.classes)
