@@ -28,7 +28,8 @@ STAGES = (
 def _page(tmp_path: Path, *args: str) -> Path:
     page = tmp_path / "plan.html"
     done = run_cli(["report", "--format", "html", "--output", str(page), *args], REPO)
-    assert done.returncode in (0, 1), done.stderr.decode()
+    # 123: a file could not be processed (names Kubernetes refuses); the page is still written
+    assert done.returncode in (0, 1, 123), done.stderr.decode()
     return page
 
 
