@@ -412,8 +412,10 @@ def deviceclasses_command(strategy: str, output: Path | None, **kwargs: Any) -> 
         return
     findings = [f for f in found if f.code.startswith("DRA5")]
     _print_findings(findings)
-    _emit(yaml_text, output)
-    sys.exit(1 if any(f.severity.value == "error" for f in findings) else 0)
+    errors = any(f.severity.value == "error" for f in findings)
+    if not (errors and output is not None):  # a file is written only when complete
+        _emit(yaml_text, output)
+    sys.exit(1 if errors else 0)
 
 
 def _emit(text: str, output: Path | None) -> None:

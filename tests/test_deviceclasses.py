@@ -90,6 +90,8 @@ def test_injection_through_the_configuration(tmp_path: Path) -> None:
     done = run_cli(["deviceclasses"], tmp_path)
     assert done.returncode == 1  # the selector with a document marker does not compile
     assert b"DRA502" in done.stderr and done.stdout == b""
+    done = run_cli(["deviceclasses", "--output", "classes.yaml"], tmp_path)
+    assert done.returncode == 1 and not (tmp_path / "classes.yaml").exists()
     (tmp_path / ".dra-migrate.yaml").write_text(
         "deviceClasses:\n"
         "  - name: a100.nvidia.com\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -402,3 +403,19 @@ def test_output_file_and_usage_errors(tmp_path: Path) -> None:
     assert b"Traceback" not in done.stderr
     done = run_cli(["report", "-"], tmp_path, stdin=b"")
     assert done.returncode == 2 and b"report reads a repository" in done.stderr
+
+
+def test_daemonset_pods_are_per_node(tmp_path: Path) -> None:
+    daemonset = (
+        deployment(name="dcgm", namespace="monitoring")
+        .replace("kind: Deployment", "kind: DaemonSet")
+        .replace("  replicas: 1\n", "")
+    )
+    (tmp_path / "ds.yaml").write_text(daemonset)
+    data = report_json(tmp_path)
+    dcgm = by_name(data)["dcgm"]
+    assert dcgm["replicas"] is None and dcgm["gpus"] is None
+    (ns,) = data["plan"]["stages"]["inventory"]["namespaces"]
+    assert (ns["gpus"], ns["perNodeWorkloads"]) == (0, 1)
+    text = run_cli(["report", "."], tmp_path).stdout.decode()
+    assert re.search(r"DaemonSet/monitoring/dcgm .* per node ", text)

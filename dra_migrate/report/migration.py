@@ -48,7 +48,7 @@ class Workload:
     pod_path: str
     containers: list[GpuContainer]
     gpus_per_pod: int  # max(largest init container, app containers + sidecars)
-    replicas: int | None  # None: one pod per node (DaemonSet) or unknown
+    replicas: int | None  # None: one pod per node (DaemonSet), or not a fixed number
     strategy: str = ""
     reasons: list[str] = field(default_factory=list)
     risk: int = 0
@@ -59,6 +59,13 @@ class Workload:
     def display(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind}/{ns}{self.name}"
+
+    @property
+    def pods(self) -> str:
+        """Pods at once, as a table shows it."""
+        if self.replicas is not None:
+            return str(self.replicas)
+        return "per node" if self.kind == "DaemonSet" else "unknown"
 
     @property
     def gpus(self) -> int | None:

@@ -202,7 +202,7 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
                 w.pod_path,
                 f"{w.path}:{w.line}:{w.col}",
                 str(w.gpus_per_pod),
-                "per node" if w.replicas is None else str(w.replicas),
+                w.pods,
                 w.strategy,
                 "; ".join(w.reasons),
             )
