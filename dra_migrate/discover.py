@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pathspec
 
-EXTENSIONS = (".yaml", ".yml", ".json")
+EXTENSIONS = (".yaml", ".yml", ".json", ".tpl")  # .tpl: Helm helpers, reported only
 _ALWAYS_SKIPPED = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
 
 

@@ -39,6 +39,16 @@ KSERVE_CONTAINER_FIELDS = (
 )
 
 
+# Knative Serving rejects resources.claims and resourceClaims in every version
+# (knative/serving#15332): workloads it runs are reported and left alone.
+KNATIVE = "knative"  # always runs on Knative Serving
+KSERVE_MODE = "kserve"  # runs on Knative unless its deployment mode says otherwise
+# serving.kserve.io/deploymentMode values that do not use Knative (Standard is the
+# newer name of RawDeployment); absent, KServe's default is Serverless.
+KSERVE_RAW_MODES = ("RawDeployment", "Standard", "ModelMesh")
+KSERVE_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
+
+
 @dataclass(frozen=True)
 class Site:
     path: str
@@ -52,7 +62,7 @@ class Kind:
     kind: str
     sites: tuple[Site, ...]
     ray: bool = False  # KubeRay: GPU count also drives rayStartParams.num-gpus
-    note: str = ""  # finding code to attach to every converted site
+    knative: str = ""  # KNATIVE or KSERVE_MODE: may run on Knative Serving (never converted there)
     cluster_scoped: bool = False  # its pods run in the namespaces of the objects that use it
     outside: tuple[str, ...] = field(default=())  # resource fields outside pod templates
 
@@ -137,10 +147,11 @@ KINDS: tuple[Kind, ...] = (
     Kind("argoproj.io", "ClusterWorkflowTemplate", _argo("spec"), cluster_scoped=True),
     Kind("argoproj.io", "CronWorkflow", _argo("spec.workflowSpec")),
     Kind("batch.volcano.sh", "Job", (Site("spec.tasks[name].template.spec", "{}"),)),
-    Kind("serving.kserve.io", "InferenceService", _KSERVE),
+    Kind("serving.kserve.io", "InferenceService", _KSERVE, knative=KSERVE_MODE),
     Kind("serving.kserve.io", "LLMInferenceService", _LLMISVC),
-    Kind("serving.knative.dev", "Service", _TEMPLATE, note="DRA215"),
-    Kind("serving.knative.dev", "Configuration", _TEMPLATE, note="DRA215"),
+    Kind("serving.knative.dev", "Service", _TEMPLATE, knative=KNATIVE),
+    Kind("serving.knative.dev", "Configuration", _TEMPLATE, knative=KNATIVE),
+    Kind("serving.knative.dev", "Revision", (Site("spec"),), knative=KNATIVE),
     Kind("apps.nvidia.com", "NIMService", (), outside=("spec.resources",)),
 )
 
@@ -154,3 +165,22 @@ def api_group(api_version: str) -> str:
 
 def lookup(api_version: str, kind: str) -> Kind | None:
     return _BY_KEY.get((api_group(api_version), kind))
+
+
+def on_knative(entry: Kind | None, annotations: dict[str, str]) -> str | None:
+    """Why this workload runs on Knative Serving, or None when it does not."""
+    if entry is None or not entry.knative:
+        return None
+    if entry.knative == KNATIVE:
+        return f"a Knative {entry.kind}"
+    mode = annotations.get(KSERVE_MODE_ANNOTATION)
+    if mode in KSERVE_RAW_MODES:
+        return None
+    if mode is not None:
+        return f"a KServe {entry.kind} in {mode} mode ({KSERVE_MODE_ANNOTATION})"
+    knative = sorted(a for a in annotations if a.startswith("autoscaling.knative.dev/"))
+    if knative:
+        return f"a KServe {entry.kind} with Knative annotations ({', '.join(knative)})"
+    return (
+        f"a KServe {entry.kind} in Serverless mode (KServe's default: no {KSERVE_MODE_ANNOTATION})"
+    )

@@ -7,7 +7,7 @@ manual edit, because converting a partial object would break the overlay.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,12 +21,27 @@ HELM_TEMPLATE = "helm-template"
 HELM_VALUES = "helm-values"
 KUSTOMIZE_PATCH = "kustomize-patch"
 KUSTOMIZATION = "kustomization"
+HELM_UNITTEST = "helm-unittest"  # a helm-unittest suite (chart tests/*_test.yaml): skipped
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """A kustomization whose patches set GPU resources of objects it builds from bases."""
+
+    display: str
+    targets: frozenset[tuple[str, str]] | None  # (kind, name) patched; None: not known
 
 
 @dataclass(frozen=True)
 class Role:
     kind: str | None = None  # one of the constants above, None for a plain manifest
     via: str = ""  # the kustomization or chart that gives the file its role
+    overlays: tuple[Overlay, ...] = ()  # overlays that patch GPU resources of this file
+
+
+def patched_by(role: Role, kind: str, name: str) -> list[str]:
+    """The overlays that patch GPU resources of the object ``kind``/``name``."""
+    return [o.display for o in role.overlays if o.targets is None or (kind, name) in o.targets]
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,7 @@ class Renaming:
 class Layout:
     patches: dict[Path, str] = field(default_factory=dict)  # resolved patch file -> kustomization
     renamings: list[Renaming] = field(default_factory=list)
+    overlays: dict[Path, list[Overlay]] = field(default_factory=dict)  # base file -> overlays
 
     def role(self, path: Path) -> Role:
         name = path.name
@@ -56,6 +72,8 @@ class Layout:
         chart = _chart_root(resolved)
         if chart is not None:
             rel = resolved.relative_to(chart)
+            if rel.parts[0] == "tests" and name.endswith(("_test.yaml", "_test.yml")):
+                return Role(HELM_UNITTEST, str(chart))
             if rel.parts[0] == "templates":
                 return Role(HELM_TEMPLATE, str(chart))
             if rel.parts[0] in ("files",) or (
@@ -64,6 +82,8 @@ class Layout:
                 and name.endswith((".yaml", ".yml"))
             ):
                 return Role(HELM_VALUES if rel.parts[0] != "files" else HELM_TEMPLATE, str(chart))
+        if resolved in self.overlays:
+            return Role(overlays=tuple(self.overlays[resolved]))
         return Role()
 
 
@@ -76,7 +96,7 @@ def _chart_root(path: Path) -> Path | None:
     return None
 
 
-def build(paths: Iterable[Path]) -> Layout:
+def build(paths: Iterable[Path], gpu: Callable[[bytes], bool] = lambda _data: False) -> Layout:
     """Read the kustomizations that can apply patches to ``paths``: those among
     them, and those in their folders and the folders above (up to the top of
     the git work tree), so a patch file given alone, as pre-commit does, is
@@ -111,7 +131,61 @@ def build(paths: Iterable[Path]) -> Layout:
         renaming = _renaming(real, root)
         if renaming is not None:
             layout.renamings.append(renaming)
+        overlay = _overlay(real, root, gpu)
+        if overlay is not None:
+            for base_file in _built(real, set()):
+                layout.overlays.setdefault(base_file, []).append(overlay)
     return layout
+
+
+def _overlay(path: Path, root: Node, gpu: Callable[[bytes], bool]) -> Overlay | None:
+    """The kustomization as an Overlay when one of its patches sets GPU resources."""
+    targets: set[tuple[str, str]] = set()
+    known = True
+    touches = False
+    for key in ("patches", "patchesStrategicMerge", "patchesJson6902"):
+        for item in load.items(load.get(root, key)):
+            text = load.scalar(item)
+            if text is not None and ("\n" in text or text.lstrip().startswith(("apiVersion", "{"))):
+                body = text.encode()  # an inline strategic-merge patch
+            elif text is not None:
+                body = read_bytes(path.parent / text)
+            else:
+                inline = load.scalar(load.get(item, "patch"))
+                file = load.scalar(load.get(item, "path"))
+                body = inline.encode() if inline else read_bytes(path.parent / (file or ""))
+            if not gpu(body):
+                continue
+            touches = True
+            target = load.get(item, "target") if text is None else None
+            kind = load.scalar(load.get(target, "kind")) if target is not None else None
+            name = load.scalar(load.get(target, "name")) if target is not None else None
+            if kind and name:
+                targets.add((kind, name))
+                continue
+            found = _patch_targets(body)
+            if found:
+                targets |= found
+            else:
+                known = False
+    if not touches:
+        return None
+    return Overlay(_shown(path), frozenset(targets) if known else None)
+
+
+def _patch_targets(body: bytes) -> set[tuple[str, str]]:
+    """(kind, name) of the objects a strategic-merge patch names."""
+    try:
+        docs = load.parse(load.decode("", body))
+    except InputProblem:
+        return set()
+    out = set()
+    for doc in docs:
+        kind = load.scalar(load.get(doc.root, "kind"))
+        name = load.scalar(load.get_path(doc.root, "metadata", "name"))
+        if kind and name:
+            out.add((kind, name))
+    return out
 
 
 def _read(path: Path) -> Node | None:

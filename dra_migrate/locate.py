@@ -113,7 +113,8 @@ def pod_sites(workload: Workload) -> list[PodSite]:
         if id(node) in seen or any(_inside(node, s.pod) for s in sites):
             continue
         seen.add(id(node))
-        sites.append(_site(workload, node, path, _generic_label(path), kinds.POD, generic=True))
+        label = _generic_label(path, workload.root)
+        sites.append(_site(workload, node, path, label, kinds.POD, generic=True))
     return sites
 
 
@@ -124,8 +125,29 @@ def _inside(node: Node, outer: Node) -> bool:
     )
 
 
-def _generic_label(path: str) -> str:
+# Fields that name an item of a list of pod templates (roles, groups, replicas).
+_ITEM_NAMES = ("name", "role", "roleName", "groupName", "componentName", "replicaType")
+
+
+def _generic_label(path: str, root: Node | None = None) -> str:
+    """The role a generic pod spec plays, for generated names: the name of the list item
+    it sits in (``prefill``, ``decode``), else the last steps of its path."""
     parts = [p for p in path.replace("[", ".").replace("]", "").split(".") if p]
+    node = root
+    named = ""
+    for part in parts:
+        if node is None:
+            break
+        if part.isdigit():
+            items_ = items(node)
+            node = items_[int(part)] if int(part) < len(items_) else None
+            ident = next((scalar(get(node, f)) for f in _ITEM_NAMES if scalar(get(node, f))), None)
+            if ident:
+                named = ident
+        else:
+            node = get(node, part)
+    if named:
+        return named.lower()
     words = [p for p in parts if p not in ("spec", "template", "podTemplate", "pod")]
     return "-".join(words[-2:]) if words else ""
 

@@ -22,6 +22,7 @@ from yaml.nodes import Node
 from dra_migrate import discover, layout, load, locate, unconverted
 from dra_migrate.edit import EditError, apply_regions
 from dra_migrate.findings import Finding, InputProblem, finding
+from dra_migrate.kinds import api_group
 from dra_migrate.layout import Role
 from dra_migrate.load import Document, Source, entries, get, scalar
 from dra_migrate.mapping import Config, Context
@@ -53,8 +54,10 @@ def run(
 ) -> Report:
     config = settings.config
     candidates = list(discover.expand(paths, [*config.exclude, *excludes]))
-    repo_layout = layout.build(c.path for c in candidates)
     needles = config.needles()
+    repo_layout = layout.build(
+        (c.path for c in candidates), lambda data: discover.mentions(data, needles)
+    )
     work: list[tuple[int, Job]] = []
     results: dict[int, FileResult] = {}
     templates_elsewhere: set[tuple[str, str]] = set()
@@ -81,11 +84,45 @@ def run(
     processed = _map([job for _i, job in work], settings, jobs)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
+    _unique_across_files(work, results, settings)
     files = [results[i] for i in sorted(results)]
     changed = {
         candidates[i].path.resolve() for i, r in results.items() if r.status is Status.CHANGED
     }
     return Report(files, _collisions(files) + _renamings(repo_layout, changed))
+
+
+def _unique_across_files(
+    work: list[tuple[int, Job]], results: dict[int, FileResult], settings: Settings
+) -> None:
+    """A generated name is unique across the run: a file whose template takes a name an
+    earlier file generated with other requests is planned again with that name reserved
+    (files are independent, so this is rare and cheap; the workers plan in parallel)."""
+    import json
+
+    taken: dict[tuple[str, str], str] = {}
+    for index, job in work:
+        result = results[index]
+
+        def clashes(r: FileResult) -> bool:
+            return any(
+                taken.get(_template_key(t), json.dumps(t, sort_keys=True))
+                != json.dumps(t, sort_keys=True)
+                for t in r.templates
+            )
+
+        if clashes(result):
+            reserved = settings.reserved | frozenset(taken)
+            again = process_job(job, dataclasses.replace(settings, reserved=reserved))
+            if not clashes(again):
+                result = results[index] = again
+        for template in result.templates:
+            taken.setdefault(_template_key(template), json.dumps(template, sort_keys=True))
+
+
+def _template_key(template: dict[str, Any]) -> tuple[str, str]:
+    meta = template["metadata"]
+    return (meta.get("namespace") or "", meta["name"])
 
 
 def _renamings(repo_layout: layout.Layout, changed: set[Path]) -> list[Finding]:
@@ -94,9 +131,7 @@ def _renamings(repo_layout: layout.Layout, changed: set[Path]) -> list[Finding]:
     for renaming in repo_layout.renamings:
         if renaming.references_templates:
             continue
-        uses = renaming.files & changed or {
-            f for f in renaming.files if b"resourceClaimTemplateName" in layout.read_bytes(f)
-        }
+        uses = renaming.files & changed or {f for f in renaming.files if _uses_templates(f)}
         if uses:
             found.append(
                 finding(
@@ -112,6 +147,25 @@ def _renamings(repo_layout: layout.Layout, changed: set[Path]) -> list[Finding]:
                 )
             )
     return found
+
+
+def _uses_templates(path: Path) -> bool:
+    """A pod spec of the file refers to a ResourceClaimTemplate: decided from the parsed
+    objects (a CRD whose schema mentions resourceClaimTemplateName does not)."""
+    data = layout.read_bytes(path)
+    if b"resourceClaimTemplateName" not in data:
+        return False
+    try:
+        docs = load.parse(load.decode(str(path), data))
+    except InputProblem:
+        return False
+    return any(
+        get(claim, "resourceClaimTemplateName") is not None
+        for doc in docs
+        for obj in locate.objects(doc)
+        for site in locate.pod_sites(obj)
+        for claim in load.items(get(site.pod, "resourceClaims"))
+    )
 
 
 def _defined_templates(data: bytes) -> set[tuple[str, str]]:
@@ -150,7 +204,8 @@ def _collisions(files: list[FileResult]) -> list[Finding]:
                         1,
                         1,
                         f"ResourceClaimTemplate {shown} is generated here and, with other "
-                        f"requests, from {seen[key][0]}; applied together one overwrites the other",
+                        f"requests, from {seen[key][0]}; a template's spec is immutable, so "
+                        "applied to one cluster the second is rejected",
                         "give one of the workloads another name or namespace, unless the two "
                         "files go to different clusters",
                     )
@@ -203,8 +258,10 @@ def process(
     if not source.text.strip():
         empty = finding("DRA007", display, 1, 1, "empty file, nothing to convert")
         return FileResult(display, Status.UNCHANGED, [empty], original=raw)
-    if role.kind == layout.HELM_TEMPLATE or load.is_template(source):
+    if role.kind == layout.HELM_TEMPLATE or display.endswith(".tpl") or load.is_template(source):
         return _reported(display, unconverted.helm_template(source, settings.config), raw)
+    if role.kind == layout.HELM_UNITTEST:  # a chart's test suite: nothing to migrate
+        return FileResult(display, Status.UNCHANGED, [], original=raw)
     docs = load.parse(source)
     if role.kind == layout.HELM_VALUES:
         return _reported(display, unconverted.helm_values(source, docs, settings.config), raw)
@@ -214,7 +271,7 @@ def process(
         )
     if role.kind == layout.KUSTOMIZATION:
         return _reported(display, unconverted.kustomization(source, docs, settings.config), raw)
-    return _convert(source, raw, docs, settings, edit)
+    return _convert(source, raw, docs, settings, edit, role)
 
 
 def _reported(display: str, found: list[Finding], raw: bytes) -> FileResult:
@@ -224,7 +281,12 @@ def _reported(display: str, found: list[Finding], raw: bytes) -> FileResult:
 
 
 def _convert(
-    source: Source, raw: bytes, docs: list[Document], settings: Settings, edit: bool = True
+    source: Source,
+    raw: bytes,
+    docs: list[Document],
+    settings: Settings,
+    edit: bool = True,
+    role: Role | None = None,
 ) -> FileResult:
     path = source.path
     config = settings.config
@@ -238,17 +300,19 @@ def _convert(
                 names.reserve(obj.namespace, obj.name)
     for doc in docs:
         for workload in locate.objects(doc):
-            if workload.kind == "ResourceQuota":
-                findings.extend(unconverted.quota(workload, config, path))
-                continue
-            if workload.kind == "LimitRange":
-                findings.extend(unconverted.limit_range(workload, config, path))
+            policy = unconverted.POLICY_KINDS.get((api_group(workload.api_version), workload.kind))
+            if policy is not None:
+                findings.extend(policy(workload, config, path))
                 continue
             sites = locate.pod_sites(workload)
             covered: list[Node] = []
+            overlays = layout.patched_by(role or Role(), workload.kind, workload.name)
             for site in sites:
                 inventory.extend(_inventory(site, config, path))
                 plan, found = plan_site(site, settings, names, path)
+                if plan is not None and overlays:
+                    findings.append(_overlaid(workload, overlays, path))
+                    plan = None
                 findings.extend(found)
                 covered.extend(c.node for c in site.containers)
                 if plan is not None:
@@ -303,6 +367,22 @@ def _convert(
         converted=source.encode(text),
         templates=templates,
         regions=regions,
+    )
+
+
+def _overlaid(workload: locate.Workload, overlays: list[str], path: str) -> Finding:
+    line, col = load.position(workload.root)
+    return finding(
+        "DRA222",
+        path,
+        line,
+        col,
+        f"{workload.kind} {workload.name} is patched with GPU resources by the kustomize "
+        f"overlay(s) {', '.join(sorted(overlays))}: converting the base alone would build "
+        "pods that ask for claims and the extended resource at once, so it is left as it is",
+        "convert the base and its overlays together by hand: each distinct count needs its "
+        "own ResourceClaimTemplate (a new name: template specs are immutable) and an overlay "
+        "patch that sets resourceClaimTemplateName to it (docs/findings.md#dra222)",
     )
 
 

@@ -26,7 +26,7 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 
 from dra_migrate import load
 from dra_migrate.findings import Finding, escape, finding, unsafe
-from dra_migrate.kinds import ARGO
+from dra_migrate.kinds import ARGO, KSERVE_MODE_ANNOTATION, on_knative
 from dra_migrate.load import entries, get, items, scalar
 from dra_migrate.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
 from dra_migrate.mapping import Choice, Config, Context
@@ -162,6 +162,26 @@ def plan_site(
         asks.extend(found)
     if not asks or any(f.blocks for f in findings):
         return None, findings
+    knative = on_knative(site.workload.entry, _annotations(site.workload))
+    if knative is not None:
+        line, col = load.position(site.workload.root)
+        findings.append(
+            finding(
+                "DRA215",
+                path,
+                line,
+                col,
+                f"{site.workload.kind} {site.workload.name} is {knative}: Knative Serving "
+                "rejects resourceClaims and resources.claims in every version "
+                "(knative/serving#15332), so it is left on the device plugin",
+                "keep it on the device plugin; to move it to DRA, run it without Knative "
+                f"(a Deployment, or KServe with {KSERVE_MODE_ANNOTATION}: RawDeployment)",
+            )
+        )
+        return None, findings
+    fractional = _fractional(site, asks, ctx, config, path)
+    if fractional:
+        return None, findings + fractional
 
     shared = _shared(site, asks, removals)
     if shared is not None:
@@ -222,6 +242,60 @@ def plan_site(
     edits.extend(_ray_edits(site, asks, path, findings))
     _notes(site, asks, ctx, path, findings)
     return PodPlan(site, claim, template, requests, refs, asks, edits, findings), findings
+
+
+def _fractional(
+    site: PodSite, asks: list[Ask], ctx: Context, config: Config, path: str
+) -> list[Finding]:
+    """DRA205 for asks that are a share of a GPU (time-slicing, HAMi-style vGPU) with no
+    sharing configuration in the mapping: a claim would turn each into whole GPUs."""
+    found = []
+    products: list[str] = list(ctx.node_selector.get(PRODUCT_LABEL) or ())
+    for ask in asks:
+        if ask.choice.config:  # the mapping gives it a sharing configuration
+            continue
+        resources = get(ask.container.node, "resources")
+        domain = ask.resource.split("/", 1)[0]
+        companions = sorted(
+            {
+                name
+                for section in ("limits", "requests")
+                for name, _kn, _v in entries(get(resources, section))
+                if name.split("/", 1)[0] == domain
+                and config.detects(name)
+                and not config.maps(name)
+            }
+        )
+        who = f"container {ask.container.name!r}"
+        if companions:
+            what = (
+                f"{who} sets {', '.join(companions)} next to {ask.resource}: a fraction of a "
+                f"GPU (vGPU slices of a sharing scheduler such as HAMi)"
+            )
+        elif ask.choice.shared or any(p.endswith("-SHARED") for p in products):
+            what = f"{who} asks for {ask.resource}: {ask.count}, a time-sliced share of a GPU"
+        else:
+            continue
+        found.append(
+            finding(
+                "DRA205",
+                path,
+                *load.position(ask.key),
+                f"{what}; a claim would allocate {ask.count} whole GPU(s) of its own to every "
+                "pod, so the pod is left on the device plugin",
+                f"keep it on its sharing scheduler, or map {ask.resource} in .dra-migrate.yaml "
+                "with a config that shares devices (the NVIDIA driver's GpuConfig, sharing "
+                "strategy TimeSlicing or MPS) and convert again",
+            )
+        )
+    return found
+
+
+def _annotations(workload: Workload) -> dict[str, str]:
+    return {
+        k: scalar(v) or ""
+        for k, _kn, v in entries(load.get_path(workload.root, "metadata", "annotations"))
+    }
 
 
 def _shared(site: PodSite, asks: list[Ask], removals: list[RemoveEntry]) -> Node | None:
@@ -323,22 +397,6 @@ def _container_asks(
         removed.setdefault(id(limits), []).append(key)
         if name in request_entries:
             removed.setdefault(id(requests), []).append(request_entries[name][0])
-    for ask in asks:
-        domain = ask.resource.split("/", 1)[0]
-        companions = sorted(n for n in unmapped if n.split("/", 1)[0] == domain)
-        if companions:
-            # HAMi-style fractional GPUs: gpumem/gpucores next to nvidia.com/gpu
-            findings.append(
-                finding(
-                    "DRA205",
-                    path,
-                    *load.position(ask.key),
-                    f"{who} sets {', '.join(companions)} next to {ask.resource}: a fraction of a "
-                    f"GPU; the claim allocates {ask.count} whole GPU(s)",
-                    "keep this workload on its sharing scheduler, or map the resource to a "
-                    "DRA sharing config in .dra-migrate.yaml",
-                )
-            )
     for mapping, parent_key in ((limits, "limits"), (requests, "requests")):
         if not isinstance(mapping, MappingNode) or id(mapping) not in removed:
             continue
@@ -590,7 +648,9 @@ def _template_name(
     base = workload.name.rstrip("-") or workload.kind.lower()
     wanted = "-".join(p for p in (base, site.label, "gpu") if p)
     name = _dns_subdomain(wanted)
-    if not names.free(workload.namespace, name) or (workload.namespace or "", name) in reserved:
+    if (workload.namespace or "", name) in reserved:  # defined or generated in another file
+        name = _dns_subdomain(f"{wanted}-{_short_hash(path + workload.display + site.path)}")
+    elif not names.free(workload.namespace, name):
         name = _dns_subdomain(f"{wanted}-{_short_hash(workload.display + site.path)}")
     if name != wanted:
         line, col = load.position(workload.root)
@@ -754,17 +814,6 @@ def _notes(
                 "check that the operator of this kind passes resourceClaims through to its pods",
             )
         )
-    if workload.entry is not None and workload.entry.note:
-        findings.append(
-            finding(
-                workload.entry.note,
-                path,
-                line,
-                col,
-                f"{workload.kind} {workload.name}: Knative Serving validates the pod spec fields "
-                "it accepts; check that your version allows resourceClaims",
-            )
-        )
     node_name = get(site.pod, "nodeName")
     if node_name is not None:
         findings.append(
@@ -792,21 +841,23 @@ def _notes(
                 "that runs this template",
             )
         )
-    products = ctx.node_selector.get(PRODUCT_LABEL)
-    for ask in asks:
-        if ask.choice.shared or (products and any(p.endswith("-SHARED") for p in products)):
-            findings.append(
-                finding(
-                    "DRA205",
-                    path,
-                    *load.position(ask.key),
-                    f"{ask.resource}: {ask.count} was a time-sliced share of a GPU; the claim "
-                    f"allocates {ask.count} whole GPU(s) to container {ask.container.name!r}",
-                    "with a ResourceClaimTemplate every pod gets whole GPUs of its own; pods share "
-                    "a GPU only through one ResourceClaim, and a GpuConfig with TimeSlicing "
-                    "shares the devices of one claim",
-                )
+    meta = get(workload.root, "metadata")
+    generate = get(meta, "generateName")
+    if generate is not None and not scalar(get(meta, "name")):
+        findings.append(
+            finding(
+                "DRA221",
+                path,
+                *load.position(generate),
+                f"{workload.kind} {workload.name} has generateName: its file is created again "
+                "and again (kubectl create -f), but the ResourceClaimTemplate written into the "
+                "same file has a fixed name, so every create after the first fails with "
+                "AlreadyExists",
+                "move the ResourceClaimTemplate to a file applied once per namespace (kubectl "
+                "apply, with the namespace's setup) and keep only the workload in this file",
             )
+        )
+    products = ctx.node_selector.get(PRODUCT_LABEL)
     if products:
         shown = ", ".join(sorted(products))
         chosen = {a.choice.device_class for a in asks if a.choice.rule is not None}

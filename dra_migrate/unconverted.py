@@ -17,6 +17,10 @@ from dra_migrate.findings import Finding, finding
 from dra_migrate.load import Document, Source, entries, get, items, scalar
 from dra_migrate.mapping import Config, Context
 
+# Mappings of resource name to quantity: a pod's requests and limits, and KubeSpawner's
+# extra_resource_limits/guarantees (JupyterHub profiles, kubespawner_override).
+RESOURCE_FIELDS = ("limits", "requests", "extra_resource_limits", "extra_resource_guarantees")
+
 _VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z0-9_]+|\[\s*\"[^\"]+\"\s*\])+)")
 
 
@@ -34,7 +38,7 @@ def outside(
         if isinstance(node, MappingNode):
             for key, _key_node, value in entries(node):
                 here = f"{where}.{key}" if where else key
-                if key in ("limits", "requests") and isinstance(value, MappingNode):
+                if key in RESOURCE_FIELDS and isinstance(value, MappingNode):
                     for name, name_node, _v in entries(value):
                         if config.is_gpu(name):
                             line, col = load.position(name_node)
@@ -95,6 +99,40 @@ def quota(workload: locate.Workload, config: Config, path: str) -> list[Finding]
     return found
 
 
+def kueue_quota(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
+    """A Kueue ClusterQueue whose flavors give a GPU extended resource a quota: converted
+    jobs ask for claims, which Kueue counts only through its deviceClassMappings."""
+    found = []
+    for group in items(load.get_path(workload.root, "spec", "resourceGroups")):
+        for flavor in items(get(group, "flavors")):
+            flavor_name = scalar(get(flavor, "name")) or "?"
+            for resource in items(get(flavor, "resources")):
+                name_node = get(resource, "name")
+                name = scalar(name_node) or ""
+                if name_node is None or not config.is_gpu(name):
+                    continue
+                choice = config.choose(name, Context(namespace=workload.namespace))
+                device_class = choice.device_class if choice else "<device-class>"
+                quota = scalar(get(resource, "nominalQuota")) or "?"
+                line, col = load.position(name_node)
+                found.append(
+                    finding(
+                        "DRA223",
+                        path,
+                        line,
+                        col,
+                        f"ClusterQueue {workload.name} gives {name} a quota of {quota} in "
+                        f"flavor {flavor_name}; converted jobs ask for DRA claims instead, "
+                        "which this quota does not count, so they stop counting against it",
+                        "Kueue counts claims only through deviceClassMappings in its "
+                        "Configuration (its DynamicResourceAllocation feature): map device "
+                        f"class {device_class} to a resource name and give that name the quota "
+                        "here; keep the old entry while jobs still use the device plugin",
+                    )
+                )
+    return found
+
+
 def limit_range(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
     """A LimitRange that gives containers a GPU default (or minimum) puts the
     extended resource back into every converted container."""
@@ -120,7 +158,9 @@ def limit_range(workload: locate.Workload, config: Config, path: str) -> list[Fi
     return found
 
 
-def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, str, int]]:
+def _gpu_mentions(
+    source: Source, config: Config, template: bool = False
+) -> list[tuple[int, int, str, str, int]]:
     """(line, col, resource, line text, offset) for every resource-name token in the text."""
     # overlapping candidates, each starting at a token boundary: in a JSON
     # pointer (/resources/limits/nvidia.com~1gpu) the name follows a "/"
@@ -131,7 +171,10 @@ def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, s
         if not line.lstrip().startswith("#"):
             for m in token.finditer(line):
                 name = m.group(1).replace("~1", "/")  # JSON pointer escape
-                if config.is_gpu(name) and _as_resource(line, m.start(), m.group(1)):
+                if config.is_gpu(name) and (
+                    _as_resource(line, m.start(), m.group(1))
+                    or (template and _template_string(line, m.start(), m.group(1)))
+                ):
                     found.append((number, m.start() + 1, name, line, offset + m.start()))
         offset += len(line) + 1
     return found
@@ -150,9 +193,18 @@ def _as_resource(line: str, start: int, token: str) -> bool:
     return before.endswith(("/limits/", "/requests/"))
 
 
+def _template_string(line: str, start: int, token: str) -> bool:
+    """A quoted resource name inside a template action: ``default "nvidia.com/gpu" ...``
+    in a helper picks the resource a chart asks for."""
+    quoted = (
+        line[start - 1 : start] == '"' and line[start + len(token) : start + len(token) + 1] == '"'
+    )
+    return quoted and "{{" in line[:start]
+
+
 def helm_template(source: Source, config: Config) -> list[Finding]:
     found = []
-    for line, col, name, text, _at in _gpu_mentions(source, config):
+    for line, col, name, text, _at in _gpu_mentions(source, config, template=True):
         ref = _VALUES_REF.search(text)
         where = f"values key {ref.group(1).lstrip('.')}" if ref else "a literal in the template"
         found.append(
@@ -214,6 +266,15 @@ def _keys(node: Node | None, prefix: str, parent: str = "") -> list[tuple[str, N
     return out
 
 
+PATCH_HINT = (
+    "migrate the base and this overlay together by hand: give the overlay a "
+    "ResourceClaimTemplate of its own for this count (a new name: a template's spec is "
+    "immutable, so patching the count of a live one is rejected), and make this patch set "
+    "the pod's resourceClaims and the container's resources.claims instead of the extended "
+    "resource"
+)
+
+
 def kustomize_patch(
     source: Source, docs: list[Document], config: Config, via: str
 ) -> list[Finding]:
@@ -228,9 +289,9 @@ def kustomize_patch(
                 line,
                 col,
                 f"kustomize patch (applied by {via}) sets {name}: {value} on {target}; "
-                "after the base is converted it would add the extended resource back",
-                "patch the count of the ResourceClaimTemplate's request instead "
-                "(spec.spec.devices.requests)",
+                "patches are never converted, and the objects it patches stay on the device "
+                "plugin with it (DRA222 where the base asks for GPUs)",
+                PATCH_HINT,
             )
         )
     if not found:  # a JSON6902 patch names the resource in a path string
@@ -241,7 +302,9 @@ def kustomize_patch(
                     source.path,
                     line,
                     col,
-                    f"kustomize patch (applied by {via}) touches {name}; edit it by hand after the migration",
+                    f"kustomize patch (applied by {via}) touches {name}; the objects it patches "
+                    "stay on the device plugin with it (DRA222 where the base asks for GPUs)",
+                    PATCH_HINT,
                 )
             )
     return found
@@ -264,9 +327,17 @@ def kustomization(source: Source, docs: list[Document], config: Config) -> list[
                     source.path,
                     line,
                     col,
-                    f"inline kustomize patch touches {name}; after the base is converted it would "
-                    "add the extended resource back",
-                    "patch the count of the ResourceClaimTemplate's request instead",
+                    f"inline kustomize patch touches {name}; the objects it patches stay on the "
+                    "device plugin with it (DRA222 where the base asks for GPUs)",
+                    PATCH_HINT,
                 )
             )
     return found
+
+
+# Objects that limit or default GPU extended resources for others: reported, never edited.
+POLICY_KINDS = {
+    ("", "ResourceQuota"): quota,
+    ("", "LimitRange"): limit_range,
+    ("kueue.x-k8s.io", "ClusterQueue"): kueue_quota,
+}

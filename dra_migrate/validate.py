@@ -694,18 +694,21 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                         w.line,
                         w.col,
                         f"{claim.kind} {claim.name} is also defined at {first.where.path}:"
-                        f"{first.where.line} with other requests; applied together, the "
-                        "last one wins",
-                        "keep one definition, or give them different names",
+                        f"{first.where.line} with other requests; the spec is immutable, so "
+                        "applied to one cluster the second apply is rejected",
+                        "keep one definition, or give them different names (a name with a "
+                        "short hash of the spec rolls changes out as new templates)",
                     )
                 )
     classes = {c.name for check in checks for c in check.classes}
     known = {c.name for c in load_catalog().device_classes}
     for check in checks:
+        # a pod is paired with its own file's definition first (files applied together)
+        own = {(c.kind, c.namespace, c.name): c for c in check.claims}
         for pod in check.pods:
             if not pod.kind:
                 continue  # an invalid pod claim (DRA315): nothing to resolve
-            target = _resolve(claims, pod)
+            target = _resolve(own, pod) or _resolve(claims, pod)
             if target is None:
                 if not settings.external_templates:
                     w = pod.where

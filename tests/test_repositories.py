@@ -125,3 +125,137 @@ def test_old_kube_version_says_what_it_had(tmp_path: Path, version: str, said: s
         assert said in err, err
         if version != "1.25":
             assert "not absent" in err and "does not support alpha APIs" in err
+
+
+def test_helm_unittest_suites_are_skipped_and_tpl_helpers_reported(tmp_path: Path) -> None:
+    # production-stack shapes: a chart with a helm-unittest suite and a _helpers.tpl
+    _write(
+        tmp_path,
+        {
+            "helm/Chart.yaml": "apiVersion: v2\nname: vllm-stack\nversion: 0.1.0\n",
+            "helm/tests/deployment_test.yaml": (
+                "suite: test deployment\ntemplates:\n  - deployment-vllm-multi.yaml\n"
+                "tests:\n  - it: sets the GPU count\n    asserts:\n      - equal:\n"
+                "          path: spec.template.spec.containers[0].resources.limits\n"
+                '          value: {"nvidia.com/gpu": "1"}\n'
+            ),
+            "helm/templates/_helpers.tpl": (
+                '{{- define "chart.resources" -}}\nlimits:\n'
+                "  {{- if (gt (int $modelSpec.requestGPU) 0) }}\n"
+                '  {{- $gpuType := default "nvidia.com/gpu" $modelSpec.requestGPUType }}\n'
+                "  {{ $gpuType }}: {{ $modelSpec.requestGPU | quote }}\n"
+                "  {{- end }}\n{{- end }}\n"
+            ),
+        },
+    )
+    done = run_cli(["convert", "--check", "."], tmp_path)
+    err = done.stderr.decode()
+    assert "deployment_test.yaml" not in err
+    assert "helm/templates/_helpers.tpl:4:" in err and "DRA203 warning:" in err
+    assert done.returncode == 0, err  # nothing converting can act on: CI goes green
+
+
+KUBESPAWNER_VALUES = """\
+# JupyterHub config (not a chart's values file): KubeSpawner profiles
+hub:
+  config:
+    KubeSpawner:
+      profile_list:
+        - display_name: GPU server
+          kubespawner_override:
+            extra_resource_limits:
+              nvidia.com/gpu: "1"
+            extra_resource_guarantees:
+              nvidia.com/gpu: "1"
+"""
+
+
+def test_kubespawner_profiles_are_reported_as_warnings(tmp_path: Path) -> None:
+    _write(tmp_path, {"jupyterhub-config.yaml": KUBESPAWNER_VALUES})
+    done = run_cli(["convert", "--check", "."], tmp_path)
+    err = done.stderr.decode()
+    assert err.count("DRA212 warning:") == 2, err
+    assert "extra_resource_limits" in err and "extra_resource_guarantees" in err
+    assert done.returncode == 0
+
+
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: workloads.kueue.x-k8s.io
+spec:
+  group: kueue.x-k8s.io
+  names: {kind: Workload, plural: workloads}
+  scope: Namespaced
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          resourceClaims:
+            type: array
+            items:
+              properties:
+                resourceClaimTemplateName: {type: string}
+"""
+
+
+def test_dra219_decided_from_parsed_objects_not_bytes(tmp_path: Path) -> None:
+    # kueue config/default: a namePrefix over CRDs that merely mention the field
+    _write(
+        tmp_path,
+        {
+            "config/default/kustomization.yaml": "namePrefix: kueue-\nresources:\n- crd.yaml\n",
+            "config/default/crd.yaml": CRD,
+            "infer.yaml": DEPLOYMENT,
+        },
+    )
+    done = run_cli(["convert", "."], tmp_path)
+    assert b"DRA219" not in done.stderr, done.stderr.decode()
+    # a pod that uses a template under that prefix is still reported
+    pod = DEPLOYMENT.replace(
+        "      containers:",
+        "      resourceClaims:\n      - name: gpu\n        resourceClaimTemplateName: t\n"
+        "      containers:",
+    ).replace("            nvidia.com/gpu: 2\n", "            cpu: 1\n")
+    (tmp_path / "config/default/pod.yaml").write_text(pod)
+    (tmp_path / "config/default/kustomization.yaml").write_text(
+        "namePrefix: kueue-\nresources:\n- crd.yaml\n- pod.yaml\n"
+    )
+    assert b"DRA219" in run_cli(["convert", "."], tmp_path).stderr
+
+
+def test_generated_names_are_unique_across_the_run(tmp_path: Path) -> None:
+    # aibrix: many files deploy one model name with different requests
+    one = DEPLOYMENT
+    two = DEPLOYMENT.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 4")
+    _write(tmp_path, {"a/deploy.yaml": one, "b/deploy.yaml": two, "c/deploy.yaml": one})
+    done = run_cli(["convert", "--write", "."], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert b"DRA217" not in done.stderr
+    names = {}
+    for folder in "abc":
+        text = (tmp_path / folder / "deploy.yaml").read_text()
+        names[folder] = text.split("resourceClaimTemplateName: ")[1].split("\n")[0]
+    assert names["a"] == "infer-gpu" and names["c"] == "infer-gpu"  # same template: shared
+    assert names["b"].startswith("infer-gpu-") and names["b"] != names["a"]
+    valid = run_cli(["validate", "."], tmp_path)
+    assert valid.returncode == 0, valid.stdout.decode()
+    assert b"DRA316" not in valid.stdout and b"DRA322" not in valid.stdout
+
+
+def test_validate_pairs_a_pod_with_its_own_files_template(tmp_path: Path) -> None:
+    _write(tmp_path, {"a/deploy.yaml": DEPLOYMENT, "b/deploy.yaml": DEPLOYMENT})
+    assert run_cli(["convert", "--write", "."], tmp_path).returncode == 0
+    # b's container renamed by hand, its own template updated with it: b is consistent,
+    # and a pod of b must be checked against b's template, not a's.
+    b = (tmp_path / "b/deploy.yaml").read_text().replace("server", "engine")
+    (tmp_path / "b/deploy.yaml").write_text(b)
+    valid = run_cli(["validate", "."], tmp_path)
+    out = valid.stdout.decode()
+    assert "DRA316" not in out, out
+    assert "DRA322" in out and "immutable" in out
