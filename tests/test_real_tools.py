@@ -24,37 +24,92 @@ def _tool(tools: Path, *args: str, cwd: Path | None = None) -> bytes:
     ).stdout
 
 
-def test_kustomize_overlay_builds_after_converting_the_base(tools: Path, tmp_path: Path) -> None:
+OVERLAY_PATCH = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ocr-server
+spec:
+  template:
+    spec:
+      containers:
+        - name: ocr
+          env:
+            - name: OCR_BATCH_SIZE
+              value: "64"
+          resources:
+            limits:
+              memory: 24Gi
+      resourceClaims:
+        - name: gpu
+          resourceClaimTemplateName: ocr-server-gpu-x2
+"""
+
+OVERLAY_TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: ocr-server-gpu-x2
+spec:
+  spec:
+    devices:
+      requests:
+        - name: ocr
+          exactly:
+            deviceClassName: gpu.nvidia.com
+            count: 2
+"""
+
+
+def _pods(built: list[dict]) -> list[dict]:
+    return [o["spec"]["template"]["spec"] for o in built if o["kind"] == "Deployment"]
+
+
+def test_kustomize_base_patched_by_an_overlay_is_left_with_it(tools: Path, tmp_path: Path) -> None:
+    """kubernetes-engine-samples llm-serving-gemma shape: converting the base alone would
+    build a prod overlay that asks for claims and nvidia.com/gpu at once."""
     work = tmp_path / "kustomize"
     shutil.copytree(EXAMPLES / "kustomize", work)
-    before = objects(
-        load_all(_tool(tools, "kubectl", "kustomize", "overlays/prod", cwd=work).decode())
-    )
+    before = _tool(tools, "kubectl", "kustomize", "overlays/prod", cwd=work)
 
     done = run_cli(["convert", "--write", "."], work)
-    # the base is converted; the overlay patch that raises the GPU count is reported
-    assert done.returncode == 1, done.stderr
-    assert b"overlays/prod/gpu-patch.yaml:" in done.stderr and b"DRA202" in done.stderr
-    assert (work / "overlays/prod/gpu-patch.yaml").read_bytes() == (
-        EXAMPLES / "kustomize/overlays/prod/gpu-patch.yaml"
-    ).read_bytes()
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert "base/deployment.yaml:1:1: DRA222 error: Deployment ocr-server" in err
+    assert "overlays/prod/kustomization.yaml" in err.split("DRA222")[1].split("\n")[0]
+    assert "overlays/prod/gpu-patch.yaml:17:15: DRA202 error:" in err
+    for name in ("base/deployment.yaml", "overlays/prod/gpu-patch.yaml"):
+        assert (work / name).read_bytes() == (EXAMPLES / "kustomize" / name).read_bytes()
+    # what the overlay builds is what it built before: never claims and GPUs at once
+    assert _tool(tools, "kubectl", "kustomize", "overlays/prod", cwd=work) == before
 
+    # The migration the hints describe, done by hand: the base converted, the overlay
+    # with a template of its own (a new name) and a patch pointing the claim at it.
+    assert run_cli(["convert", "--write", "base"], work).returncode == 0
+    (work / "overlays/prod/gpu-patch.yaml").write_text(OVERLAY_PATCH)
+    (work / "overlays/prod/gpu-x2.yaml").write_text(OVERLAY_TEMPLATE)
+    kustomization = work / "overlays/prod/kustomization.yaml"
+    kustomization.write_text(
+        kustomization.read_text().replace("  - ../../base\n", "  - ../../base\n  - gpu-x2.yaml\n")
+    )
     base = objects(load_all(_tool(tools, "kubectl", "kustomize", "base", cwd=work).decode()))
-    template = next(o for o in base if o["kind"] == "ResourceClaimTemplate")
-    deployment = next(o for o in base if o["kind"] == "Deployment")
-    pod = deployment["spec"]["template"]["spec"]
-    assert pod["resourceClaims"] == [
-        {"name": "gpu", "resourceClaimTemplateName": template["metadata"]["name"]}
-    ]
-    assert schemas.validate_object(deployment) == []
-    assert schemas.validate_object(template) == []
-
-    after = objects(
+    prod = objects(
         load_all(_tool(tools, "kubectl", "kustomize", "overlays/prod", cwd=work).decode())
     )
-    assert len(after) == len(before) + 1
-    rct = next(o for o in after if o["kind"] == "ResourceClaimTemplate")
-    assert rct["metadata"]["namespace"] == "prod"  # kustomize's namespace reaches the template
+    for built, template in ((base, "ocr-server-gpu"), (prod, "ocr-server-gpu-x2")):
+        (pod,) = _pods(built)
+        assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": template}]
+        assert "nvidia.com/gpu" not in pod["containers"][0]["resources"].get("limits", {})
+        assert {o["metadata"]["name"] for o in built if o["kind"] == "ResourceClaimTemplate"} >= {
+            template
+        }
+        for obj in built:
+            if obj["kind"] in ("Deployment", "ResourceClaimTemplate"):
+                assert schemas.validate_object(obj) == [], obj["kind"]
+    # the migrated repository passes in CI
+    check = run_cli(["convert", "--check", "."], work)
+    assert check.returncode == 0, check.stderr.decode()
+    assert b"DRA222" not in check.stderr and b"DRA202" not in check.stderr
 
 
 def test_helm_rendered_stream_through_stdin(tools: Path) -> None:
