@@ -98,9 +98,10 @@ def _chart_root(path: Path) -> Path | None:
 
 def build(paths: Iterable[Path], gpu: Callable[[bytes], bool] = lambda _data: False) -> Layout:
     """Read the kustomizations that can apply patches to ``paths``: those among
-    them, and those in their folders and the folders above (up to the top of
-    the git work tree), so a patch file given alone, as pre-commit does, is
-    still known as one."""
+    them, those in their folders and the folders above (up to the top of the
+    git work tree), so a patch file given alone, as pre-commit does, is still
+    known as one, and every kustomization of that git work tree, so a base
+    given alone still knows the overlays that patch it."""
     layout = Layout()
     folders: set[Path] = set()
     files: list[Path] = []
@@ -113,6 +114,9 @@ def build(paths: Iterable[Path], gpu: Callable[[bytes], bool] = lambda _data: Fa
             folders.add(parent)
             files.extend(parent / name for name in KUSTOMIZATION_NAMES)
             if (parent / ".git").exists():
+                # every kustomization of the work tree: an overlay in another folder
+                # patches a base given alone (dra-migrate convert base/)
+                files.extend(_work_tree_kustomizations(parent))
                 break
     seen: set[Path] = set()
     for path in files:
@@ -136,6 +140,34 @@ def build(paths: Iterable[Path], gpu: Callable[[bytes], bool] = lambda _data: Fa
             for base_file in _built(real, set()):
                 layout.overlays.setdefault(base_file, []).append(overlay)
     return layout
+
+
+def _work_tree_kustomizations(root: Path) -> list[Path]:
+    """The kustomization files git tracks (or would add) in the work tree at ``root``."""
+    import subprocess
+
+    patterns = [f"*{name}" for name in KUSTOMIZATION_NAMES]
+    try:
+        out = subprocess.run(
+            [
+                "git",
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+                "--",
+                *patterns,
+            ],
+            cwd=root,
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    names = out.decode("utf-8", "surrogateescape").split("\0")
+    return [root / n for n in sorted(set(names)) if n and Path(n).name in KUSTOMIZATION_NAMES]
 
 
 def _overlay(path: Path, root: Node, gpu: Callable[[bytes], bool]) -> Overlay | None:

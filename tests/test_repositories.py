@@ -259,3 +259,19 @@ def test_validate_pairs_a_pod_with_its_own_files_template(tmp_path: Path) -> Non
     out = valid.stdout.decode()
     assert "DRA316" not in out, out
     assert "DRA322" in out and "immutable" in out
+
+
+def test_base_given_alone_knows_the_overlays_of_its_git_work_tree(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    from tests.conftest import REPO
+
+    shutil.copytree(REPO / "examples" / "kustomize", tmp_path / "kustomize")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    done = run_cli(["convert", "kustomize/base"], tmp_path)
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert "kustomize/base/deployment.yaml:1:1: DRA222 error:" in err
+    assert "kustomize/overlays/prod/kustomization.yaml" in err
+    assert done.stdout == b""  # nothing converted
