@@ -73,11 +73,21 @@ def _walk(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def _git_files(root: Path) -> list[Path] | None:
-    """Files git tracks or would add under ``root``; None outside a git work tree."""
+def _git_files(root: Path, patterns: tuple[str, ...] = (".",)) -> list[Path] | None:
+    """Files git tracks or would add under ``root`` (matching the pathspec ``patterns``);
+    None outside a git work tree."""
     try:
         out = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            [
+                "git",
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+                "--",
+                *patterns,
+            ],
             cwd=root,
             capture_output=True,
             check=True,

@@ -144,30 +144,10 @@ def build(paths: Iterable[Path], gpu: Callable[[bytes], bool] = lambda _data: Fa
 
 def _work_tree_kustomizations(root: Path) -> list[Path]:
     """The kustomization files git tracks (or would add) in the work tree at ``root``."""
-    import subprocess
+    from dra_migrate.discover import _git_files
 
-    patterns = [f"*{name}" for name in KUSTOMIZATION_NAMES]
-    try:
-        out = subprocess.run(
-            [
-                "git",
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-                "--",
-                *patterns,
-            ],
-            cwd=root,
-            capture_output=True,
-            check=True,
-            timeout=60,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    names = out.decode("utf-8", "surrogateescape").split("\0")
-    return [root / n for n in sorted(set(names)) if n and Path(n).name in KUSTOMIZATION_NAMES]
+    found = _git_files(root, tuple(f"*{name}" for name in KUSTOMIZATION_NAMES)) or []
+    return [p for p in found if p.name in KUSTOMIZATION_NAMES]
 
 
 def _overlay(path: Path, root: Node, gpu: Callable[[bytes], bool]) -> Overlay | None:
