@@ -41,6 +41,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from dra_migrate.catalog import Catalog, StaleName
 
 MAX_EXPRESSION_LENGTH = 10_240  # resourceapi.CELSelectorExpressionMaxLength
+COST_LIMIT = 1_000_000  # resourceapi.CELSelectorExpressionMaxCost: estimate and runtime
+MAX_ATTRIBUTES_PER_DEVICE = 32  # resourceapi.ResourceSliceMaxAttributesAndCapacitiesPerDevice
+MAX_LIST_ATTRIBUTE_VALUES = 64  # list-type attribute values, as the estimator assumes
+MAX_ATTRIBUTE_STRING = 64  # resourceapi.DeviceAttributeMaxValueLength
 
 # --------------------------------------------------------------------------
 # public types
@@ -59,6 +63,9 @@ PROBLEM_CODES: dict[str, ProblemCode] = {
         ProblemCode("syntax", "error", "the expression does not parse as CEL"),
         ProblemCode("too-long", "error", "the expression is longer than 10,240 characters"),
         ProblemCode("not-bool", "error", "the expression does not evaluate to bool"),
+        ProblemCode(
+            "too-complex", "error", "the estimated evaluation cost exceeds the API server's limit"
+        ),
         ProblemCode("undeclared", "error", "reference to an undeclared variable"),
         ProblemCode(
             "unknown-function", "error", "call of a function the Kubernetes CEL environment lacks"
@@ -78,7 +85,10 @@ PROBLEM_CODES: dict[str, ProblemCode] = {
         ProblemCode("unknown-domain", "error", "attribute domain that no driver uses"),
         ProblemCode("type", "error", "value compared or used with the wrong type"),
         ProblemCode(
-            "invalid-literal", "error", "semver() or quantity() argument that does not parse"
+            "invalid-literal",
+            "warning",
+            "semver() or quantity() argument that does not parse: Kubernetes accepts it, "
+            "and it fails on every device",
         ),
         ProblemCode("unknown-value", "warning", "comparison with a value the attribute never has"),
         ProblemCode(
@@ -1421,6 +1431,14 @@ class _Checker:
                 "syntax", _start(node), f"{name!r} is a reserved word and cannot name a function"
             )
         typed = [self.infer(a, scope) for a in args]
+        if name in _STRING_FUNCTIONS and typed and typed[0].kind not in ("string", _DYN):
+            self.add(
+                "type",
+                typed[0].offset,
+                f"found no matching overload for {name!r} applied to {_kind_text(typed[0])}; "
+                "it takes a string",
+            )
+            return self.t("bool" if name.startswith("is") else _DYN, node, origin="call")
         if name in ("semver", "quantity") and typed:
             self.check_ctor(name, typed)
             return self.t("semver" if name == "semver" else "quantity", node, origin="call")
@@ -1632,6 +1650,12 @@ class _Checker:
         )
 
 
+# Global functions whose first argument is a string (Kubernetes CEL libraries).
+_STRING_FUNCTIONS = frozenset(
+    {"semver", "isSemver", "quantity", "isQuantity", "url", "isURL", "ip", "isIP", "cidr", "isCIDR"}
+)
+
+
 def _kind_text(t: _T) -> str:
     return {
         "semver": "a version",
@@ -1700,6 +1724,87 @@ def _namespace_of(receiver_node: Any) -> str | None:
     return name if name in _NAMESPACES else None
 
 
+_COMPREHENSIONS = _MACROS_1VAR | _MACROS_2VAR
+_DEVICE_MAPS = frozenset({"attributes", "capacity"})
+
+
+def _device_depth(node: Any) -> int | None:
+    """How deep into ``device`` a member chain reads: 1 ``device.attributes``,
+    2 ``device.attributes[d]``, 3 an attribute value; None for anything else."""
+    inner = _unwrap(node)
+    if inner is None:
+        return None
+    if inner.data in ("member_dot", "member_index") and len(inner.children) == 2:
+        receiver, key = inner.children
+        if inner.data == "member_dot" and _ident_name(receiver) == "device":
+            return 1 if str(key.value) in _DEVICE_MAPS else None
+        depth = _device_depth(receiver)
+        return depth + 1 if depth in (1, 2) else None
+    return None
+
+
+def estimate_cost(tree: Any) -> int:
+    """A worst-case cost estimate in the spirit of cel-go's ``EstimateCost``.
+
+    One unit for each operation, variable and member access; a comprehension costs
+    its range once plus, for each element the range can hold, its condition and
+    step. Range sizes are the API's bounds: 32 attributes or domains a device,
+    64 values a list attribute (the bound Kubernetes' estimator assumes), the
+    length of a list literal. The API server rejects a selector whose estimate
+    exceeds :data:`COST_LIMIT` ("too complex, exceeds cost limit").
+    """
+
+    def est(node: Any) -> tuple[int, int | None]:
+        if not hasattr(node, "data"):
+            return 0, None
+        data, children = node.data, node.children
+        if data == "list_lit":
+            elements = list(children[0].children) if children else []
+            return sum(est(e)[0] for e in elements) + 10, len(elements)
+        if data == "map_lit":
+            entries = list(children[0].children) if children else []
+            return sum(est(e)[0] for e in entries) + 30, len(entries) // 2
+        if data in ("member_dot", "member_index"):
+            depth = _device_depth(node)
+            cost = sum(est(c)[0] for c in children) + 1
+            if depth in (1, 2):
+                return cost, MAX_ATTRIBUTES_PER_DEVICE
+            if depth == 3:
+                return cost, MAX_LIST_ATTRIBUTE_VALUES
+            return cost, None
+        if data == "member_dot_arg":
+            receiver, method = children[0], str(children[1].value)
+            args = list(children[2].children) if len(children) > 2 else []
+            receiver_cost, size = est(receiver)
+            if method in _COMPREHENSIONS and args:
+                n = MAX_LIST_ATTRIBUTE_VALUES if size is None else size
+                body = sum(est(a)[0] for a in args)
+                return receiver_cost + 1 + n * (body + 2), n if method.startswith(
+                    ("map", "filter", "transform")
+                ) else None
+            if method == "bind" and _ident_name(receiver) == "cel" and len(args) == 3:
+                init, (body, body_size) = est(args[1]), est(args[2])
+                return init[0] + body + 1, body_size
+            cost = receiver_cost + sum(est(a)[0] for a in args) + 1
+            if method in ("split", "includes"):
+                cost += MAX_LIST_ATTRIBUTE_VALUES - 16
+            return cost, (MAX_ATTRIBUTE_STRING if method == "split" else None)
+        if data == "ident":
+            return 1, None
+        if data == "literal":
+            return 0, None
+        results = [est(c) for c in children]
+        cost = sum(r[0] for r in results)
+        if len(children) == 1:
+            return cost, results[0][1] if results else None
+        return cost + 1, None
+
+    try:
+        return est(tree)[0]
+    except RecursionError:
+        return COST_LIMIT + 1
+
+
 def check_selector(expression: str) -> list[CelProblem]:
     """Problems in a CEL device selector, in order of their offset.
 
@@ -1738,6 +1843,15 @@ def check_selector(expression: str) -> list[CelProblem]:
     except RecursionError:
         checker.add("syntax", 0, "the expression is nested too deeply to check")
         result = _T(_DYN)
+    cost = estimate_cost(tree)
+    if cost > COST_LIMIT:
+        checker.add(
+            "too-complex",
+            0,
+            f"too complex: the estimated cost {cost:,} exceeds the API server's limit of "
+            f"{COST_LIMIT:,}; Kubernetes rejects the object",
+            "avoid nested comprehensions (all, exists, map, filter) over lists and maps",
+        )
     if result.kind in _NOT_BOOL:
         checker.add(
             "not-bool",
@@ -1939,6 +2053,20 @@ def _runtime() -> _Runtime:
             return err("no such overload: mul")
         return Quantity(a.value * int(b))
 
+    def q_div(integer: bool) -> Callable[[Any, Any], Any]:
+        def f(a: Any, b: Any) -> Any:
+            name = "divInt" if integer else "div"
+            if not isinstance(a, Quantity) or kind(b) != "int":
+                return err(f"no such overload: {name}")
+            if int(b) == 0:
+                return err("division by zero")
+            quotient = a.value / int(b)
+            if integer:  # truncated toward zero, like Go's integer division
+                quotient = Fraction(int(quotient))
+            return Quantity(quotient)
+
+        return f
+
     def as_integer(a: Any) -> Any:
         if not isinstance(a, Quantity):
             return err(f"no such overload: {kind(a)}.asInteger()")
@@ -2053,6 +2181,8 @@ def _runtime() -> _Runtime:
             "add": q_arith("add", 1),
             "sub": q_arith("sub", -1),
             "mul": q_mul,
+            "div": q_div(False),
+            "divInt": q_div(True),
             "asInteger": as_integer,
             "isInteger": is_integer,
             "asApproximateFloat": as_float,
@@ -2087,10 +2217,35 @@ def _runtime() -> _Runtime:
     }
 
     class K8sEvaluator(Evaluator):
-        """cel-python's evaluator plus cel.bind (cel-go ext.Bindings)."""
+        """cel-python's evaluator plus cel.bind (cel-go ext.Bindings) and a cost budget.
+
+        ``budget`` is shared with every nested evaluator (macros, cel.bind): each
+        visited syntax node costs one unit and each string or list built by ``+``
+        its length, so a runaway comprehension or a doubling string stops with
+        :class:`_CostExceeded` instead of hanging or exhausting memory.
+        """
+
+        budget: list[int]
 
         def sub_evaluator(self, ast: Any) -> Any:
-            return K8sEvaluator(ast, activation=self.activation)
+            nested = K8sEvaluator(ast, activation=self.activation)
+            nested.budget = self.budget
+            return nested
+
+        def visit_children(self, tree: Any) -> Any:
+            budget = self.budget
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise _CostExceeded
+            return super().visit_children(tree)
+
+        def addition(self, tree: Any) -> Any:
+            result = super().addition(tree)
+            if isinstance(result, (str, bytes, list)):
+                self.budget[0] -= len(result)
+                if self.budget[0] < 0:
+                    raise _CostExceeded
+            return result
 
         def member_dot_arg(self, tree: Any) -> Any:
             receiver, method = tree.children[0], tree.children[1]
@@ -2108,6 +2263,12 @@ def _runtime() -> _Runtime:
                     return self.sub_evaluator(args[2]).evaluate({name: value})
                 except CELEvalError as exc:
                     return exc
+            if str(method.value) in _COMPREHENSIONS and len(tree.children) > 2:
+                target = self.visit(receiver)
+                if isinstance(target, CELEvalError):
+                    return target
+                if kind(target) not in ("list", "map"):
+                    return err(f"got '{kind(target)}', expected iterable type")
             if _ident_name(receiver) == "sets" and str(method.value) in SET_FUNCTIONS:
                 args = list(tree.children[2].children) if len(tree.children) > 2 else []
                 values = [self.visit(a) for a in args]
@@ -2208,30 +2369,177 @@ def _describe(error: Exception) -> str:
     return message
 
 
-def evaluate_selector(expression: str, device: Device) -> bool:
-    """Evaluate a CEL device selector for ``device`` as the Kubernetes scheduler would.
+class _CostExceeded(Exception):
+    """The runtime cost budget of one evaluation is spent."""
 
-    Raises :class:`CelEvaluationError` for syntax errors and CEL runtime errors
-    (for example a missing attribute looked up without ``has()``), and when the
-    result is not a bool.
+
+# Syntax nodes a cel-python evaluation may visit: cel-go's runtime limit is
+# COST_LIMIT units, and one cel-go unit is several Lark nodes (the wrappers).
+RUNTIME_NODE_BUDGET = 10 * COST_LIMIT
+
+
+@dataclass
+class SelectorProgram:
+    """A selector compiled once and evaluated on many devices.
+
+    A CEL expression is pure: its result depends only on what it reads of
+    ``device``. When every read is a fixed path (``device.driver``,
+    ``device.attributes["d"].name``, ``device.capacity["d"]["n"]``, inside
+    ``has()`` or not), the result is cached per distinct tuple of those values,
+    so a fleet of identical GPUs costs one evaluation. Any other use of
+    ``device`` (iterating a map, a computed key) caches per whole device content.
     """
+
+    expression: str
+    tree: Any
+    paths: tuple[tuple[str, ...], ...] | None
+    refused: str | None = None  # why Kubernetes refuses the selector before evaluating it
+    results: dict[Any, bool | str] = field(default_factory=dict)
+
+    def key(self, device: Device) -> Any:
+        if self.paths is None:
+            return (
+                device.driver,
+                repr(sorted((d, sorted(n.items())) for d, n in device.attributes.items())),
+                repr(sorted((d, sorted(n.items())) for d, n in device.capacity.items())),
+            )
+        key: list[Any] = []
+        for path in self.paths:
+            if path[0] == "driver":
+                key.append(device.driver)
+                continue
+            table = device.attributes if path[0] == "attributes" else device.capacity
+            names = table.get(path[1])
+            if names is None or path[2] not in names:
+                key.append(_ABSENT)
+            else:
+                value = names[path[2]]
+                key.append((type(value).__name__, repr(value)))
+        return tuple(key)
+
+    def matches(self, device: Device) -> bool:
+        """Like :func:`evaluate_selector`; raises :class:`CelEvaluationError`."""
+        if self.refused is not None:
+            raise CelEvaluationError(self.refused)
+        key = self.key(device)
+        cached = self.results.get(key)
+        if cached is None:
+            try:
+                cached = _evaluate_tree(self.tree, device)
+            except CelEvaluationError as exc:
+                cached = str(exc)
+            if len(self.results) < 100_000:
+                self.results[key] = cached
+        if isinstance(cached, str):
+            raise CelEvaluationError(cached)
+        return cached
+
+
+_ABSENT = ("absent",)
+
+
+def _read_paths(tree: Any) -> tuple[tuple[str, ...], ...] | None:
+    """The fixed paths an expression reads of ``device``; None when it reads it otherwise."""
+    paths: set[tuple[str, ...]] = set()
+
+    def string_key(node: Any) -> str | None:
+        inner = _unwrap(node)
+        if inner is None or inner.data != "literal":
+            return None
+        token = inner.children[0]
+        if token.type not in ("STRING_LIT", "MLSTRING_LIT"):
+            return None
+        return _decode_string(str(token.value))[0]
+
+    def path_of(node: Any) -> tuple[str, ...] | None:
+        if node.data not in ("member_dot", "member_index") or len(node.children) != 2:
+            return None
+        receiver, key = node.children
+        if node.data == "member_dot" and _ident_name(receiver) == "device":
+            return ("driver",) if str(key.value) == "driver" else None
+        name = str(key.value) if node.data == "member_dot" else string_key(key)
+        inner = _unwrap(receiver)
+        if name is None or inner is None or inner.data != "member_index":
+            return None
+        table, domain = inner.children
+        table_inner = _unwrap(table)
+        domain_name = string_key(domain)
+        if (
+            domain_name is None
+            or table_inner is None
+            or table_inner.data != "member_dot"
+            or _ident_name(table_inner.children[0]) != "device"
+            or str(table_inner.children[1].value) not in _DEVICE_MAPS
+        ):
+            return None
+        return (str(table_inner.children[1].value), domain_name, name)
+
+    def walk(node: Any) -> bool:
+        if not hasattr(node, "data"):
+            return True
+        path = path_of(node)
+        if path is not None:
+            paths.add(path)
+            return True
+        if node.data == "ident" and str(node.children[0].value) == "device":
+            return False
+        return all(walk(child) for child in node.children)
+
+    try:
+        return tuple(sorted(paths)) if walk(tree) else None
+    except RecursionError:
+        return None
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_selector(expression: str) -> SelectorProgram:
+    """Parse ``expression`` once; raises :class:`CelEvaluationError` on a syntax error."""
     try:
         tree = _parse(expression)
     except _ParseFailed as failed:
         raise CelEvaluationError(
             f"syntax error at offset {failed.issue.offset}: {failed.issue.message}"
         ) from None
+    except RecursionError:
+        raise CelEvaluationError("expression nested too deeply") from None
+    cost = estimate_cost(tree)
+    refused = None
+    if cost > COST_LIMIT:
+        refused = f"too complex: estimated cost {cost:,} exceeds the limit of {COST_LIMIT:,}"
+    return SelectorProgram(expression, tree, _read_paths(tree), refused)
+
+
+def _evaluate_tree(tree: Any, device: Device) -> bool:
     rt = _runtime()
     device_value = _device_value(device, rt)
     evaluator = rt.evaluator(ast=tree, activation=rt.activation())
+    evaluator.budget = [RUNTIME_NODE_BUDGET]
     try:
         result = evaluator.evaluate({"device": device_value})
+    except _CostExceeded:
+        raise CelEvaluationError(
+            "actual cost limit exceeded: the evaluation is more expensive than Kubernetes allows"
+        ) from None
     except rt.error_type as exc:
         raise CelEvaluationError(_describe(exc)) from None
     except RecursionError:
         raise CelEvaluationError("expression nested too deeply") from None
+    except MemoryError:
+        raise CelEvaluationError("actual cost limit exceeded: out of memory") from None
     except Exception as exc:  # cel-python's own failures (e.g. IndexError on `has()`)
         raise CelEvaluationError(f"cannot evaluate: {type(exc).__name__}: {exc}") from None
     if not isinstance(result, rt.types.BoolType):
         raise CelEvaluationError(f"a selector must evaluate to bool, not {type(result).__name__}")
     return bool(result)
+
+
+def evaluate_selector(expression: str, device: Device) -> bool:
+    """Evaluate a CEL device selector for ``device`` as the Kubernetes scheduler would.
+
+    Raises :class:`CelEvaluationError` for syntax errors and CEL runtime errors
+    (for example a missing attribute looked up without ``has()``, or the runtime
+    cost limit), and when the result is not a bool. Compiled programs and results
+    are cached (see :class:`SelectorProgram`), so evaluating one selector on many
+    devices parses it once.
+    """
+    return compile_selector(expression).matches(device)

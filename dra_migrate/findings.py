@@ -145,6 +145,11 @@ CODES: dict[str, Code] = _table(
     Code("DRA342", E, "DeviceClass matches no device in the ResourceSlices"),
     Code("DRA343", N, "devices that match, per node"),
     Code("DRA344", E, "selector fails when evaluated on a device"),
+    Code("DRA345", E, "CEL selector too complex: estimated cost exceeds the API server's limit"),
+    Code("DRA346", W, "semver() or quantity() literal that does not parse: fails on every device"),
+    Code("DRA347", E, "selector without cel, or config entry without opaque configuration"),
+    Code("DRA348", E, "invalid label or annotation"),
+    Code("DRA349", E, "resources.claims at the pod level"),
     # 5xx: report and strategies: DeviceClasses, the bridge strategy, capacity, risks
     Code("DRA501", E, "invalid DeviceClass value in the configuration"),
     Code("DRA502", E, "DeviceClass CEL selector is invalid"),

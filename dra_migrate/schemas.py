@@ -311,7 +311,14 @@ def validate_object(obj: Mapping[str, Any], kube_version: str | None = None) -> 
     if missing:
         return missing
     assert isinstance(api_version, str) and isinstance(kind, str)
-    return _run(_choose_object_file(api_version, kind, kube_version), obj)
+    errors = _run(_choose_object_file(api_version, kind, kube_version), obj)
+    # Required in the OpenAPI document, optional for the API server: a DeviceClass
+    # without spec is accepted (every field of its spec is optional).
+    optional = _OPTIONAL_REQUIRED.get(kind, ())
+    return [e for e in errors if not (e.path in optional and e.message.startswith("missing"))]
+
+
+_OPTIONAL_REQUIRED: dict[str, tuple[tuple[str | int, ...], ...]] = {"DeviceClass": (("spec",),)}
 
 
 def validate_pod_spec(

@@ -34,7 +34,54 @@ MAX_SUBREQUESTS = 8
 MAX_PARAMETERS = 10 * 1024
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_QUALIFIED = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+MAX_ANNOTATIONS_BYTES = 256 * 1024
+MAX_DRIVER_NAME = 63  # resourceapi.DriverNameMaxLength
+MAX_DOMAIN = 63  # resourceapi.DeviceMaxDomainLength
+MAX_ID = 64  # resourceapi.DeviceMaxIDLength
+
+
+def fully_qualified_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a FullyQualifiedName (domain/identifier), as the API server checks it."""
+    domain, slash, ident = name.partition("/")
+    if not slash:
+        return "must be a qualified name, domain/name"
+    if not domain or len(domain) > MAX_DOMAIN or not _DNS_SUBDOMAIN.fullmatch(domain):
+        return f"has a domain that is not a DNS subdomain of at most {MAX_DOMAIN} characters"
+    if len(ident) > MAX_ID or not _C_IDENTIFIER.fullmatch(ident):
+        return f"has a name that is not a C identifier of at most {MAX_ID} characters"
+    return None
+
+
+def _extended_resource_problem(name: str) -> str | None:
+    """Why ``name`` is not an extended resource name (domain-prefixed, not kubernetes.io)."""
+    prefix, slash, _ = name.partition("/")
+    if not slash:
+        return "it needs a domain prefix"
+    if (
+        prefix == "kubernetes.io"
+        or prefix.endswith(".kubernetes.io")
+        or prefix.startswith("requests.")
+    ):
+        return "the kubernetes.io domain and the requests. prefix are reserved"
+    return qualified_key_problem(name)
+
+
+def qualified_key_problem(key: str) -> str | None:
+    """Why ``key`` is not a label or annotation key ([prefix/]name), as the API server checks it."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
+        return "its prefix is not a lower-case DNS subdomain"
+    if not name or len(name) > 63 or not _LABEL_NAME.fullmatch(name):
+        return (
+            "its name part is not at most 63 alphanumeric characters, '-', '_' or '.', "
+            "starting and ending with an alphanumeric character"
+        )
+    return None
+
+
 NEEDLES = (b"resource.k8s.io", b"resourceClaim", b"claims")
 CORE_GROUPS = ("", "apps", "batch")  # kinds whose pod template is exactly a core/v1 PodSpec
 
@@ -43,6 +90,7 @@ CEL_CODES = {
     "syntax": "DRA330",
     "too-long": "DRA330",
     "not-bool": "DRA330",
+    "too-complex": "DRA345",
     "undeclared": "DRA330",
     "unknown-function": "DRA330",
     "unknown-field": "DRA330",
@@ -52,7 +100,7 @@ CEL_CODES = {
     "capacity-as-attribute": "DRA332",
     "attribute-as-capacity": "DRA332",
     "type": "DRA333",
-    "invalid-literal": "DRA333",
+    "invalid-literal": "DRA346",
     "unknown-domain": "DRA334",
     "unknown-value": "DRA335",
     "unknown-driver": "DRA335",
@@ -260,7 +308,9 @@ class _FileChecker:
             self.name(name_node, subdomain=True, what=f"{obj.kind} name")
         namespace = obj.namespace or ""
         owner = f"{obj.kind} {obj.name}"
+        self.metadata(get(root, "metadata"), owner)
         if obj.kind == "ResourceClaimTemplate":
+            self.metadata(load.get_path(root, "spec", "metadata"), f"{owner} (spec.metadata)")
             requests = self.claim_spec(load.get_path(root, "spec", "spec"), shape, owner)
             self.claims.append(ClaimDef(obj.kind, namespace, obj.name, requests, self.where(root)))
         elif obj.kind == "ResourceClaim":
@@ -268,6 +318,16 @@ class _FileChecker:
             self.claims.append(ClaimDef(obj.kind, namespace, obj.name, requests, self.where(root)))
         elif obj.kind == "DeviceClass":
             spec = get(root, "spec")
+            extended = get(spec, "extendedResourceName")
+            text = scalar(extended) or ""
+            if extended is not None and _extended_resource_problem(text):
+                self.add(
+                    "DRA311",
+                    extended,
+                    f"{owner}: extendedResourceName {text!r} is not a valid extended resource "
+                    f"name: {_extended_resource_problem(text)}",
+                    "for example example.com/gpu",
+                )
             selectors = self.selectors(get(spec, "selectors"), owner)
             self.config(get(spec, "config"), set(), owner, claim=False)
             self.classes.append(ClassDef(obj.name, selectors, self.where(root)))
@@ -289,6 +349,34 @@ class _FileChecker:
                 load.key_at(root, error.path),
                 f"{obj.kind} {obj.name}: {error.message}",
             )
+
+    def metadata(self, meta: Node | None, owner: str) -> None:
+        """Label keys and values and annotation keys, by the API server's rules."""
+        for field_name in ("labels", "annotations"):
+            total = 0
+            for key, key_node, value in entries(get(meta, field_name)):
+                problem = qualified_key_problem(key)
+                if problem:
+                    self.add(
+                        "DRA348", key_node, f"{owner}: {field_name[:-1]} key {key!r}: {problem}"
+                    )
+                text = scalar(value) or ""
+                total += len(key) + len(text)
+                if field_name == "labels" and (len(text) > 63 or not _LABEL_VALUE.fullmatch(text)):
+                    self.add(
+                        "DRA348",
+                        value if value is not None else key_node,
+                        f"{owner}: label {key!r} has value {text!r}, which is not empty or at "
+                        "most 63 alphanumeric characters, '-', '_' or '.', starting and ending "
+                        "with an alphanumeric character",
+                    )
+            annotations = get(meta, field_name)
+            if field_name == "annotations" and annotations and total > MAX_ANNOTATIONS_BYTES:
+                self.add(
+                    "DRA348",
+                    annotations,
+                    f"{owner}: annotations take {total} bytes; at most {MAX_ANNOTATIONS_BYTES}",
+                )
 
     def name(self, node: Node, subdomain: bool, what: str) -> None:
         text = scalar(node) or ""
@@ -330,11 +418,14 @@ class _FileChecker:
             self.references(get(constraint, "requests"), names, owner, "constraint")
             for key in ("matchAttribute", "distinctAttribute"):
                 attr = get(constraint, key)
-                if attr is not None and not _QUALIFIED.fullmatch(scalar(attr) or ""):
+                problem = (
+                    fully_qualified_name_problem(scalar(attr) or "") if attr is not None else None
+                )
+                if attr is not None and problem is not None:
                     self.add(
                         "DRA320",
                         attr,
-                        f"{owner}: {key} {scalar(attr)!r} must be a qualified name, domain/name",
+                        f"{owner}: {key} {scalar(attr)!r} {problem}",
                         "for example gpu.nvidia.com/productName or resource.kubernetes.io/pcieRoot",
                     )
         self.config(get(devices, "config"), names, owner, claim=True)
@@ -434,6 +525,9 @@ class _FileChecker:
         if node is not None:
             self.limit(node, len(selector_nodes), MAX_SELECTORS, owner, "selectors")
         for selector in selector_nodes:
+            if get(selector, "cel") is None:
+                self.add("DRA347", selector, f"{owner}: a selector needs cel")
+                continue
             expr = load.get_path(selector, "cel", "expression")
             if isinstance(expr, ScalarNode):
                 self.cel(expr, owner)
@@ -463,15 +557,30 @@ class _FileChecker:
             if claim:
                 self.references(get(entry, "requests"), names, owner, "config")
             opaque = get(entry, "opaque")
+            if opaque is None or not isinstance(opaque, MappingNode):
+                self.add(
+                    "DRA347", entry, f"{owner}: a config entry needs opaque driver configuration"
+                )
+                continue
             driver = get(opaque, "driver")
-            if driver is not None and not is_dns_subdomain(scalar(driver) or ""):
+            text = scalar(driver) or ""
+            if driver is None or not text:
+                self.add("DRA321", opaque, f"{owner}: opaque configuration needs a driver")
+            elif len(text) > MAX_DRIVER_NAME or not is_dns_subdomain(text.lower()):
                 self.add(
                     "DRA321",
                     driver,
-                    f"{owner}: opaque driver {scalar(driver)!r} is not a DNS subdomain",
+                    f"{owner}: opaque driver {text!r} is not a DNS subdomain of at most "
+                    f"{MAX_DRIVER_NAME} characters",
                 )
             parameters = get(opaque, "parameters")
-            if parameters is None:
+            if parameters is None or not isinstance(parameters, MappingNode):
+                self.add(
+                    "DRA321",
+                    parameters if parameters is not None else opaque,
+                    f"{owner}: opaque parameters must be a JSON object"
+                    + (" (null is not)" if parameters is not None else ""),
+                )
                 continue
             size = len(json.dumps(load.to_data(parameters), separators=(",", ":")))
             if size > MAX_PARAMETERS:
@@ -492,8 +601,12 @@ class _FileChecker:
                 )
 
     def references(self, node: Node | None, names: set[str], owner: str, what: str) -> None:
+        seen: set[str] = set()
         for ref in items(node):
             text = scalar(ref) or ""
+            if text in seen:
+                self.add("DRA313", ref, f"{owner}: {what} lists request {text!r} twice")
+            seen.add(text)
             if text not in names:
                 self.add(
                     "DRA320",
@@ -539,6 +652,14 @@ class _FileChecker:
                         load.key_at(site.pod, error.path),
                         f"{owner} ({site.path}): {error.message}",
                     )
+        pod_claims = get(get(site.pod, "resources"), "claims")
+        if pod_claims is not None:
+            self.add(
+                "DRA349",
+                pod_claims,
+                f"{owner} ({site.path}): resources.claims may not be set at the pod level",
+                "list the claim in the resources.claims of each container that uses it",
+            )
         refs: dict[str, PodRef] = {}
         claim_nodes = items(get(site.pod, "resourceClaims"))
         patch = get(site.pod, "podSpecPatch") if site.style == locate.kinds.ARGO else None
@@ -1000,7 +1121,7 @@ class _Evaluator:
             if selector.expression not in self.broken:
                 problems = check_selector(selector.expression)
                 self.broken[selector.expression] = any(
-                    p.code in ("syntax", "too-long", "not-bool") for p in problems
+                    p.code in ("syntax", "too-long", "not-bool", "too-complex") for p in problems
                 )
             if self.broken[selector.expression]:
                 return False

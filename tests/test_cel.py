@@ -1072,3 +1072,112 @@ def test_valid_corpus_selectors_evaluate_on_every_dump_device() -> None:
             except CelEvaluationError:
                 results["error"] += 1
     assert results[True] > 0 and results[False] > 0
+
+
+# --------------------------------------------------------------------------
+# cost: the API server's estimate at admission, its runtime limit at evaluation
+
+_TEN = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
+# Kubernetes' `expensive` compile test (dynamic-resource-allocation/cel compile_test.go).
+EXPENSIVE = (
+    f"{_TEN}.all(x, {_TEN}.all(y, {_TEN}.all(z, {_TEN}.all(z2, {_TEN}.all(z3, "
+    f"{_TEN}.all(z4, {_TEN}.all(z5, int('1'.find('[0-9]*')) < 100)))))))"
+)
+
+
+def test_nested_comprehensions_are_too_complex_and_never_evaluated() -> None:
+    assert [p.code for p in check_selector(EXPENSIVE)] == ["too-complex"]
+    with pytest.raises(CelEvaluationError, match="too complex"):
+        evaluate_selector(EXPENSIVE, Device("dra.example.com", "d", "n"))
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        f"{_TEN}.all(x, {_TEN}.all(y, x * y <= 100))",
+        "device.attributes.exists_one(x, x == 'dra.example.com')",
+        f"{NV}.exists(n, n == 'uuid')",
+    ],
+)
+def test_ordinary_comprehensions_stay_under_the_cost_limit(expression: str) -> None:
+    assert "too-complex" not in [p.code for p in check_selector(expression)]
+
+
+def test_string_doubling_stops_at_the_runtime_cost_limit() -> None:
+    # Each level doubles a 1,000-character string: 16 levels build 65 MB without a bound.
+    levels = 16
+    expression = f"cel.bind(a, '{'x' * 1000}', "
+    for i in range(levels):
+        previous = "a" if i == 0 else f"a{i - 1}"
+        expression += f"cel.bind(a{i}, {previous} + {previous}, "
+    expression += f"a{levels - 1}.size() > 0" + ")" * (levels + 1)
+    with pytest.raises(CelEvaluationError, match="actual cost limit exceeded"):
+        evaluate_selector(expression, Device("dra.example.com", "d", "n"))
+
+
+_PROPERTY_SELECTORS = [
+    "device.driver == 'gpu.nvidia.com'",
+    f"{NV}.productName == 'A'",
+    f"has({NV}.productName) && {NV}.productName == 'A'",
+    f"{NV}.index > 1",
+    f"{NVCAP}.memory.compareTo(quantity('40Gi')) >= 0",
+    f"{NV}.exists(n, n == 'index')",
+    "'gpu.nvidia.com' in device.attributes",
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["gpu.nvidia.com", "gpu.amd.com"]),
+            st.dictionaries(
+                st.sampled_from(["productName", "index", "uuid"]),
+                st.one_of(st.sampled_from(["A", "B"]), st.integers(0, 3)),
+                max_size=3,
+            ),
+            st.sampled_from([None, "20Gi", "80Gi"]),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_compiled_selectors_answer_like_a_fresh_evaluation(devices: list[Any]) -> None:
+    """Results cached per value of what a selector reads equal evaluating each device anew."""
+    from dra_migrate.cel import _evaluate_tree, _parse, compile_selector
+
+    built = [
+        Device(
+            driver,
+            f"d{i}",
+            "n",
+            {"gpu.nvidia.com": attrs} if attrs else {},
+            {"gpu.nvidia.com": {"memory": memory}} if memory else {},
+        )
+        for i, (driver, attrs, memory) in enumerate(devices)
+    ]
+    for expression in _PROPERTY_SELECTORS:
+        program = compile_selector(expression)
+        for device in built:
+            fresh: bool | str
+            cached: bool | str
+            try:
+                fresh = _evaluate_tree(_parse(expression), device)
+            except CelEvaluationError as exc:
+                fresh = str(exc)
+            try:
+                cached = program.matches(device)
+            except CelEvaluationError as exc:
+                cached = str(exc)
+            assert cached == fresh, (expression, device)
+
+
+def test_fixed_reads_are_projected_and_dynamic_ones_are_not() -> None:
+    from dra_migrate.cel import compile_selector
+
+    assert compile_selector(f"has({NV}.uuid) && device.driver == 'x'").paths == (
+        ("attributes", "gpu.nvidia.com", "uuid"),
+        ("driver",),
+    )
+    assert compile_selector(f"{NV}.exists(n, n == 'uuid')").paths is None
+    assert compile_selector("cel.bind(d, device, d.driver == 'x')").paths is None

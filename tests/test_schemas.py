@@ -255,8 +255,10 @@ def test_version_selection() -> None:
     assert isinstance(SchemaNotFound("x"), LookupError)
 
 
-def test_none_uses_newest_serving_version() -> None:
-    # spec became optional for DeviceClass in 1.37: the newest schema decides when no version is given
+def test_device_class_without_spec_is_accepted_by_every_release() -> None:
+    # The OpenAPI documents before 1.37 mark DeviceClass.spec required, but the API
+    # server decodes a missing spec as an empty one, whose fields are all optional
+    # (TestValidateClass/good-class has no spec).
     device_class = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceClass",
@@ -264,7 +266,21 @@ def test_none_uses_newest_serving_version() -> None:
     }
     assert validate_object(device_class) == []
     assert validate_object(device_class, "1.50") == []
-    assert [e.path for e in validate_object(device_class, "1.34")] == [("spec",)]
+    assert validate_object(device_class, "1.34") == []
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "x"}}
+    assert [e.path for e in validate_object(claim, "1.34")] == [("spec",)]
+
+
+def test_none_uses_newest_serving_version() -> None:
+    claim = {
+        "apiVersion": "resource.k8s.io/v1beta1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "x"},
+        "spec": {},
+    }
+    assert validate_object(claim) == []
+    with pytest.raises(SchemaNotFound):
+        validate_object({**claim, "apiVersion": "resource.k8s.io/v1"}, "1.33")
 
 
 def test_missing_api_version_or_kind() -> None:
