@@ -83,6 +83,11 @@ PROBLEM_CODES: dict[str, ProblemCode] = {
             "attribute-as-capacity", "error", "an attribute looked up under device.capacity"
         ),
         ProblemCode("unknown-domain", "error", "attribute domain that no driver uses"),
+        ProblemCode(
+            "unlisted-domain",
+            "warning",
+            "attribute domain the catalog does not know, resembling one it knows",
+        ),
         ProblemCode("type", "error", "value compared or used with the wrong type"),
         ProblemCode(
             "invalid-literal",
@@ -1149,7 +1154,7 @@ class _Checker:
             return
         if similar:
             self.add(
-                "unknown-domain",
+                "unlisted-domain",
                 offset,
                 f"no driver uses the domain {domain!r}; an unknown domain is an empty map, so every lookup in it fails",
                 f"did you mean {' or '.join(repr(s) for s in similar)}?",

@@ -150,6 +150,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA347", E, "selector without cel, or config entry without opaque configuration"),
     Code("DRA348", E, "invalid label or annotation"),
     Code("DRA349", E, "resources.claims at the pod level"),
+    Code("DRA350", W, "attribute domain the catalog does not know, resembling one it knows"),
     # 5xx: report and strategies: DeviceClasses, the bridge strategy, capacity, risks
     Code("DRA501", E, "invalid DeviceClass value in the configuration"),
     Code("DRA502", E, "DeviceClass CEL selector is invalid"),

@@ -102,6 +102,7 @@ CEL_CODES = {
     "type": "DRA333",
     "invalid-literal": "DRA346",
     "unknown-domain": "DRA334",
+    "unlisted-domain": "DRA350",
     "unknown-value": "DRA335",
     "unknown-driver": "DRA335",
 }
