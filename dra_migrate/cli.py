@@ -14,6 +14,7 @@ from dra_migrate import __version__
 from dra_migrate.findings import ConfigError, Finding, finding
 from dra_migrate.mapping import Config, find_config, load_config
 from dra_migrate.plan import Settings
+from dra_migrate.report import FORMATS, renderer
 from dra_migrate.report.model import EXIT_UNPROCESSED, EXIT_USAGE, FileResult, Report, Status
 from dra_migrate.versions import DEFAULT_TARGET, TARGETS, parse_kube_version, target_for, warnings
 
@@ -30,6 +31,8 @@ class Options:
     jobs: int | None
     stdin_filename: str
     notes: tuple[Finding, ...]  # run-level findings (DRA214)
+    context: tuple[str, ...] = ()  # read for references, not reported (--context)
+    changed_since: str | None = None  # report only files changed since this git ref
 
 
 def common_options(func: F) -> F:
@@ -62,6 +65,20 @@ def common_options(func: F) -> F:
             help="Worker processes (default: CPU count).",
         ),
         click.option("--stdin-filename", default="-", help="Name to use for stdin in messages."),
+        click.option(
+            "--context",
+            multiple=True,
+            metavar="PATH",
+            type=click.Path(exists=True),
+            help="Also read PATH for cross-file references, but report only on PATHS "
+            "(pre-commit hooks: --context .).",
+        ),
+        click.option(
+            "--changed-since",
+            metavar="REF",
+            help="Report only on files changed since git REF (merge base with HEAD) "
+            "and the files they reference.",
+        ),
     ]
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -71,11 +88,65 @@ def common_options(func: F) -> F:
 format_option = click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(list(FORMATS)),
     default="text",
     show_default=True,
-    help="Report format.",
+    help="Report format (github: workflow annotations; sarif: code scanning; junit: test reports).",
 )
+
+
+# --- workflow options: report files, suppressions, focus on changed files (issue 10) ---
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """Where the report goes and what it covers, shared by scan, convert and validate."""
+
+    fmt: str
+    output: Path | None
+    show_suppressed: bool
+
+
+def workflow_options(func: F) -> F:
+    decorators = [
+        format_option,
+        click.option(
+            "--output",
+            "output",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Write the --format report to FILE; the terminal still gets the text view.",
+        ),
+        click.option(
+            "--show-suppressed",
+            is_flag=True,
+            help="List the findings that ignore comments and config entries silence.",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def _workflow(kwargs: dict[str, Any]) -> Workflow:
+    """Take the workflow options out of a command's keyword arguments."""
+    return Workflow(kwargs.pop("fmt"), kwargs.pop("output"), kwargs.pop("show_suppressed"))
+
+
+def _emit(report: Report, command: str, flow: Workflow, terminal: bool = True) -> None:
+    """The chosen format to --output (and the text view to the terminal), or to stdout."""
+    report.show_suppressed = flow.show_suppressed
+    if flow.output is None:
+        if terminal:
+            click.echo(renderer(flow.fmt)(report, command), nl=False)
+        return
+    from dra_migrate.writer import write_atomic
+
+    try:
+        write_atomic(flow.output, renderer(flow.fmt)(report, command).encode("utf-8"))
+    except OSError as exc:
+        _fail_usage(ConfigError(f"--output {flow.output}: {exc.strerror or exc}"))
+    if terminal:
+        click.echo(renderer("text")(report, command), nl=False)
 
 
 def resolve(
@@ -86,11 +157,15 @@ def resolve(
     exclude: tuple[str, ...],
     jobs: int | None,
     stdin_filename: str,
+    context: tuple[str, ...] = (),
+    changed_since: str | None = None,
 ) -> Options:
     if not paths:
         raise ConfigError("no path given (use . for the current folder, - for stdin)")
     if "-" in paths and len(paths) > 1:
         raise ConfigError("- (stdin) cannot be combined with other paths")
+    if paths == ("-",) and (context or changed_since):
+        raise ConfigError("--context and --changed-since need paths, not - (stdin)")
     if config_path is None:
         start = Path(".") if paths[0] == "-" else Path(paths[0])
         config_path = find_config(start if start.exists() else Path("."))
@@ -111,6 +186,8 @@ def resolve(
         jobs=jobs,
         stdin_filename=stdin_filename,
         notes=tuple(notes),
+        context=context,
+        changed_since=changed_since,
     )
 
 
@@ -121,10 +198,32 @@ def execute(options: Options, edit: bool = True) -> Report:
         data = sys.stdin.buffer.read()
         report = pipeline.run_stream(data, options.stdin_filename, options.settings, edit)
     else:
-        report = pipeline.run(options.paths, options.settings, options.excludes, options.jobs, edit)
+        report = focused(
+            options,
+            lambda paths: pipeline.run(
+                paths, options.settings, options.excludes, options.jobs, edit
+            ),
+        )
     report.findings.extend(options.notes)
     report.api_version = options.settings.target
     report.config_path = options.settings.config.path or ""
+    return report
+
+
+def focused(options: Options, run: Callable[[tuple[str, ...]], Report]) -> Report:
+    """Run over the paths and --context, report on the paths or what changed (focus.py)."""
+    if not options.context and options.changed_since is None:
+        return run(options.paths)
+    from dra_migrate import focus
+
+    excludes = [*options.settings.config.exclude, *options.excludes]
+    keep = focus.files_under(options.paths, excludes)
+    if options.changed_since is not None:
+        universe = keep | focus.files_under(options.context, excludes)
+        keep &= focus.changed_since(options.changed_since, Path(options.paths[0]))
+        keep |= focus.referenced(keep, universe)
+    report = run(tuple(dict.fromkeys(options.paths + options.context)))
+    focus.narrow(report, keep)
     return report
 
 
@@ -146,18 +245,21 @@ def main() -> None:
 
 @main.command()
 @common_options
-@format_option
-def scan(fmt: str, **kwargs: Any) -> None:
+@workflow_options
+def scan(**kwargs: Any) -> None:
     """List every pod spec that asks for GPUs through extended resources."""
+    flow = _workflow(kwargs)
     try:
         options = resolve(**kwargs)
     except ConfigError as error:
         _fail_usage(error)
         return
-    report = execute(options, edit=False)
-    from dra_migrate.report import renderer
-
-    click.echo(renderer(fmt)(report, "scan"), nl=False)
+    try:
+        report = execute(options, edit=False)
+    except ConfigError as error:
+        _fail_usage(error)
+        return
+    _emit(report, "scan", flow)
     sys.exit(EXIT_UNPROCESSED if report.count(Status.FAILED) else 0)
 
 
@@ -172,6 +274,7 @@ def scan(fmt: str, **kwargs: Any) -> None:
     help="Write converted copies of changed files here, in the same relative layout.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
+@workflow_options
 def convert(
     diff: bool,
     check: bool,
@@ -181,9 +284,17 @@ def convert(
     **kwargs: Any,
 ) -> None:
     """Rewrite GPU requests as ResourceClaimTemplates and claims."""
+    flow = _workflow(kwargs)
     mode = "write" if write else ("diff" if diff else None)
+    # a report on stdout replaces the diff (or the converted stream) there
+    report_on_stdout = flow.fmt != "text" and flow.output is None
     try:
         options = resolve(**kwargs)
+        if report_on_stdout and (diff or kwargs["paths"] == ("-",)):
+            raise ConfigError(
+                f"--format {flow.fmt} prints the report on stdout, where the "
+                f"{'diff' if diff else 'converted stream'} goes: add --output FILE"
+            )
         if diff and write:
             raise ConfigError("--diff writes nothing: it cannot be combined with --write")
         if output_dir is not None and (mode == "write" or check):
@@ -195,12 +306,22 @@ def convert(
     except ConfigError as error:
         _fail_usage(error)
         return
-    report = execute(options)
+    try:
+        report = execute(options)
+    except ConfigError as error:
+        _fail_usage(error)
+        return
+    report.changes_fail = check
+    if check:
+        from dra_migrate.pipeline import mark_pending
+
+        mark_pending(report)
     stdin = options.paths == ("-",)
     if stdin:
         _stream_out(report.files[0], mode, check)
     else:
-        _files_out(report, mode, check, output_dir)
+        _files_out(report, mode, check, output_dir, diff=not report_on_stdout)
+    _emit(report, "convert", flow, terminal=report_on_stdout)
     findings = report.all_findings
     _print_findings([f for f in findings if not quiet or f.severity.value == "error"])
     if not quiet:
@@ -222,7 +343,9 @@ def _stream_out(result: FileResult, mode: str | None, check: bool) -> None:
         sys.stdout.buffer.flush()
 
 
-def _files_out(report: Report, mode: str | None, check: bool, output_dir: Path | None) -> None:
+def _files_out(
+    report: Report, mode: str | None, check: bool, output_dir: Path | None, diff: bool = True
+) -> None:
     from dra_migrate.writer import output_path, unified_diff, write_atomic
 
     for result in report.files:
@@ -238,7 +361,7 @@ def _files_out(report: Report, mode: str | None, check: bool, output_dir: Path |
                 result.findings.append(
                     finding("DRA009", result.path, 1, 1, f"cannot write {target}: {reason}")
                 )
-        elif mode == "diff" or not check:
+        elif diff and (mode == "diff" or not check):
             assert result.original is not None
             click.echo(
                 unified_diff(result.path, result.original, result.converted, result.regions),
@@ -255,7 +378,7 @@ def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | N
 
 @main.command(name="validate")
 @common_options
-@format_option
+@workflow_options
 @click.option(
     "--external-templates",
     is_flag=True,
@@ -267,12 +390,12 @@ def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | N
     type=click.Path(dir_okay=False, exists=False),
     help="kubectl get resourceslices -o yaml|json: evaluate classes and requests on those devices.",
 )
-def validate_command(fmt: str, external_templates: bool, slices: str | None, **kwargs: Any) -> None:
+def validate_command(external_templates: bool, slices: str | None, **kwargs: Any) -> None:
     """Check DRA objects and the pods that use them: schemas, references, CEL, devices."""
     from dra_migrate import pipeline
-    from dra_migrate.report import renderer
     from dra_migrate.validate import ValidateSettings
 
+    flow = _workflow(kwargs)
     explicit_target = kwargs.get("target")
     try:
         options = resolve(**kwargs)
@@ -288,16 +411,23 @@ def validate_command(fmt: str, external_templates: bool, slices: str | None, **k
     stdin = None
     if options.paths == ("-",):
         stdin = (options.stdin_filename, sys.stdin.buffer.read())
-    report = pipeline.run_validate(
-        options.paths,
-        settings,
-        options.settings.config,
-        options.excludes,
-        options.jobs,
-        devices,
-        stdin,
-    )
-    click.echo(renderer(fmt)(report, "validate"), nl=False)
+    try:
+        report = focused(
+            options,
+            lambda paths: pipeline.run_validate(
+                paths,
+                settings,
+                options.settings.config,
+                options.excludes,
+                options.jobs,
+                devices,
+                stdin,
+            ),
+        )
+    except ConfigError as error:
+        _fail_usage(error)
+        return
+    _emit(report, "validate", flow)
     sys.exit(report.exit_code())
 
 

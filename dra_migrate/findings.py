@@ -151,6 +151,8 @@ CODES: dict[str, Code] = _table(
     Code("DRA348", E, "invalid label or annotation"),
     Code("DRA349", E, "resources.claims at the pod level"),
     Code("DRA350", W, "attribute domain the catalog does not know, resembling one it knows"),
+    # 4xx: workflow: suppressions and hooks
+    Code("DRA401", E, "GPU request left on the device plugin (convert --check)"),
     # 5xx: report and strategies: DeviceClasses, the bridge strategy, capacity, risks
     Code("DRA501", E, "invalid DeviceClass value in the configuration"),
     Code("DRA502", E, "DeviceClass CEL selector is invalid"),

@@ -200,6 +200,16 @@ def _patch_targets(body: bytes) -> set[tuple[str, str]]:
     return out
 
 
+def references(kustomization: Path) -> set[Path]:
+    """The files a kustomization uses: what it builds (through its bases) and its patches."""
+    real = kustomization.resolve()
+    found = _built(real, set())
+    root = _read(real)
+    if root is not None:
+        found |= {(real.parent / p).resolve() for p in _patch_files(root)}
+    return {p for p in found if p.is_file()}
+
+
 def _read(path: Path) -> Node | None:
     try:
         docs = load.parse(load.decode(str(path), path.read_bytes()))

@@ -125,6 +125,35 @@ def _template_key(template: dict[str, Any]) -> tuple[str, str]:
     return (meta.get("namespace") or "", meta["name"])
 
 
+def mark_pending(report: Report) -> None:
+    """``convert --check``: each GPU request that convert would rewrite is an error (DRA401).
+
+    The check fails on these anyway (exit 1); as findings they point at the
+    lines to migrate in every format (annotations, SARIF, JUnit) and can be
+    suppressed like any other.
+    """
+    for result in report.files:
+        if result.status is not Status.CHANGED:
+            continue
+        for item in result.inventory:
+            if item.device_class is None:
+                continue
+            ns = f"{item.namespace}/" if item.namespace else ""
+            result.findings.append(
+                finding(
+                    "DRA401",
+                    item.path,
+                    item.line,
+                    item.col,
+                    f"{item.kind} {ns}{item.name}: container '{item.container}' asks for "
+                    f"{item.resource}: {item.value} through the device plugin; convert rewrites "
+                    f"it as a claim on DeviceClass {item.device_class}",
+                    "run dra-migrate convert --write (or the dra-migrate-fix hook) and review the diff",
+                )
+            )
+        result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
+
+
 def _renamings(repo_layout: layout.Layout, changed: set[Path]) -> list[Finding]:
     """Overlays that rename ResourceClaimTemplates without renaming the references."""
     found = []

@@ -251,6 +251,13 @@ def _too_many_requests(section: Section, root: Path) -> list[str]:
     return ["."]
 
 
+def _check_mode(section: Section, root: Path) -> list[str]:
+    assert "convert --check" in section.trigger_text
+    name, text = _only(section)
+    _write(root, {name: text.encode("utf-8")})
+    return ["--check", "."]
+
+
 BUILT: dict[str, Callable[[Section, Path], list[str]]] = {
     "DRA001": _unreadable,
     "DRA002": _latin1,
@@ -259,6 +266,7 @@ BUILT: dict[str, Callable[[Section, Path], list[str]]] = {
     "DRA007": _explicit_empty,
     "DRA009": _output_dir_through_a_file,
     "DRA107": _too_many_requests,
+    "DRA401": _check_mode,
 }
 
 

@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import cast
 
 from dra_migrate.report.model import Report
 
 Renderer = Callable[[Report, str], str]
 
+# --format value -> the module under dra_migrate.report that renders it
+FORMATS: dict[str, str] = {
+    "text": "text_format",
+    "json": "json_format",
+    "markdown": "markdown_format",
+    "html": "html_format",
+    "github": "github_format",
+    "sarif": "sarif_format",
+    "junit": "junit_format",
+}
+
 
 def renderer(fmt: str) -> Renderer:
     """The render function of a format; formats are modules of this package."""
-    if fmt == "json":
-        from dra_migrate.report import json_format
-
-        return json_format.render
-    if fmt == "html":
-        from dra_migrate.report import html_format
-
-        return html_format.render
-    if fmt == "markdown":
-        from dra_migrate.report import markdown_format
-
-        return markdown_format.render
-    from dra_migrate.report import text_format
-
-    return text_format.render
+    module = importlib.import_module(f"dra_migrate.report.{FORMATS[fmt]}")
+    return cast(Renderer, module.render)

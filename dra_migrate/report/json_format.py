@@ -17,6 +17,7 @@ def render(report: Report, command: str) -> str:
         "files": [{"path": f.path, "status": f.status.value} for f in report.files],
         "inventory": [item.to_dict() for item in report.inventory],
         "findings": [f.to_dict() for f in report.all_findings],
+        "suppressed": [s.to_dict() for s in report.suppressed],
     }
     if report.plan is not None:
         data["plan"] = report.plan.to_dict()

@@ -1,6 +1,8 @@
 """Markdown, through jinja2 templates in ``templates/`` (for pull request comments).
 
-``report.md.j2`` renders scan and validate; ``plan.md.j2`` the migration plan.
+``report.md.j2`` renders scan, convert and validate for ``$GITHUB_STEP_SUMMARY``
+and pull request comments: the summary and a count per code first, the GPU
+requests and findings folded in ``<details>``; ``plan.md.j2`` the migration plan.
 Text from a repository is untrusted: ``|text`` escapes Markdown and HTML,
 ``|code`` makes a code span that no backtick in the value can close.
 """
@@ -9,9 +11,11 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 
 from dra_migrate import __version__
-from dra_migrate.findings import escape
+from dra_migrate.findings import CODES, escape
+from dra_migrate.report.docs import FINDINGS_URL
 from dra_migrate.report.model import Report
 from dra_migrate.resources import jinja_environment
 
@@ -36,7 +40,7 @@ def code(value: object) -> str:
 
 def render(report: Report, command: str) -> str:
     env = jinja_environment()
-    env.filters["cell"] = lambda text: escape(str(text)).replace("|", "\\|").replace("`", "'")
+    env.filters["cell"] = _cell
     env.filters["text"] = text
     env.filters["code"] = code
     if report.plan is not None:
@@ -51,11 +55,22 @@ def render(report: Report, command: str) -> str:
             fence="`" * max(3, max((len(r) + 1 for r in runs), default=0)),
             version=__version__,
         )
+    findings = report.all_findings
+    counts = Counter(f.code for f in findings)
     return env.get_template("report.md.j2").render(
         report=report,
         summary=report.summary(),
         inventory=report.inventory,
-        findings=report.all_findings,
+        findings=findings,
+        codes=[(code, CODES[code], counts[code]) for code in sorted(counts)],
+        suppressed=report.suppressed if report.show_suppressed else [],
+        docs_url=FINDINGS_URL,
         command=command,
         version=__version__,
     )
+
+
+def _cell(text: object) -> str:
+    """Text safe in a table cell of a pull request comment: no cell breaks, no HTML."""
+    value = escape(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return value.replace("|", "\\|").replace("`", "'").replace("\r", " ").replace("\n", " ")

@@ -25,6 +25,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1  # --check found changes, or findings of error severity
 EXIT_USAGE = 2
 EXIT_UNPROCESSED = 123  # some input could not be processed
+AUTOMATIC = frozenset({"DRA401"})  # errors that convert --write fixes: no manual action
 
 
 class Status(enum.StrEnum):
@@ -97,11 +98,26 @@ class FileResult:
     regions: list[tuple[int, int, int, int]] | None = None
 
 
+@dataclass(frozen=True)
+class Suppressed:
+    """A finding silenced by an ignore comment or a ``.dra-migrate.yaml`` entry."""
+
+    finding: Finding
+    kind: str  # "inline" (a comment in the file) or "config" (an ignore entry)
+    source: str  # where the ignore is: path:line:col
+
+    def to_dict(self) -> dict[str, object]:
+        return {**self.finding.to_dict(), "suppressedBy": self.kind, "ignore": self.source}
+
+
 @dataclass
 class Report:
     files: list[FileResult]
     findings: list[Finding] = field(default_factory=list)  # run-level (no single file)
     plan: MigrationPlan | None = None  # the staged migration plan of ``report``
+    suppressed: list[Suppressed] = field(default_factory=list)  # counted, never lost
+    changes_fail: bool = False  # convert --check: a file that would change fails the run
+    show_suppressed: bool = False  # text, Markdown and GitHub formats list suppressed findings
     api_version: str = ""  # the resource.k8s.io version written (convert, scan)
     config_path: str = ""  # the mapping file used, "" for the built-in mapping
 
@@ -110,7 +126,11 @@ class Report:
         finding, reported by design (chart, values, patch), or with an error finding."""
         out = []
         for f in self.files:
-            errors = [x.code for x in f.findings if x.severity is Severity.ERROR]
+            errors = [
+                x.code
+                for x in f.findings
+                if x.severity is Severity.ERROR and x.code not in AUTOMATIC
+            ]
             if f.status in (Status.FAILED, Status.REPORTED) or errors:
                 codes = errors or [x.code for x in f.findings if x.severity is Severity.WARNING]
                 out.append((f.path, sorted(set(codes))))
@@ -133,7 +153,7 @@ class Report:
     def exit_code(self, changes_fail: bool = False) -> int:
         if any(f.status is Status.FAILED for f in self.files):
             return EXIT_UNPROCESSED
-        if changes_fail and self.count(Status.CHANGED):
+        if (changes_fail or self.changes_fail) and self.count(Status.CHANGED):
             return EXIT_FINDINGS
         if any(f.severity is Severity.ERROR for f in self.all_findings):
             return EXIT_FINDINGS
@@ -152,4 +172,5 @@ class Report:
             "requests": sum(1 for i in self.inventory if i.gpu),
             "other_requests": sum(1 for i in self.inventory if not i.gpu),
             **severities,
+            "suppressed": len(self.suppressed),
         }

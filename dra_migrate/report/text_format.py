@@ -11,6 +11,7 @@ from rich.text import Text
 from dra_migrate.findings import escape, quote_path
 from dra_migrate.report.migration import MigrationPlan, Total
 from dra_migrate.report.model import Report, Status
+from dra_migrate.report.summary import summary_line
 
 MANUAL_SHOWN = 20  # files named in the summary before "and N more"
 
@@ -30,12 +31,8 @@ def render(report: Report, command: str) -> str:
     if command != "scan":
         for f in report.all_findings:
             console.print(f.format(), markup=False)
-        s = report.summary()
-        console.print(
-            f"dra-migrate {command}: {s['files']} file(s) checked, {s['failed']} unreadable; "
-            f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} note(s)",
-            markup=False,
-        )
+        _suppressed(console, report)
+        console.print(summary_line(report, command), markup=False)
         for line in _manual_lines(report):
             console.print(line, markup=False)
         return out.getvalue()
@@ -72,6 +69,7 @@ def render(report: Report, command: str) -> str:
         console.print()
         for f in findings:
             console.print(f.format(), markup=False)
+    _suppressed(console, report)
     s = report.summary()
     gpu_files = {i.path for i in rows if i.gpu}
     console.print()
@@ -82,10 +80,11 @@ def render(report: Report, command: str) -> str:
             f" (and {s['other_requests']} request(s) of other accelerators, "
             f"{', '.join(names)}, not counted)"
         )
+    suppressed = f", {s['suppressed']} suppressed" if s["suppressed"] else ""
     console.print(
         f"{s['requests']} GPU request(s) in {len(gpu_files)} file(s){others}; "
         f"{s['files']} file(s) looked at; {s['error']} error(s), {s['warning']} warning(s), "
-        f"{s['info']} note(s)",
+        f"{s['info']} note(s){suppressed}",
         markup=False,
     )
     if report.api_version:
@@ -132,6 +131,8 @@ def convert_summary(report: Report, done: bool, check: bool, output_dir: str | N
         parts.append(f"{s['failed']} could not be processed")
     if output_dir is not None:
         parts.append(f"written under {quote_path(output_dir)}")
+    if s["suppressed"]:
+        parts.append(f"{s['suppressed']} finding(s) suppressed")
     lines = ["dra-migrate: " + ", ".join(parts) + "."]
     if report.api_version:
         lines.append(_api_line(report, "wrote" if done else "writes"))
@@ -294,3 +295,11 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
         f"{len(plan.workloads)} workload(s), {sum(t.gpus for t in plan.namespaces)} GPU(s); "
         f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} note(s)"
     )
+
+
+def _suppressed(console: Console, report: Report) -> None:
+    """With --show-suppressed: each silenced finding, and the ignore that silenced it."""
+    if not report.show_suppressed:
+        return
+    for s in report.suppressed:
+        console.print(f"{s.finding.format()} [suppressed by {s.source}]", markup=False)

@@ -1,0 +1,40 @@
+"""The help of a finding code, from its section of docs/findings.md (shipped with the package)."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from dra_migrate.findings import CODES
+from dra_migrate.resources import data_dir
+
+# Where docs/findings.md is published; SARIF rules and Markdown reports link each code there.
+FINDINGS_URL = "https://github.com/dra-migrate/dra-migrate/blob/main/docs/findings.md"
+_HEADING = re.compile(r"^## (DRA\d{3}): ", re.MULTILINE)
+
+
+@cache
+def _sections() -> dict[str, str]:
+    try:
+        text = (data_dir("docs") / "findings.md").read_text(encoding="utf-8")
+    except (FileNotFoundError, OSError):
+        return {}
+    sections: dict[str, str] = {}
+    starts = list(_HEADING.finditer(text))
+    for i, match in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+        body = text[match.end() : end].split("\n", 1)[1] if "\n" in text[match.end() : end] else ""
+        body = re.split(r"^## ", body, flags=re.MULTILINE)[0]  # stop at the next other heading
+        sections[match[1]] = body.strip()
+    return sections
+
+
+def help_text(code: str) -> tuple[str, str]:
+    """(plain text, markdown) help of ``code``: its title, explanation and examples."""
+    spec = CODES[code]
+    body = _sections().get(code, "")
+    link = f"{FINDINGS_URL}#{code.lower()}"
+    markdown = f"**{code}: {spec.title}**\n\n{body}\n\n[docs/findings.md#{code.lower()}]({link})"
+    prose = body.split("Triggers it:", 1)[0].strip()
+    text = f"{code}: {spec.title}. {prose}" if prose else f"{code}: {spec.title}."
+    return f"{text}\n\nSee docs/findings.md#{code.lower()}", markdown.strip()

@@ -1,0 +1,66 @@
+"""JUnit XML, for CI systems that show test reports (GitLab, Jenkins, Azure DevOps).
+
+One test case per file looked at, a ``failure`` per error finding in it;
+warnings and notes go to the case's ``system-out``. Findings about the run
+itself (no file) make a case of their own, named ``dra-migrate``.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from dra_migrate.findings import Finding, Severity
+from dra_migrate.report.model import Report
+from dra_migrate.report.summary import summary_line
+
+# XML 1.0 cannot hold most control characters, even escaped
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _clean(text: str) -> str:
+    return _INVALID_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _case(suite: ET.Element, command: str, name: str, findings: list[Finding]) -> tuple[int, int]:
+    case = ET.SubElement(
+        suite, "testcase", classname=f"dra-migrate.{command}", name=_clean(name), time="0"
+    )
+    if name != "dra-migrate":
+        case.set("file", _clean(name))
+    failures = 0
+    others = []
+    for f in findings:
+        if f.severity is Severity.ERROR:
+            failures += 1
+            failure = ET.SubElement(
+                case, "failure", type=f.code, message=_clean(f"{f.code} {f.message}")
+            )
+            failure.text = _clean(f.format())
+        else:
+            others.append(_clean(f"{f.severity.value}: {f.format()}"))
+    if others:
+        ET.SubElement(case, "system-out").text = "\n".join(others) + "\n"
+    return 1, failures
+
+
+def render(report: Report, command: str) -> str:
+    name = f"dra-migrate {command}"
+    root = ET.Element("testsuites", name=name)
+    suite = ET.SubElement(root, "testsuite", name=name)
+    tests = failures = 0
+    if report.findings:
+        t, f = _case(suite, command, "dra-migrate", report.findings)
+        tests, failures = tests + t, failures + f
+    for result in report.files:
+        t, f = _case(suite, command, result.path, result.findings)
+        tests, failures = tests + t, failures + f
+    ET.SubElement(suite, "system-out").text = summary_line(report, command) + "\n"
+    for element in (root, suite):
+        element.set("tests", str(tests))
+        element.set("failures", str(failures))
+        element.set("errors", "0")
+    suite.set("skipped", "0")
+    ET.indent(root)
+    body = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
