@@ -132,7 +132,14 @@ def _workflow(kwargs: dict[str, Any]) -> Workflow:
     return Workflow(kwargs.pop("fmt"), kwargs.pop("output"), kwargs.pop("show_suppressed"))
 
 
-def _emit(report: Report, command: str, flow: Workflow, terminal: bool = True) -> None:
+def _suppress(report: Report, options: Options, command: str, check: bool = False) -> None:
+    """Ignore comments and config entries: silenced findings move aside, counted (suppress.py)."""
+    from dra_migrate import suppress
+
+    suppress.apply(report, options.settings.config, command, check)
+
+
+def _emit_report(report: Report, command: str, flow: Workflow, terminal: bool = True) -> None:
     """The chosen format to --output (and the text view to the terminal), or to stdout."""
     report.show_suppressed = flow.show_suppressed
     if flow.output is None:
@@ -259,7 +266,8 @@ def scan(**kwargs: Any) -> None:
     except ConfigError as error:
         _fail_usage(error)
         return
-    _emit(report, "scan", flow)
+    _suppress(report, options, "scan")
+    _emit_report(report, "scan", flow)
     sys.exit(EXIT_UNPROCESSED if report.count(Status.FAILED) else 0)
 
 
@@ -316,14 +324,18 @@ def convert(
         from dra_migrate.pipeline import mark_pending
 
         mark_pending(report)
+    _suppress(report, options, "convert", check)
     stdin = options.paths == ("-",)
     if stdin:
         _stream_out(report.files[0], mode, check)
     else:
         _files_out(report, mode, check, output_dir, diff=not report_on_stdout)
-    _emit(report, "convert", flow, terminal=report_on_stdout)
+    _emit_report(report, "convert", flow, terminal=report_on_stdout)
     findings = report.all_findings
     _print_findings([f for f in findings if not quiet or f.severity.value == "error"])
+    if flow.show_suppressed and not quiet:
+        for s in report.suppressed:
+            click.echo(f"{s.finding.format()} [suppressed by {s.source}]", err=True)
     if not quiet:
         click.echo(_summary(report, mode, check, output_dir), err=True)
     sys.exit(report.exit_code(changes_fail=check))
@@ -427,7 +439,8 @@ def validate_command(external_templates: bool, slices: str | None, **kwargs: Any
     except ConfigError as error:
         _fail_usage(error)
         return
-    _emit(report, "validate", flow)
+    _suppress(report, options, "validate")
+    _emit_report(report, "validate", flow)
     sys.exit(report.exit_code())
 
 

@@ -153,6 +153,9 @@ CODES: dict[str, Code] = _table(
     Code("DRA350", W, "attribute domain the catalog does not know, resembling one it knows"),
     # 4xx: workflow: suppressions and hooks
     Code("DRA401", E, "GPU request left on the device plugin (convert --check)"),
+    Code("DRA402", N, "ignore comment silences nothing"),
+    Code("DRA403", N, "ignore entry of the configuration silences nothing"),
+    Code("DRA404", W, "ignore names an unknown finding code"),
     # 5xx: report and strategies: DeviceClasses, the bridge strategy, capacity, risks
     Code("DRA501", E, "invalid DeviceClass value in the configuration"),
     Code("DRA502", E, "DeviceClass CEL selector is invalid"),

@@ -124,6 +124,15 @@ def _fill(text: str, values: Mapping[str, str]) -> str:
 
 
 @dataclass(frozen=True)
+class IgnoreEntry:
+    """An ``ignore`` entry that silences findings: a path pattern and codes (all when empty)."""
+
+    path: str
+    codes: tuple[str, ...]
+    index: int  # its place in the ``ignore`` list, for messages about it
+
+
+@dataclass(frozen=True)
 class ClassDefinition:
     """A DeviceClass the project defines (``deviceClasses``), rendered by ``deviceclasses``."""
 
@@ -141,12 +150,13 @@ class ClassDefinition:
 class Config:
     resources: tuple[ResourceMapping, ...]
     detect: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()  # resource names (glob) that detect must not report
     exclude: tuple[str, ...] = ()
     target: str | None = None
     kube_version: str | None = None
     path: str | None = None  # the file it came from, None for built-ins only
     device_classes: tuple[ClassDefinition, ...] = ()
+    suppressions: tuple[IgnoreEntry, ...] = ()  # ignore entries with a path and codes
 
     def choose(self, resource: str, ctx: Context) -> Choice | None:
         for mapping in self.resources:
@@ -219,6 +229,7 @@ def load_config(path: Path | None) -> Config:
         target=data.get("target"),
         kube_version=data.get("kubeVersion"),
         path=str(path),
+        suppressions=user.suppressions,
         device_classes=tuple(
             _class_definition(entry, root, i)
             for i, entry in enumerate(data.get("deviceClasses") or ())
@@ -283,11 +294,17 @@ def _check_schema(data: dict[str, Any], root: Node, display: str) -> None:
 
 def _build(data: Mapping[str, Any]) -> Config:
     resources = tuple(_resource(r) for r in data.get("resources") or ())
+    ignore = list(data.get("ignore") or ())
     return Config(
         resources=resources,
         detect=tuple(data.get("detect") or ()),
-        ignore=tuple(data.get("ignore") or ()),
+        ignore=tuple(i for i in ignore if isinstance(i, str)),
         exclude=tuple(data.get("exclude") or ()),
+        suppressions=tuple(
+            IgnoreEntry(i["path"], tuple(i.get("codes") or ()), index)
+            for index, i in enumerate(ignore)
+            if isinstance(i, dict)
+        ),
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from yaml.nodes import Node
 
-from dra_migrate import discover, layout, load, locate, unconverted
+from dra_migrate import discover, layout, load, locate, suppress, unconverted
 from dra_migrate.edit import EditError, apply_regions
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.kinds import api_group
@@ -73,7 +73,11 @@ def run(
             continue
         if b"ResourceClaimTemplate" in data:
             templates_elsewhere |= _defined_templates(data)
-        if not discover.mentions(data, needles) and not data.startswith(UTF16_BOMS):
+        if (
+            not discover.mentions(data, needles)
+            and not data.startswith(UTF16_BOMS)
+            and not suppress.has_marker(data)
+        ):
             if candidate.explicit and not data.strip():
                 empty = finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
                 results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
@@ -327,8 +331,15 @@ def _convert(
         for obj in locate.objects(doc):
             if obj.kind == "ResourceClaimTemplate":
                 names.reserve(obj.namespace, obj.name)
+    held = _held(source, docs, config) if suppress.has_marker(raw) else []
+    whole_file = bool(config.suppressions) and suppress.config_holds(config, path)
     for doc in docs:
         for workload in locate.objects(doc):
+            if whole_file or (held and suppress.holds(held, workload.root)):
+                # "# dra-migrate: ignore[DRA401]": stays on the device plugin, listed by scan
+                for site in locate.pod_sites(workload):
+                    inventory.extend(_inventory(site, config, path))
+                continue
             policy = unconverted.POLICY_KINDS.get((api_group(workload.api_version), workload.kind))
             if policy is not None:
                 findings.extend(policy(workload, config, path))
@@ -421,13 +432,28 @@ def _untouched(findings: list[Finding]) -> Status:
     return Status.FAILED if any(f.unprocessed for f in findings) else Status.REPORTED
 
 
+def _held(source: Source, docs: list[Document], config: Config) -> list[suppress.Marker]:
+    """The ignore comments of a file, knowing the lines of its GPU requests."""
+    lines = {
+        item.line
+        for doc in docs
+        for workload in locate.objects(doc)
+        for site in locate.pod_sites(workload)
+        for item in _inventory(site, config, source.path)
+    }
+    return suppress.markers(source.text, docs, lines)
+
+
 def _verify(text: str, source: Source, settings: Settings) -> tuple[Source, list[Document]]:
     """The output must parse, and converting it again must find nothing to do."""
     again = Source(source.path, text, source.bom, source.newline, source.is_json)
     docs = load.parse(again)
     names = Names()
+    held = _held(again, docs, settings.config) if suppress.has_marker(text.encode()) else []
     for doc in docs:
         for workload in locate.objects(doc):
+            if held and suppress.holds(held, workload.root):
+                continue
             for site in locate.pod_sites(workload):
                 plan, _found = plan_site(site, settings, names, source.path)
                 if plan is not None:
@@ -642,7 +668,11 @@ def run_validate(
                 )
                 failed.append(FileResult(candidate.display, Status.FAILED, [problem]))
                 continue
-            if discover.mentions(data, validate.NEEDLES) or data.startswith(UTF16_BOMS):
+            if (
+                discover.mentions(data, validate.NEEDLES)
+                or data.startswith(UTF16_BOMS)
+                or suppress.has_marker(data)
+            ):
                 jobs_.append((candidate.display, data))
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(jobs_) >= PARALLEL_THRESHOLD:
