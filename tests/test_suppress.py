@@ -239,3 +239,18 @@ def test_reportable_codes_per_command(command: str) -> None:
     assert ("DRA330" in codes) == (command == "validate")
     assert ("DRA201" in codes) == (command == "convert")
     assert "DRA401" in suppress.reportable("convert", check=True)
+
+
+def test_json_with_suppressed_findings_matches_the_published_schema(tmp_path: Path) -> None:
+    import jsonschema
+
+    from tests.conftest import REPO
+
+    schema = json.loads((REPO / "schemas" / "report.schema.json").read_text(encoding="utf-8"))
+    (tmp_path / "chat.yaml").write_text(
+        PRODUCT.replace("kind: Deployment", "kind: Deployment  # dra-migrate: ignore[DRA208]")
+    )
+    for command in ("scan", "convert", "validate"):
+        data = _json([command, "."], tmp_path)
+        jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
+    assert _json(["convert", "."], tmp_path)["suppressed"]
