@@ -32,7 +32,7 @@ PATCH = """\
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: infer
+  name: trainer
 spec:
   template:
     spec:
@@ -49,8 +49,11 @@ def repo(tmp_path: Path) -> Path:
     """A git repository: paths in annotations are relative to its root."""
     files = {
         "deploy/base/infer.yaml": DEPLOYMENT,
-        "deploy/base/kustomization.yaml": "resources:\n- infer.yaml\n",
+        "deploy/base/kustomization.yaml": "resources:\n- infer.yaml\n- trainer.yaml\n",
         "deploy/overlays/prod/kustomization.yaml": PATCH_KUSTOMIZATION,
+        "deploy/base/trainer.yaml": DEPLOYMENT.replace("name: infer", "name: trainer").replace(
+            "nvidia.com/gpu: 2", "cpu: 2"
+        ),
         "deploy/overlays/prod/gpu-patch.yaml": PATCH,
     }
     for name, text in files.items():
