@@ -151,6 +151,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA348", E, "invalid label or annotation"),
     Code("DRA349", E, "resources.claims at the pod level"),
     Code("DRA350", W, "attribute domain the catalog does not know, resembling one it knows"),
+    Code("DRA351", E, "constraint on an attribute no matching device publishes"),
     # 4xx: workflow: suppressions and hooks
     Code("DRA401", E, "GPU request left on the device plugin (convert --check)"),
     Code("DRA402", N, "ignore comment silences nothing"),

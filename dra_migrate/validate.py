@@ -11,6 +11,7 @@ so a claim that would stay Pending is found before it reaches a cluster.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -146,12 +147,24 @@ class Request:
 
 
 @dataclass
+class Constraint:
+    """A claim's matchAttribute or distinctAttribute, on its requests (empty: all)."""
+
+    key: str  # matchAttribute or distinctAttribute
+    domain: str
+    attribute: str
+    requests: list[str]
+    where: Where
+
+
+@dataclass
 class ClaimDef:
     kind: str  # ResourceClaimTemplate or ResourceClaim
     namespace: str
     name: str
     requests: list[Request]
     where: Where
+    constraints: list[Constraint] = field(default_factory=list)
 
 
 @dataclass
@@ -312,11 +325,17 @@ class _FileChecker:
         self.metadata(get(root, "metadata"), owner)
         if obj.kind == "ResourceClaimTemplate":
             self.metadata(load.get_path(root, "spec", "metadata"), f"{owner} (spec.metadata)")
-            requests = self.claim_spec(load.get_path(root, "spec", "spec"), shape, owner)
-            self.claims.append(ClaimDef(obj.kind, namespace, obj.name, requests, self.where(root)))
+            requests, constraints = self.claim_spec(
+                load.get_path(root, "spec", "spec"), shape, owner
+            )
+            self.claims.append(
+                ClaimDef(obj.kind, namespace, obj.name, requests, self.where(root), constraints)
+            )
         elif obj.kind == "ResourceClaim":
-            requests = self.claim_spec(get(root, "spec"), shape, owner)
-            self.claims.append(ClaimDef(obj.kind, namespace, obj.name, requests, self.where(root)))
+            requests, constraints = self.claim_spec(get(root, "spec"), shape, owner)
+            self.claims.append(
+                ClaimDef(obj.kind, namespace, obj.name, requests, self.where(root), constraints)
+            )
         elif obj.kind == "DeviceClass":
             spec = get(root, "spec")
             extended = get(spec, "extendedResourceName")
@@ -392,7 +411,9 @@ class _FileChecker:
 
     # claims
 
-    def claim_spec(self, spec: Node | None, version: str, owner: str) -> list[Request]:
+    def claim_spec(
+        self, spec: Node | None, version: str, owner: str
+    ) -> tuple[list[Request], list[Constraint]]:
         devices = get(spec, "devices")
         request_nodes = items(get(devices, "requests"))
         requests: list[Request] = []
@@ -415,22 +436,114 @@ class _FileChecker:
         constraints = items(constraints_node)
         if constraints_node is not None:
             self.limit(constraints_node, len(constraints), MAX_CONSTRAINTS, owner, "constraints")
+        parsed: list[Constraint] = []
         for constraint in constraints:
             self.references(get(constraint, "requests"), names, owner, "constraint")
             for key in ("matchAttribute", "distinctAttribute"):
                 attr = get(constraint, key)
-                problem = (
-                    fully_qualified_name_problem(scalar(attr) or "") if attr is not None else None
-                )
-                if attr is not None and problem is not None:
+                if attr is None:
+                    continue
+                text = scalar(attr) or ""
+                problem = fully_qualified_name_problem(text)
+                if problem is not None:
                     self.add(
                         "DRA320",
                         attr,
-                        f"{owner}: {key} {scalar(attr)!r} {problem}",
+                        f"{owner}: {key} {text!r} {problem}",
                         "for example gpu.nvidia.com/productName or resource.kubernetes.io/pcieRoot",
                     )
+                    continue
+                domain, _, ident = text.partition("/")
+                self.constraint_attribute(attr, key, domain, ident, owner)
+                refs = [scalar(r) or "" for r in items(get(constraint, "requests"))]
+                parsed.append(Constraint(key, domain, ident, refs, self.where(attr)))
         self.config(get(devices, "config"), names, owner, claim=True)
-        return requests
+        return requests, parsed
+
+    def constraint_attribute(
+        self, node: Node, key: str, domain: str, name: str, owner: str
+    ) -> None:
+        """A constraint's attribute against the catalog, as a selector's lookup is checked.
+
+        A device without the attribute never satisfies the constraint, so a stale
+        or unknown name leaves every pod that uses the claim Pending.
+        """
+        from dra_migrate.catalog import load_catalog
+
+        catalog = load_catalog()
+        label = f"{owner}: {key} {domain}/{name}"
+        pending = "no device has it, so the claim is never allocated and its pods stay Pending"
+        info = catalog.domains.get(domain)
+        if info is None:
+            wrong = catalog.wrong_domain(domain)
+            similar = catalog.similar_domains(domain)
+            if wrong is not None:
+                self.add(
+                    "DRA334",
+                    node,
+                    f"{label}: {domain!r} is not an attribute domain: {wrong.explanation}",
+                    f"use {wrong.replacement}/{name}",
+                )
+            elif similar and not catalog.is_known_domain(domain):
+                self.add(
+                    "DRA350",
+                    node,
+                    f"{label}: no driver in the catalog uses the domain {domain!r}; "
+                    "if it is a typo, " + pending,
+                    f"did you mean {' or '.join(repr(s) for s in similar)}?",
+                )
+            return
+        stale = catalog.find_stale(domain, name, "attribute")
+        if stale is not None:
+            if stale.replacement and not stale.replacement.startswith("capacity"):
+                right = (
+                    stale.replacement
+                    if "/" in stale.replacement
+                    else (f"{domain}/{stale.replacement}")
+                )
+                self.add(
+                    "DRA331",
+                    node,
+                    f"{label}: {domain} does not publish {name!r}: use {right}; "
+                    f"{stale.explanation}",
+                    f"{key}: {right}",
+                )
+            else:
+                self.add(
+                    "DRA331",
+                    node,
+                    f"{label}: {domain} does not publish {name!r}; {stale.explanation}",
+                    f"{pending}; constrain on an attribute the driver publishes, "
+                    "or drop the constraint",
+                )
+            return
+        if name in info.attributes:
+            return
+        if info.has_capacity(name):
+            self.add(
+                "DRA332",
+                node,
+                f"{label}: {name!r} is a capacity of {domain}; constraints compare attributes "
+                f"only, so {pending}",
+            )
+            return
+        known = list(info.attributes)
+        close = [k for k in known if k.lower() == name.lower()]
+        close += [
+            k for k in difflib.get_close_matches(name, known, n=3, cutoff=0.75) if k not in close
+        ]
+        if not info.complete and not close:
+            return  # the catalog does not list every name of this domain
+        elsewhere = [f"{d}/{name}" for d, i in catalog.domains.items() if name in i.attributes]
+        if close:
+            hint = "did you mean " + " or ".join(f"{domain}/{c}" for c in close) + "?"
+        elif elsewhere:
+            hint = "published as " + ", ".join(elsewhere)
+        else:
+            hint = f"{domain} publishes: {', '.join(sorted(known))}"
+        self.add(
+            "DRA332", node, f"{label}: {domain} publishes no attribute {name!r}; {pending}", hint
+        )
 
     def request(self, node: Node, version: str, owner: str) -> Request | None:
         if not isinstance(node, MappingNode):
@@ -960,6 +1073,7 @@ def check_slices(checks: Sequence[FileCheck], devices: Sequence[Any]) -> list[Fi
                     ok = False
                 else:
                     chosen[request.name] = pick
+            found.extend(_constraints_on_devices(claim, chosen))
             if ok and len(chosen) > 1:
                 found.extend(_claim_on_one_node(claim, chosen))
     return found
@@ -990,6 +1104,40 @@ def devices_for(
     if not evaluator.compiles(chosen):
         return None
     return evaluator.matching(chosen, [])
+
+
+def _constraints_on_devices(
+    claim: ClaimDef, chosen: Mapping[str, tuple[int, list[Any]]]
+) -> list[Finding]:
+    """A constraint on an attribute none of a request's matching devices publishes.
+
+    The allocator skips a device without the constraint's attribute, so such a
+    request is never satisfied: the pods that use the claim stay Pending.
+    """
+    found: list[Finding] = []
+    for constraint in claim.constraints:
+        names = {r.partition("/")[0] for r in constraint.requests} or set(chosen)
+        for name in sorted(names & set(chosen)):
+            _count, devices = chosen[name]
+            if any(
+                constraint.attribute in d.attributes.get(constraint.domain, {}) for d in devices
+            ):
+                continue
+            w = constraint.where
+            found.append(
+                finding(
+                    "DRA351",
+                    w.path,
+                    w.line,
+                    w.col,
+                    f"{claim.kind} {claim.name}: {constraint.key} "
+                    f"{constraint.domain}/{constraint.attribute}: none of the {len(devices)} "
+                    f"device(s) request {name!r} matches publishes it, so the request is never "
+                    "allocated: a pod using it stays Pending",
+                    "constrain on an attribute the devices in the ResourceSlices have",
+                )
+            )
+    return found
 
 
 def _claim_on_one_node(

@@ -8,7 +8,7 @@ run through ``validate``, the others through ``convert``.
 
 An example is one fenced ``yaml`` block; ``# file: relative/path`` lines start
 the files of a multi-file example, and a single-file example is ``example.yaml``.
-The examples of the device-evaluation codes (DRA340 to DRA344) have a
+The examples of the device-evaluation codes (DRA340 to DRA344, DRA351) have a
 ``slices.yaml`` file: it is passed with ``--resource-slices`` and is not an
 input path (the other files are passed by name).
 Examples of the DRA5xx codes run through ``report`` (``deviceclasses`` for
@@ -48,7 +48,7 @@ ARGS_MARKER = re.compile(r"^# args: (?P<args>.*)$")
 NODES = "nodes.yaml"
 # ResourceSlices of a device-evaluation example: --resource-slices, not an input.
 SLICES = "slices.yaml"
-DEVICE_CODES = ("DRA340", "DRA341", "DRA342", "DRA343", "DRA344")
+DEVICE_CODES = ("DRA340", "DRA341", "DRA342", "DRA343", "DRA344", "DRA351")
 
 # Codes that no input can trigger on purpose, with the reason.
 EXEMPT = {

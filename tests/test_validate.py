@@ -485,3 +485,72 @@ def test_slices_whole_claim_needs_one_node(tmp_path: Path) -> None:
     assert codes.count("DRA343") == 2 and codes.count("DRA341") == 1, found
     [message] = [m for c, m in found if c == "DRA341"]
     assert "needs 2 distinct devices on one node (a: 1, b: 1)" in message
+
+
+CONSTRAINED = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: pair
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          count: 1
+      constraints:
+      - {key}: {attribute}
+"""
+
+
+@pytest.mark.parametrize(
+    ("key", "attribute", "code", "says"),
+    [
+        # the seed: NVIDIA publishes no NVLink attribute; the explanation names the right way
+        ("matchAttribute", "gpu.nvidia.com/nvlinkInterconnect", "DRA331", "ComputeDomain"),
+        ("matchAttribute", "gpu.nvidia.com/pcieBusID", "DRA331", "resource.kubernetes.io/pciBusID"),
+        ("distinctAttribute", "gpu.nvidia.com/migProfile", "DRA331", "gpu.nvidia.com/profile"),
+        ("matchAttribute", "gpu.nvidia.com/productname", "DRA332", "gpu.nvidia.com/productName"),
+        ("matchAttribute", "gpu.nvidia.com/gpuMemory", "DRA332", "publishes no attribute"),
+        ("matchAttribute", "gpu.nvidia.com/memory", "DRA331", "capacity"),
+        ("matchAttribute", "vgpu.nvidia.com/profile", "DRA350", "gpu.nvidia.com"),
+    ],
+)
+def test_constraint_attribute_against_catalog(
+    key: str, attribute: str, code: str, says: str
+) -> None:
+    lines = _check("t.yaml", CONSTRAINED.format(key=key, attribute=attribute).encode())
+    hits = [line for line in lines if f" {code} " in line]
+    assert hits and says in hits[0], lines
+    assert ":14:" in hits[0], hits  # at the constraint's attribute
+
+
+@pytest.mark.parametrize(
+    "attribute",
+    [
+        "gpu.nvidia.com/productName",
+        "gpu.nvidia.com/parentUUID",
+        "resource.kubernetes.io/pcieRoot",
+        "gpu.amd.com/deviceID",
+        "fpga.acme.io/numa",  # a domain the catalog does not know: nothing to say
+    ],
+)
+def test_constraint_on_published_attribute_passes(attribute: str) -> None:
+    lines = _check("t.yaml", CONSTRAINED.format(key="matchAttribute", attribute=attribute).encode())
+    assert not lines, lines
+
+
+def test_slices_constraint_on_attribute_no_device_has(tmp_path: Path) -> None:
+    # parentUUID is published by MIG devices only: on whole GPUs the claim stays Pending
+    doc = CONSTRAINED.format(key="matchAttribute", attribute="gpu.nvidia.com/parentUUID")
+    found = _on_slices(tmp_path, VKS, doc)
+    assert [c for c, _ in found] == ["DRA343", "DRA351"], found
+    assert "stays Pending" in found[1][1] and "'gpus'" in found[1][1]
+
+
+def test_slices_constraint_on_attribute_devices_have(tmp_path: Path) -> None:
+    doc = CONSTRAINED.format(key="distinctAttribute", attribute="resource.kubernetes.io/pcieRoot")
+    found = _on_slices(tmp_path, VKS, doc)
+    assert [c for c, _ in found] == ["DRA343"], found
