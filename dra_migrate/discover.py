@@ -10,6 +10,7 @@ at all: most files of a real repository never mention a GPU.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -102,6 +103,19 @@ def _git_files(root: Path, patterns: tuple[str, ...] = (".",)) -> list[Path] | N
     ]
 
 
+# A backslash escape in a JSON or double-quoted YAML string can spell any
+# character ("nvidia.com\u002fgpu"): bytes with one are parsed, not ruled out.
+_ESCAPE = re.compile(rb"\\(?:[uUx/]|\r?\n)")
+
+
 def mentions(data: bytes, needles: Iterable[bytes]) -> bool:
-    """Whether the bytes contain any needle: the prefilter before parsing."""
-    return any(n in data for n in needles)
+    """Whether the bytes may mention a needle: the prefilter before parsing."""
+    return any(n in data for n in needles) or _ESCAPE.search(data) is not None
+
+
+def foreign_encoding(data: bytes) -> bool:
+    """UTF-16 or UTF-32 text, with or without a byte-order mark: never skipped
+    unread (the byte search cannot see into it), reported instead (DRA002)."""
+    from dra_migrate.load import utf16_without_bom
+
+    return data.startswith((b"\xff\xfe", b"\xfe\xff")) or bool(utf16_without_bom(data))

@@ -60,6 +60,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA009", E, "converted file cannot be written", blocks=True),
     Code("DRA030", E, "excessive or recursive YAML aliasing", blocks=True),
     Code("DRA031", W, "GPU count with a leading zero: Kubernetes reads an octal number"),
+    Code("DRA032", E, "line break only YAML sees (NEL, U+2028, U+2029, lone CR)", blocks=True),
     # 1xx: GPU requests that are wrong as written
     Code("DRA101", E, "GPU count is not a whole number of 0 or more", blocks=True),
     Code("DRA102", E, "GPU requests differ from limits", blocks=True),

@@ -7,11 +7,12 @@ decoded text), which is what the edit stage splices against.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +41,11 @@ class Source:
     bom: bool = False
     newline: str = "\n"
     is_json: bool = False
+    cr_only: bool = False  # classic Mac line ends: read as \n (same offsets), written back as \r
 
     def encode(self, text: str) -> bytes:
+        if self.cr_only:
+            text = text.replace("\n", "\r")
         return ((BOM if self.bom else "") + text).encode("utf-8")
 
 
@@ -68,6 +72,18 @@ def decode(path: str, raw: bytes) -> Source:
                 "save it as UTF-8",
             )
         )
+    wide = utf16_without_bom(raw)
+    if wide:
+        raise InputProblem(
+            finding(
+                "DRA002",
+                path,
+                1,
+                1,
+                f"{wide} text without a byte-order mark; Kubernetes manifests here must be UTF-8",
+                "save it as UTF-8",
+            )
+        )
     if b"\x00" in raw[:8192]:
         raise InputProblem(finding("DRA003", path, 1, 1, "binary file (NUL byte); left untouched"))
     try:
@@ -81,13 +97,62 @@ def decode(path: str, raw: bytes) -> Source:
     bom = text.startswith(BOM)
     if bom:
         text = text[1:]
+    # CR-only line ends (YAML reads a lone CR as a line break): worked on as LF,
+    # which keeps every offset, and given back as CR by ``encode``.
+    cr_only = "\r" in text and "\n" not in text
+    if cr_only:
+        text = text.replace("\r", "\n")
     crlf = text.count("\r\n")
     newline = "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
     # JSON by name; a stream with no telling name (stdin) by its first character.
     # A .yaml file may well start with a flow mapping.
     named_yaml = path.endswith((".yaml", ".yml"))
     is_json = path.endswith(".json") or (not named_yaml and text.lstrip().startswith(("{", "[")))
-    return Source(path=path, text=text, bom=bom, newline=newline, is_json=is_json)
+    return Source(path=path, text=text, bom=bom, newline=newline, is_json=is_json, cr_only=cr_only)
+
+
+def utf16_without_bom(raw: bytes) -> str:
+    """ "UTF-16" or "UTF-32" when the bytes look like mostly-ASCII text in that
+    encoding without a byte-order mark (NUL bytes in a fixed pattern); else ""."""
+    sample = raw[:4096]
+    if len(sample) < 8 or sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return ""
+
+    def zeros(start: int, step: int) -> float:
+        part = sample[start::step]
+        return part.count(0) / len(part)
+
+    if min(zeros(1, 4), zeros(2, 4)) > 0.9 and min(zeros(0, 4), zeros(3, 4)) < 0.1:
+        return "UTF-32"
+    if max(zeros(0, 2), zeros(1, 2)) > 0.9 and min(zeros(0, 2), zeros(1, 2)) < 0.1:
+        return "UTF-16"
+    return ""
+
+
+# Line breaks YAML (libyaml, go-yaml) reads but the text splices do not: NEL,
+# U+2028, U+2029, and a CR without LF in a file that also has LF line ends.
+_FOREIGN_BREAK = re.compile("[\x85\u2028\u2029]|\r(?!\n)")
+
+
+def foreign_line_break(source: Source) -> Finding | None:
+    """DRA032 at the first line break only YAML sees, for a file to be edited."""
+    match = _FOREIGN_BREAK.search(source.text)
+    if match is None:
+        return None
+    at = match.start()
+    line = source.text.count("\n", 0, at) + 1
+    col = at - line_start(source.text, at) + 1
+    char = match.group()
+    return finding(
+        "DRA032",
+        source.path,
+        line,
+        col,
+        f"U+{ord(char):04X} here is a line break to YAML (and Kubernetes) but not to "
+        "editors and diffs; the file is not edited",
+        "replace it with a plain line end (or, inside a double-quoted string, write it "
+        f"as \\u{ord(char):04x})",
+    )
 
 
 def looks_like_template(text: str) -> bool:
@@ -271,12 +336,21 @@ def compose_all(text: str) -> list[Node | None]:
         loader.dispose()
 
 
-def parse(source: Source) -> list[Document]:
-    """Compose every document of the stream, or raise ``InputProblem``."""
+def parse(source: Source, needles: Iterable[str] | None = None) -> list[Document]:
+    """Compose every document of the stream, or raise ``InputProblem``.
+
+    With ``needles``, only the documents that contain one of them (or a
+    backslash escape that could spell one) are composed, and never a
+    CustomResourceDefinition (recognised from its head: its descriptions
+    mention resource names, its schema holds no workload). The others come
+    back with no root; offsets and line numbers stay those of the whole text.
+    """
+    text = source.text if needles is None else _only_mentioning(source.text, tuple(needles))
     # PyYAML's pure-Python scanner rejects a tab before a comment or at the end of
     # a line, which YAML allows (libyaml and kubectl read it); a space of the same
     # width keeps every offset.
-    text = source.text if libyaml() else _TRAILING_TAB.sub(" ", source.text)
+    if not libyaml():
+        text = _TRAILING_TAB.sub(" ", text)
     try:
         roots = compose_all(text)
         docs: list[Document] = []
@@ -298,6 +372,42 @@ def parse(source: Source) -> list[Document]:
             finding("DRA004", source.path, 1, 1, "YAML nested too deeply to process")
         ) from None
     return docs
+
+
+_DOC_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.M)
+_CRD_HEAD = re.compile(
+    r"^kind:[ \t]*([\"']?)CustomResourceDefinition\1[ \t]*(?:#[^\n]*)?\r?$", re.M
+)
+# A backslash escape in a double-quoted YAML or a JSON string could spell a
+# needle ("nvidia.com\u002fgpu"): the byte search cannot rule such a text out.
+ESCAPE = re.compile(r"\\(?:[uUx/]|\r?\n)")
+_COMMENTED = re.compile(r"^[^\r\n]", re.M)
+
+
+def mentions(text: str, needles: tuple[str, ...]) -> bool:
+    return any(n in text for n in needles) or ESCAPE.search(text) is not None
+
+
+def _only_mentioning(text: str, needles: tuple[str, ...]) -> str:
+    """The text with every document that needs no parsing turned into comments
+    (a ``#`` over its first character of each line): the same length and line
+    breaks, so every mark of the documents that are parsed stays exact."""
+    if _FOREIGN_BREAK.search(text):  # comments would end at a break only YAML sees
+        return text
+    starts = [m.start() for m in _DOC_START.finditer(text)]
+    bounds = [0, *(s for s in starts if s > 0), len(text)]
+    parts: list[str] = []
+    for begin, end in itertools.pairwise(bounds):
+        chunk = text[begin:end]
+        if mentions(chunk, needles) and not _CRD_HEAD.search(chunk):
+            parts.append(chunk)
+            continue
+        # keep the separator line: where documents end stays the same
+        head = chunk.find("\n") + 1 if chunk.startswith("---") else 0
+        if head == 0 and chunk.startswith("---"):
+            head = len(chunk)
+        parts.append(chunk[:head] + _COMMENTED.sub("#", chunk[head:]))
+    return "".join(parts)
 
 
 def walk(root: Node) -> Iterator[Node]:

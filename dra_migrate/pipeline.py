@@ -30,7 +30,6 @@ from dra_migrate.plan import Names, PodPlan, Settings, plan_site
 from dra_migrate.quantity import whole_count
 from dra_migrate.report.model import FileResult, InventoryItem, Report, Status
 
-UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # parsed so that they are reported (DRA002), not skipped
 PARALLEL_THRESHOLD = 24  # below this many parsed files a process pool costs more than it saves
 
 
@@ -75,7 +74,7 @@ def run(
             templates_elsewhere |= _defined_templates(data)
         if (
             not discover.mentions(data, needles)
-            and not data.startswith(UTF16_BOMS)
+            and not discover.foreign_encoding(data)
             and not suppress.has_marker(data)
         ):
             if candidate.explicit and not data.strip():
@@ -204,7 +203,7 @@ def _uses_templates(path: Path) -> bool:
 def _defined_templates(data: bytes) -> set[tuple[str, str]]:
     """(namespace, name) of the ResourceClaimTemplates a file defines already."""
     try:
-        docs = load.parse(load.decode("", data))
+        docs = load.parse(load.decode("", data), ("ResourceClaimTemplate",))
     except InputProblem:
         return set()
     return {
@@ -295,7 +294,8 @@ def process(
         return _reported(display, unconverted.helm_template(source, settings.config), raw)
     if role.kind == layout.HELM_UNITTEST:  # a chart's test suite: nothing to migrate
         return FileResult(display, Status.UNCHANGED, [], original=raw)
-    docs = load.parse(source)
+    plain = role.kind not in (layout.HELM_VALUES, layout.KUSTOMIZE_PATCH, layout.KUSTOMIZATION)
+    docs = load.parse(source, _needles(settings.config) if plain else None)
     if role.kind == layout.HELM_VALUES:
         return _reported(display, unconverted.helm_values(source, docs, settings.config), raw)
     if role.kind == layout.KUSTOMIZE_PATCH:
@@ -305,6 +305,18 @@ def process(
     if role.kind == layout.KUSTOMIZATION:
         return _reported(display, unconverted.kustomization(source, docs, settings.config), raw)
     return _convert(source, raw, docs, settings, edit, role)
+
+
+def _needles(config: Config) -> tuple[str, ...]:
+    """What a document must contain to be composed: a resource name of the
+    mapping, or DRA objects and references (existing templates take names; the
+    converted text's claims are checked against the templates)."""
+    return (
+        *(n.decode("utf-8", "replace") for n in config.needles()),
+        "ResourceClaimTemplate",
+        "resourceClaim",
+        "resource.k8s.io",
+    )
 
 
 def _reported(display: str, found: list[Finding], raw: bytes) -> FileResult:
@@ -358,6 +370,10 @@ def _convert(
                 if plan is not None:
                     plans.append(plan)
             findings.extend(unconverted.outside(workload, covered, config, path))
+    if plans:
+        odd_break = load.foreign_line_break(source)
+        if odd_break is not None:
+            findings.append(odd_break)
     findings = sorted(set(findings), key=lambda f: (f.line, f.col, f.code, f.message))
     if any(f.blocks for f in findings):
         return FileResult(path, _untouched(findings), findings, inventory, original=raw)
@@ -446,8 +462,10 @@ def _held(source: Source, docs: list[Document], config: Config) -> list[suppress
 
 def _verify(text: str, source: Source, settings: Settings) -> tuple[Source, list[Document]]:
     """The output must parse, and converting it again must find nothing to do."""
-    again = Source(source.path, text, source.bom, source.newline, source.is_json)
-    docs = load.parse(again)
+    again = dataclasses.replace(source, text=text)
+    # A document that mentions no resource name asks for none: only the others
+    # are composed again (libyaml; cheap).
+    docs = load.parse(again, _needles(settings.config))
     names = Names()
     held = _held(again, docs, settings.config) if suppress.has_marker(text.encode()) else []
     for doc in docs:
@@ -670,7 +688,7 @@ def run_validate(
                 continue
             if (
                 discover.mentions(data, validate.NEEDLES)
-                or data.startswith(UTF16_BOMS)
+                or discover.foreign_encoding(data)
                 or suppress.has_marker(data)
             ):
                 jobs_.append((candidate.display, data))

@@ -211,7 +211,7 @@ def check_file(display: str, raw: bytes, settings: ValidateSettings) -> FileChec
         source = load.decode(display, raw)
         if not source.text.strip() or load.is_template(source):
             return FileCheck(FileResult(display, Status.UNCHANGED, original=raw))
-        docs = load.parse(source)
+        docs = load.parse(source, [n.decode() for n in NEEDLES])
     except InputProblem as problem:
         return FileCheck(FileResult(display, Status.FAILED, [problem.finding], original=raw))
     return check_documents(source, docs, settings, raw)

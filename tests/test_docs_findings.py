@@ -222,6 +222,14 @@ def _tab_indented(section: Section, root: Path) -> list[str]:
     return ["."]
 
 
+def _line_separator(section: Section, root: Path) -> list[str]:
+    name, text = _only(section)
+    separated, count = re.subn(r'"x y"', '"x\u2028y"', text)
+    assert count == 1, 'the example must have one image name "x y"'
+    _write(root, {name: separated.encode("utf-8")})
+    return ["."]
+
+
 def _explicit_empty(section: Section, root: Path) -> list[str]:
     assert "empty.yaml" in section.trigger_text
     _write(root, {"empty.yaml": b""})
@@ -264,6 +272,7 @@ BUILT: dict[str, Callable[[Section, Path], list[str]]] = {
     "DRA003": _nul_padded,
     "DRA006": _tab_indented,
     "DRA007": _explicit_empty,
+    "DRA032": _line_separator,
     "DRA009": _output_dir_through_a_file,
     "DRA107": _too_many_requests,
     "DRA401": _check_mode,

@@ -92,3 +92,96 @@ def test_deeply_nested_resource_slices_are_an_error(
         tmp_path, monkeypatch, ["validate", "--resource-slices", "slices.json", "ok.yaml"]
     )
     assert code == 2 and "slices.json:1:" in out and "nesting" in out
+
+
+GPU_POD = POD.replace("{<<: &gpulim {nvidia.com/gpu: 1}, memory: 1Gi}", "{nvidia.com/gpu: 1}")
+
+
+def test_cr_only_line_ends_convert_and_stay_cr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """YAML reads a lone CR as a line break; the splices work on LF at the same
+    offsets and the file is written back with CR line ends."""
+    (tmp_path / "pod.yaml").write_bytes(GPU_POD.replace("\n", "\r").encode())
+    code, out = _invoke(tmp_path, monkeypatch, ["convert", "--write", "pod.yaml"])
+    assert code == 0, out
+    written = (tmp_path / "pod.yaml").read_bytes()
+    assert b"\n" not in written and b"resourceClaimTemplateName: p-gpu\r" in written
+    code, out = _invoke(tmp_path, monkeypatch, ["convert", "--check", "pod.yaml"])
+    assert code == 0, out  # converting again finds nothing to do
+
+
+@pytest.mark.parametrize("brk", ["\x85", "\u2028", "\u2029", "\r"])
+def test_line_break_only_yaml_sees_is_a_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, brk: str
+) -> None:
+    """A break the text splices cannot see (in an LF file) gives DRA032 at its
+    place, never DRA900, and the file is left as it was."""
+    text = GPU_POD.replace("image: x", f'image: "x{brk}y"')
+    (tmp_path / "pod.yaml").write_bytes(text.encode())
+    code, out = _invoke(tmp_path, monkeypatch, ["convert", "--write", "pod.yaml"])
+    assert code != 0
+    assert "pod.yaml:8:" in out and "DRA032" in out and "DRA900" not in out, out
+    assert (tmp_path / "pod.yaml").read_bytes() == text.encode()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le"])
+def test_wide_text_without_bom_is_reported_not_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "pod.yaml").write_bytes(GPU_POD.encode(encoding))
+    for target in ("dir/pod.yaml", "dir"):
+        code, out = _invoke(tmp_path, monkeypatch, ["scan", target])
+        assert code != 0
+        assert "DRA002" in out and "without a byte-order mark" in out, (target, out)
+
+
+def test_json_escape_in_a_resource_name_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bytes never say nvidia.com/gpu; the parsed key does."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "c", "resources": {"limits": {"X": 1}}}]},
+            }
+        ],
+    }
+    text = json.dumps(pod).replace('"X"', '"nvidia.com\\u002fgpu"')
+    assert "nvidia.com/gpu" not in text
+    (tmp_path / "pods.json").write_text(text)
+    _code, out = _invoke(tmp_path, monkeypatch, ["scan", "--format", "json", "."])
+    assert [i["resource"] for i in json.loads(out)["inventory"]] == ["nvidia.com/gpu"]
+
+
+CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: things.example.com
+spec:
+  description: set nvidia.com/gpu in limits
+  description: a duplicate key nobody parses
+"""
+
+
+def test_custom_resource_definitions_are_not_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CRD that mentions a resource name is recognised from its head and never
+    composed (its duplicate key would be DRA005); the pod beside it converts, and
+    its line numbers are those of the whole stream."""
+    (tmp_path / "bundle.yaml").write_text(CRD + "---\n" + GPU_POD + "---\n" + CRD)
+    code, out = _invoke(tmp_path, monkeypatch, ["scan", "--format", "json", "bundle.yaml"])
+    report = json.loads(out)
+    assert [i["line"] for i in report["inventory"]] == [18], out
+    assert not [f for f in report.get("findings", []) if f["code"] == "DRA005"], out
+    code, out = _invoke(tmp_path, monkeypatch, ["convert", "--write", "bundle.yaml"])
+    assert code == 0, out
+    text = (tmp_path / "bundle.yaml").read_text()
+    assert text.startswith(CRD) and text.endswith(CRD) and "resourceClaimTemplateName" in text
