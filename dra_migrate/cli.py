@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -198,19 +199,53 @@ def resolve(
     )
 
 
-def execute(options: Options, edit: bool = True) -> Report:
+PROGRESS_FROM = 200  # files to parse before a progress bar is worth showing
+
+
+@contextlib.contextmanager
+def progress_bar(fmt: str = "text") -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr for long runs: only on a terminal, never with a
+    machine-readable format (their consumers read stdout, often in CI logs)."""
+    if fmt != "text" or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console  # lazy: rich's progress code costs start-up time
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task: list[Any] = []
+
+        def update(done: int, total: int) -> None:
+            if total < PROGRESS_FROM:
+                return
+            if not task:
+                task.append(bar.add_task("files", total=total))
+            bar.update(task[0], completed=done)
+
+        yield update
+
+
+def execute(options: Options, edit: bool = True, fmt: str = "text") -> Report:
     from dra_migrate import pipeline
 
     if options.paths == ("-",):
         data = sys.stdin.buffer.read()
         report = pipeline.run_stream(data, options.stdin_filename, options.settings, edit)
     else:
-        report = focused(
-            options,
-            lambda paths: pipeline.run(
-                paths, options.settings, options.excludes, options.jobs, edit
-            ),
-        )
+        with progress_bar(fmt) as progress:
+            report = focused(
+                options,
+                lambda paths: pipeline.run(
+                    paths, options.settings, options.excludes, options.jobs, edit, progress
+                ),
+            )
     report.findings.extend(options.notes)
     report.api_version = options.settings.target
     report.config_path = options.settings.config.path or ""
@@ -262,7 +297,7 @@ def scan(**kwargs: Any) -> None:
         _fail_usage(error)
         return
     try:
-        report = execute(options, edit=False)
+        report = execute(options, edit=False, fmt=flow.fmt)
     except ConfigError as error:
         _fail_usage(error)
         return
@@ -315,7 +350,7 @@ def convert(
         _fail_usage(error)
         return
     try:
-        report = execute(options)
+        report = execute(options, fmt=flow.fmt)
     except ConfigError as error:
         _fail_usage(error)
         return
@@ -424,18 +459,20 @@ def validate_command(external_templates: bool, slices: str | None, **kwargs: Any
     if options.paths == ("-",):
         stdin = (options.stdin_filename, sys.stdin.buffer.read())
     try:
-        report = focused(
-            options,
-            lambda paths: pipeline.run_validate(
-                paths,
-                settings,
-                options.settings.config,
-                options.excludes,
-                options.jobs,
-                devices,
-                stdin,
-            ),
-        )
+        with progress_bar(flow.fmt) as progress:
+            report = focused(
+                options,
+                lambda paths: pipeline.run_validate(
+                    paths,
+                    settings,
+                    options.settings.config,
+                    options.excludes,
+                    options.jobs,
+                    devices,
+                    stdin,
+                    progress,
+                ),
+            )
     except ConfigError as error:
         _fail_usage(error)
         return

@@ -16,8 +16,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
-
 EXTENSIONS = (".yaml", ".yml", ".json", ".tpl")  # .tpl: Helm helpers, reported only
 _ALWAYS_SKIPPED = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
 
@@ -31,7 +29,7 @@ class Candidate:
 
 def expand(paths: Iterable[str], excludes: Iterable[str]) -> Iterator[Candidate]:
     """Files under ``paths`` in a stable order, excludes and .gitignore applied."""
-    spec = pathspec.PathSpec.from_lines("gitwildmatch", list(excludes))
+    spec = _Excludes(list(excludes))
     seen: set[Path] = set()
     for raw in paths:
         path = Path(raw)
@@ -52,6 +50,20 @@ def expand(paths: Iterable[str], excludes: Iterable[str]) -> Iterator[Candidate]
             if real not in seen:
                 seen.add(real)
                 yield Candidate(path, display, explicit=True)
+
+
+class _Excludes:
+    """gitignore-style patterns; pathspec is imported only when there are some."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.spec = None
+        if patterns:
+            import pathspec
+
+            self.spec = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+
+    def match_file(self, path: str) -> bool:
+        return self.spec is not None and bool(self.spec.match_file(path))
 
 
 def _display(file: Path, root: Path, raw: str) -> str:

@@ -11,11 +11,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from yaml.nodes import Node
 
@@ -30,6 +29,8 @@ from dra_migrate.plan import Names, PodPlan, Settings, plan_site
 from dra_migrate.quantity import whole_count
 from dra_migrate.report.model import FileResult, InventoryItem, Report, Status
 
+_T = TypeVar("_T")
+Progress = Callable[[int, int], None] | None  # (files done, files to do): a progress bar
 PARALLEL_THRESHOLD = 24  # below this many parsed files a process pool costs more than it saves
 
 
@@ -50,6 +51,7 @@ def run(
     excludes: Iterable[str] = (),
     jobs: int | None = None,
     edit: bool = True,
+    progress: Progress = None,
 ) -> Report:
     config = settings.config
     candidates = list(discover.expand(paths, [*config.exclude, *excludes]))
@@ -84,7 +86,7 @@ def run(
         work.append((index, Job(str(candidate.path), candidate.display, role, data, edit)))
     if templates_elsewhere:
         settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
-    processed = _map([job for _i, job in work], settings, jobs)
+    processed = _map([job for _i, job in work], settings, jobs, progress)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
     _unique_across_files(work, results, settings)
@@ -245,12 +247,25 @@ def _collisions(files: list[FileResult]) -> list[Finding]:
     return found
 
 
-def _map(work: list[Job], settings: Settings, jobs: int | None) -> list[FileResult]:
+def _map(
+    work: list[Job], settings: Settings, jobs: int | None, progress: Progress = None
+) -> list[FileResult]:
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers <= 1 or len(work) < PARALLEL_THRESHOLD:
-        return [process_job(job, settings) for job in work]
+        return list(_counted((process_job(job, settings) for job in work), len(work), progress))
+    from concurrent.futures import ProcessPoolExecutor  # lazy: start-up of small runs
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(process_job, work, [settings] * len(work), chunksize=4))
+        done = pool.map(process_job, work, [settings] * len(work), chunksize=4)
+        return list(_counted(done, len(work), progress))
+
+
+def _counted(results: Iterable[_T], total: int, progress: Progress) -> Iterator[_T]:
+    """The results, reporting each one done to ``progress``."""
+    for done, result in enumerate(results, 1):
+        if progress is not None:
+            progress(done, total)
+        yield result
 
 
 def run_stream(data: bytes, display: str, settings: Settings, edit: bool = True) -> Report:
@@ -668,6 +683,7 @@ def run_validate(
     jobs: int | None = None,
     devices: Sequence[Any] | None = None,
     stdin: tuple[str, bytes] | None = None,
+    progress: Progress = None,
 ) -> Report:
     """``dra-migrate validate``: every file that mentions DRA, then the cross-file checks."""
     from dra_migrate import validate
@@ -694,18 +710,20 @@ def run_validate(
                 jobs_.append((candidate.display, data))
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(jobs_) >= PARALLEL_THRESHOLD:
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            checks = list(
-                pool.map(
-                    validate.check_file,
-                    [d for d, _ in jobs_],
-                    [b for _, b in jobs_],
-                    [settings] * len(jobs_),
-                    chunksize=4,
-                )
+            done = pool.map(
+                validate.check_file,
+                [d for d, _ in jobs_],
+                [b for _, b in jobs_],
+                [settings] * len(jobs_),
+                chunksize=4,
             )
+            checks = list(_counted(done, len(jobs_), progress))
     else:
-        checks = [validate.check_file(d, b, settings) for d, b in jobs_]
+        done = (validate.check_file(d, b, settings) for d, b in jobs_)
+        checks = list(_counted(done, len(jobs_), progress))
     extra = validate.cross_check(checks, settings)
     if devices is not None:
         extra += validate.check_slices(checks, devices)

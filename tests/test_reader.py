@@ -185,3 +185,31 @@ def test_custom_resource_definitions_are_not_parsed(
     assert code == 0, out
     text = (tmp_path / "bundle.yaml").read_text()
     assert text.startswith(CRD) and text.endswith(CRD) and "resourceClaimTemplateName" in text
+
+
+def test_progress_bar_only_on_a_terminal_and_for_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dra_migrate import cli
+
+    with cli.progress_bar("text") as progress:
+        assert progress is None  # stderr is not a terminal under pytest
+    monkeypatch.setattr(cli.sys.stderr, "isatty", lambda: True, raising=False)
+    for fmt in ("json", "markdown"):
+        with cli.progress_bar(fmt) as progress:
+            assert progress is None
+    with cli.progress_bar("text") as progress:
+        assert progress is not None
+        progress(1, 10)  # below PROGRESS_FROM files: no bar is added
+        progress(1, cli.PROGRESS_FROM)
+
+
+def test_pipeline_reports_progress(tmp_path: Path) -> None:
+    from dra_migrate import pipeline
+    from dra_migrate.mapping import load_config
+    from dra_migrate.plan import Settings
+
+    for i in range(3):
+        (tmp_path / f"p{i}.yaml").write_text(GPU_POD)
+    seen: list[tuple[int, int]] = []
+    settings = Settings(target="v1", config=load_config(None))
+    pipeline.run([str(tmp_path)], settings, jobs=1, progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(1, 3), (2, 3), (3, 3)]

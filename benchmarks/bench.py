@@ -1,0 +1,535 @@
+"""dra-migrate benchmark: generated repositories, the tool against baselines, as ratios.
+
+Generates a repository of manifest files (realistic shapes and comments; 10
+percent with GPU requests; a few Helm charts and kustomize overlays) and, with
+``--bundles``, install bundles shaped like kserve's (1 to 4 MB of
+CustomResourceDefinitions whose descriptions mention ``nvidia.com/gpu``, no
+GPU request). Then it times, in one run and on the same files:
+
+- baselines: reading every file and searching its bytes; loading every file
+  with PyYAML's C loader (libyaml);
+- the tool, as a user runs it (a whole process, start-up included):
+  ``convert --check``, ``scan`` and ``validate``;
+
+and prints each time with its ratio to the baseline the issue sets a target
+against, the peak memory of the tool's processes, and whether the target is
+met. Every figure is the median of ``--repeat`` runs. Never a test: timing
+depends on the machine (``tests/test_benchmark.py`` only runs it small, so
+that it cannot rot).
+
+    python benchmarks/bench.py                 # 5,000 files + kserve-like bundles
+    python benchmarks/bench.py --files 50000   # the 50,000-file repository
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus" / "dra"
+NEEDLE = b"nvidia.com/gpu"
+
+# --- the generated repository ------------------------------------------------------
+
+_DEPLOYMENT = """\
+# {name}: {comment}
+# Owner: team-{team}. Changes go through review.
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: team-{team}
+  labels:
+    app.kubernetes.io/name: {name}
+    app.kubernetes.io/part-of: platform-{team}
+  annotations:
+    deploy.example.com/revision: "{revision}"
+spec:
+  replicas: {replicas}
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: {name}
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: {name}
+    spec:
+      serviceAccountName: {name}
+      containers:
+        - name: {name}
+          image: registry.example.com/{team}/{name}:1.{revision}
+          args: ["--port=8080", "--log-level=info"]  # keep in sync with the chart
+          ports:
+            - containerPort: 8080
+              name: http
+          env:
+            - name: MODEL_PATH
+              value: /models/{name}
+            - name: WORKERS
+              value: "{replicas}"
+          readinessProbe:
+            httpGet: {{path: /healthz, port: http}}
+            periodSeconds: 10
+          resources:
+            requests:
+              cpu: 500m
+              memory: 1Gi
+            limits:
+              memory: 2Gi{gpu}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {name}
+  namespace: team-{team}
+spec:
+  selector:
+    app.kubernetes.io/name: {name}
+  ports:
+    - port: 80
+      targetPort: http
+"""
+
+_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  namespace: team-{team}
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: train
+          image: registry.example.com/{team}/trainer:2.{revision}
+          command: ["python", "train.py", "--epochs", "{replicas}"]
+          resources:
+            limits:
+              nvidia.com/gpu: {count}
+"""
+
+_CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+  namespace: team-{team}
+data:
+  settings.yaml: |
+    # rendered into the container at start-up
+    retries: {replicas}
+    endpoint: https://{name}.team-{team}.svc.cluster.local
+  feature-flags: "alpha,beta"
+"""
+
+_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: {name}\nversion: 0.1.{revision}\n",
+    "values.yaml": "replicas: 1\nresources:\n  limits:\n    nvidia.com/gpu: 1\n",
+    "templates/deployment.yaml": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{{{ .Release.Name }}}}\n"
+        "spec:\n  replicas: {{{{ .Values.replicas }}}}\n  template:\n    spec:\n"
+        "      containers:\n        - name: app\n          image: x\n"
+        "          resources:\n{{{{ toYaml .Values.resources | indent 12 }}}}\n"
+    ),
+}
+
+_KUSTOMIZE = {
+    "base/kustomization.yaml": "resources:\n  - deployment.yaml\n",
+    "base/deployment.yaml": None,  # a GPU deployment
+    "overlays/prod/kustomization.yaml": "resources:\n  - ../../base\npatches:\n  - path: gpu.yaml\n",
+    "overlays/prod/gpu.yaml": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n        - name: {name}\n          resources:\n"
+        "            limits:\n              nvidia.com/gpu: 2\n"
+    ),
+}
+
+_CRD_HEAD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {plural}.serving.example.com
+spec:
+  group: serving.example.com
+  names: {{kind: {kind}, plural: {plural}}}
+  scope: Namespaced
+  versions:
+    - name: v1beta1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+"""
+_CRD_FIELD = """\
+            field{i}:
+              description: Resources of the predictor container, for example
+                nvidia.com/gpu limits; see the Kubernetes documentation on resources.
+              type: object
+              properties:
+                limits:
+                  additionalProperties:
+                    anyOf: [{{type: integer}}, {{type: string}}]
+                    x-kubernetes-int-or-string: true
+                  type: object
+"""
+
+
+def _words(rng: random.Random) -> str:
+    pool = [
+        "serves",
+        "ranks",
+        "embeds",
+        "caches",
+        "routes",
+        "batches",
+        "indexes",
+        "streams",
+        "scores",
+        "tokens",
+    ]
+    return " ".join(rng.choice(pool) for _ in range(6))
+
+
+def _manifest(rng: random.Random, i: int, gpu: bool) -> str:
+    fields = {
+        "name": f"svc-{i:05d}",
+        "team": f"t{i % 37}",
+        "revision": i % 97,
+        "replicas": 1 + i % 5,
+        "comment": _words(rng),
+        "count": 1 + i % 4,
+    }
+    if gpu and i % 3 == 0:
+        return _JOB.format(**fields)
+    gpu_lines = f"\n              nvidia.com/gpu: {1 + i % 4}" if gpu else ""
+    text = _DEPLOYMENT.format(gpu=gpu_lines, **fields)
+    if i % 4 == 1:
+        text += "---\n" + _CONFIGMAP.format(**fields)
+    return text
+
+
+def bundle(size: int, index: int) -> str:
+    """A kserve-like install bundle of about ``size`` bytes: CRDs, no GPU request."""
+    parts: list[str] = []
+    total, crd = 0, 0
+    while total < size:
+        kind = f"Thing{index}x{crd}"
+        text = _CRD_HEAD.format(kind=kind, plural=kind.lower() + "s")
+        text += "".join(_CRD_FIELD.format(i=i) for i in range(200))
+        parts.append(text)
+        total += len(text)
+        crd += 1
+    return "---\n".join(parts)
+
+
+def generate(root: Path, files: int, bundles: int, seed: int = 8, bundle_mb: float = 4) -> None:
+    """A repository of ``files`` manifest files (10% with GPU requests), a few Helm
+    charts and kustomize overlays, and ``bundles`` install bundles."""
+    rng = random.Random(seed)
+    charts = max(1, files // 1000)
+    for i in range(files):
+        folder = root / "apps" / f"team{i % 37}" / f"group{i // 500}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"svc-{i:05d}.yaml").write_text(_manifest(rng, i, gpu=i % 10 == 0))
+    for c in range(charts):
+        for rel, text in _CHART.items():
+            path = root / "charts" / f"chart{c}" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text.format(name=f"chart{c}", revision=c))
+        for rel, text in _KUSTOMIZE.items():
+            path = root / "kustomize" / f"app{c}" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            name = f"svc-{90000 + c:05d}"
+            path.write_text(
+                _manifest(rng, 90000 + c, gpu=True) if text is None else text.format(name=name)
+            )
+    for b in range(bundles):
+        size = int((1 + rng.random() * (bundle_mb - 1)) * 1_000_000)
+        path = root / "install" / f"v0.{b}.0" / "bundle.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(bundle(size, b))
+
+
+def yaml_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+
+
+# --- measuring ---------------------------------------------------------------------
+
+
+@dataclass
+class Timing:
+    seconds: float
+    peak_mb: float = 0.0
+    runs: list[float] = field(default_factory=list)
+
+
+def median_of(repeat: int, run: Callable[[], float | tuple[float, float]]) -> Timing:
+    runs, peaks = [], []
+    for _ in range(repeat):
+        result = run()
+        seconds, peak = result if isinstance(result, tuple) else (result, 0.0)
+        runs.append(seconds)
+        peaks.append(peak)
+    return Timing(statistics.median(runs), max(peaks), runs)
+
+
+def read_baseline(files: list[Path]) -> float:
+    start = time.perf_counter()
+    for path in files:
+        _ = NEEDLE in path.read_bytes()
+    return time.perf_counter() - start
+
+
+def cload_baseline(files: list[Path]) -> float:
+    start = time.perf_counter()
+    for path in files:
+        try:
+            for _doc in yaml.load_all(path.read_bytes(), Loader=yaml.CSafeLoader):
+                pass
+        except yaml.YAMLError:  # a Helm template: as far as it parses
+            pass
+    return time.perf_counter() - start
+
+
+def schema_baseline(files: list[Path]) -> float:
+    """C-load each file and run the strict schema check on each document."""
+    sys.path.insert(0, str(ROOT))
+    from dra_migrate.schemas import SchemaNotFound, validate_object
+
+    start = time.perf_counter()
+    for path in files:
+        try:
+            docs = list(yaml.load_all(path.read_bytes(), Loader=yaml.CSafeLoader))
+        except yaml.YAMLError:  # the corpus keeps a few broken files on purpose
+            continue
+        for doc in docs:
+            if isinstance(doc, dict) and "apiVersion" in doc:
+                with contextlib.suppress(SchemaNotFound):
+                    validate_object(doc, None)
+    return time.perf_counter() - start
+
+
+def run_process(args: list[str], cwd: Path, stdin: bytes | None = None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB, the largest process of the run) of a command."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with tempfile.TemporaryFile() as feed, tempfile.TemporaryFile() as err:
+        if stdin is not None:
+            feed.write(stdin)
+            feed.seek(0)
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            args, cwd=cwd, env=env, stdin=feed, stdout=subprocess.DEVNULL, stderr=err
+        )
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 1, 123):
+            err.seek(0)
+            message = err.read().decode(errors="replace")[-2000:]
+            raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}): {message}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def tool(*args: str) -> list[str]:
+    return [sys.executable, "-m", "dra_migrate", *args]
+
+
+@dataclass
+class Row:
+    what: str
+    timing: Timing
+    baseline: str = ""
+    base: Timing | None = None
+    target: float | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.base is None or self.base.seconds <= 0:
+            return None
+        return self.timing.seconds / self.base.seconds
+
+
+def measure(args: argparse.Namespace, work: Path) -> list[Row]:
+    rows: list[Row] = []
+    repeat = args.repeat
+    jobs = ["--jobs", str(args.jobs)] if args.jobs else []
+
+    repo = work / "repo"
+    generate(repo, args.files, 0, bundle_mb=args.bundle_mb)
+    files = yaml_files(repo)
+    read = median_of(repeat, lambda: read_baseline(files))
+    cload = median_of(repeat, lambda: cload_baseline(files))
+    rows.append(Row(f"read + byte search, {len(files):,} files", read))
+    rows.append(Row(f"PyYAML C loader, {len(files):,} files", cload))
+    convert = median_of(repeat, lambda: run_process(tool("convert", "--check", *jobs, "."), repo))
+    rows.append(Row("convert --check", convert, "C loader", cload, 0.5))
+
+    quiet = work / "quiet"  # the same shapes, no GPU request anywhere
+    generate(quiet, args.files, 0, bundle_mb=args.bundle_mb)
+    for path in yaml_files(quiet):
+        text = path.read_text()
+        if "nvidia.com/gpu" in text:
+            path.write_text(text.replace("nvidia.com/gpu", "example.com/fpga"))
+    quiet_files = yaml_files(quiet)
+    quiet_read = median_of(repeat, lambda: read_baseline(quiet_files))
+    scan = median_of(repeat, lambda: run_process(tool("scan", *jobs, "."), quiet))
+    rows.append(Row("scan, no GPU requests", scan, "read + search", quiet_read, 2.0))
+
+    one = files[0]
+    startup = median_of(
+        max(repeat, 3), lambda: run_process([sys.executable, "-c", "import yaml"], repo)
+    )
+    hook = median_of(
+        max(repeat, 3), lambda: run_process(tool("convert", "--check", str(one)), repo)
+    )
+    rows.append(Row("pre-commit run on one file", hook, 'python -c "import yaml"', startup, 3.0))
+
+    if CORPUS.is_dir() and not args.no_corpus:
+        corpus_files = yaml_files(CORPUS)
+        schema = median_of(repeat, lambda: schema_baseline(corpus_files))
+        validate = median_of(repeat, lambda: run_process(tool("validate", *jobs, "."), CORPUS))
+        rows.append(
+            Row(
+                f"validate ../shared/corpus/dra ({len(corpus_files)} files)",
+                validate,
+                "C load + schema check",
+                schema,
+                2.0,
+            )
+        )
+
+    if args.bundles:
+        kserve = work / "kserve"
+        generate(kserve, max(args.files // 10, 10), args.bundles, bundle_mb=args.bundle_mb)
+        for path in yaml_files(kserve):  # the bundles' neighbours ask for nothing either
+            text = path.read_text()
+            if "nvidia.com/gpu: " in text:
+                path.write_text(text.replace("nvidia.com/gpu: ", "example.com/fpga: "))
+        kfiles = yaml_files(kserve)
+        size = sum(p.stat().st_size for p in kfiles) / 1e6
+        kload = median_of(repeat, lambda: cload_baseline(kfiles))
+        rows.append(Row(f"C loader, kserve-like repository ({size:.0f} MB)", kload))
+        for command in (["scan"], ["convert", "--check"], ["validate"]):
+            timing = median_of(repeat, lambda c=command: run_process(tool(*c, *jobs, "."), kserve))
+            rows.append(Row(f"{' '.join(command)}, kserve-like", timing, "C loader", kload, 0.2))
+
+    if args.big_mb:
+        big = work / "big"
+        big.mkdir()
+        docs, small = [], big / "small"
+        small.mkdir()
+        rng = random.Random(1)
+        total, i = 0, 0
+        while total < args.big_mb * 1_000_000:
+            text = _manifest(rng, i, gpu=i % 10 == 0)
+            (small / f"m{i:06d}.yaml").write_text(text)
+            docs.append(text)
+            total += len(text)
+            i += 1
+        (big / "one.yaml").write_text("---\n".join(docs))
+        many = median_of(repeat, lambda: run_process(tool("scan", *jobs, "small"), big))
+        single = median_of(repeat, lambda: run_process(tool("scan", "one.yaml"), big))
+        rows.append(Row(f"scan, {args.big_mb} MB in {i:,} small files", many))
+        rows.append(
+            Row(f"scan, the same {args.big_mb} MB as one file", single, "small files", many, 1.5)
+        )
+
+    if args.stream_docs:
+        for count in (args.stream_docs // 10, args.stream_docs):
+            rng = random.Random(2)
+            stream = "---\n".join(_manifest(rng, i, gpu=i % 10 == 0) for i in range(count))
+            data = stream.encode()
+            timing = median_of(1, lambda d=data: run_process(tool("convert", "-"), work, d))
+            rows.append(Row(f"convert - (stdin), {count:,} documents", timing))
+    return rows
+
+
+def report(rows: list[Row], args: argparse.Namespace) -> str:
+    lines = [
+        f"dra-migrate benchmark: {args.files:,} files, {args.bundles} bundles, "
+        f"median of {args.repeat}",
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, PyYAML {yaml.__version__} "
+        f"(libyaml: {yaml.__with_libyaml__}), load average {os.getloadavg()[0]:.1f}",
+        "",
+        f"{'what':58} {'seconds':>8} {'peak MB':>8} {'ratio':>7} {'target':>7}  verdict",
+    ]
+    for row in rows:
+        ratio = row.ratio
+        verdict = ""
+        if ratio is not None and row.target is not None:
+            verdict = f"{'met' if ratio <= row.target else 'MISSED'} (vs {row.baseline})"
+        lines.append(
+            f"{row.what:58} {row.timing.seconds:8.2f} "
+            f"{(f'{row.timing.peak_mb:.0f}' if row.timing.peak_mb else ''):>8} "
+            f"{(f'{ratio:.2f}' if ratio is not None else ''):>7} "
+            f"{(f'<= {row.target:g}' if row.target is not None else ''):>7}  {verdict}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=5000, help="manifest files (default 5000)")
+    parser.add_argument("--bundles", type=int, default=50, help="kserve-like bundles (50)")
+    parser.add_argument("--bundle-mb", type=float, default=4, help="largest bundle, MB (4)")
+    parser.add_argument("--big-mb", type=int, default=20, help="one big file vs small ones, MB")
+    parser.add_argument("--stream-docs", type=int, default=100_000, help="stdin stream documents")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement (3)")
+    parser.add_argument("--jobs", type=int, default=0, help="--jobs for the tool (default: all)")
+    parser.add_argument("--no-corpus", action="store_true", help="skip ../shared/corpus/dra")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
+    args = parser.parse_args(argv)
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="dra-migrate-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        rows = measure(args, work)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    print(report(rows, args))
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                [
+                    {
+                        "what": r.what,
+                        "seconds": r.timing.seconds,
+                        "runs": r.timing.runs,
+                        "peak_mb": r.timing.peak_mb,
+                        "ratio": r.ratio,
+                        "target": r.target,
+                    }
+                    for r in rows
+                ],
+                indent=2,
+            )
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""The benchmark script runs (tiny sizes), so that it cannot rot. Not a timed test:
+the figures live in docs/performance.md."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench.py"
+
+
+def _bench() -> object:
+    spec = importlib.util.spec_from_file_location("bench", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generated_repository_has_the_promised_shape(tmp_path: Path) -> None:
+    bench = _bench()
+    bench.generate(tmp_path, 50, 1, bundle_mb=1.1)  # type: ignore[attr-defined]
+    manifests = sorted((tmp_path / "apps").rglob("*.yaml"))
+    assert len(manifests) == 50
+    assert sum(b"nvidia.com/gpu" in p.read_bytes() for p in manifests) == 5
+    assert (tmp_path / "charts" / "chart0" / "templates" / "deployment.yaml").is_file()
+    assert (tmp_path / "kustomize" / "app0" / "overlays" / "prod" / "gpu.yaml").is_file()
+    [bundle] = (tmp_path / "install").rglob("bundle.yaml")
+    text = bundle.read_text()
+    assert len(text) >= 1_000_000 and "nvidia.com/gpu" in text
+    assert "kind: CustomResourceDefinition" in text and "nvidia.com/gpu: " not in text
+
+
+def test_benchmark_runs_and_prints_ratios(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = _bench()
+    argv = ["--files", "20", "--bundles", "1", "--bundle-mb", "1", "--big-mb", "1"]
+    argv += [
+        "--stream-docs",
+        "20",
+        "--repeat",
+        "1",
+        "--no-corpus",
+        "--json",
+        str(tmp_path / "b.json"),
+    ]
+    assert bench.main(argv) == 0  # type: ignore[attr-defined]
+    out = capsys.readouterr().out
+    for what in ("convert --check", "scan, no GPU requests", "pre-commit run on one file"):
+        assert what in out
+    assert "scan, kserve-like" in out and "convert - (stdin), 20 documents" in out
+    assert "<= 0.5" in out and ("met" in out or "MISSED" in out)
+    assert (tmp_path / "b.json").read_text().startswith("[")
