@@ -214,20 +214,21 @@ def _nul_padded(section: Section, root: Path) -> list[str]:
     return ["."]
 
 
-def _tab_indented(section: Section, root: Path) -> list[str]:
-    name, text = _only(section)
-    tabbed, count = re.subn(r"(?m)^ +(?=nvidia\.com/gpu: )", "\t", text)
-    assert count == 1, "the example must have one nvidia.com/gpu line to indent with a tab"
-    _write(root, {name: tabbed.encode("utf-8")})
-    return ["."]
+def _replaced(pattern: str, replacement: str, what: str) -> Callable[[Section, Path], list[str]]:
+    """A builder: the example with the one match of ``pattern`` replaced."""
+
+    def build(section: Section, root: Path) -> list[str]:
+        name, text = _only(section)
+        changed, count = re.subn(pattern, replacement, text)
+        assert count == 1, f"the example must have exactly one {what}"
+        _write(root, {name: changed.encode("utf-8")})
+        return ["."]
+
+    return build
 
 
-def _line_separator(section: Section, root: Path) -> list[str]:
-    name, text = _only(section)
-    separated, count = re.subn(r'"x y"', '"x\u2028y"', text)
-    assert count == 1, 'the example must have one image name "x y"'
-    _write(root, {name: separated.encode("utf-8")})
-    return ["."]
+_tab_indented = _replaced(r"(?m)^ +(?=nvidia\.com/gpu: )", "\t", "nvidia.com/gpu line")
+_line_separator = _replaced(r'"x y"', '"x\u2028y"', 'image name "x y"')
 
 
 def _explicit_empty(section: Section, root: Path) -> list[str]:
