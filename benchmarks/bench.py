@@ -370,8 +370,18 @@ class Row:
         return self.timing.seconds / self.base.seconds
 
 
+class _Rows(list[Row]):
+    """Rows, each also printed to stderr as soon as it is measured (a long run
+    that is interrupted still shows what it measured)."""
+
+    def append(self, row: Row) -> None:
+        super().append(row)
+        ratio = f"{row.ratio:.2f}" if row.ratio is not None else ""
+        print(f"{row.what}: {row.timing.seconds:.2f} s {ratio}", file=sys.stderr, flush=True)
+
+
 def measure(args: argparse.Namespace, work: Path) -> list[Row]:
-    rows: list[Row] = []
+    rows: list[Row] = _Rows()
     repeat = args.repeat
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
 

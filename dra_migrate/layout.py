@@ -61,6 +61,7 @@ class Layout:
     patches: dict[Path, str] = field(default_factory=dict)  # resolved patch file -> kustomization
     renamings: list[Renaming] = field(default_factory=list)
     overlays: dict[Path, list[Overlay]] = field(default_factory=dict)  # base file -> overlays
+    charts: dict[Path, Path | None] = field(default_factory=dict)  # folder -> its chart
 
     def role(self, path: Path) -> Role:
         name = path.name
@@ -69,7 +70,7 @@ class Layout:
         resolved = path.resolve()
         if resolved in self.patches:
             return Role(KUSTOMIZE_PATCH, self.patches[resolved])
-        chart = _chart_root(resolved)
+        chart = _chart_root(resolved, self.charts)
         if chart is not None:
             rel = resolved.relative_to(chart)
             if rel.parts[0] == "tests" and name.endswith(("_test.yaml", "_test.yml")):
@@ -87,13 +88,24 @@ class Layout:
         return Role()
 
 
-def _chart_root(path: Path) -> Path | None:
+def _chart_root(path: Path, known: dict[Path, Path | None]) -> Path | None:
+    """The Helm chart a file belongs to; ``known`` remembers folders already asked
+    (a repository has thousands of files in a few hundred folders)."""
+    climbed: list[Path] = []
+    found: Path | None = None
     for folder in path.parents:
+        if folder in known:
+            found = known[folder]
+            break
+        climbed.append(folder)
         if (folder / "Chart.yaml").is_file():
-            return folder
+            found = folder
+            break
         if (folder / ".git").exists():
-            return None
-    return None
+            break
+    for folder in climbed:
+        known[folder] = found
+    return found
 
 
 def build(paths: Iterable[Path], gpu: Callable[[bytes], bool] = lambda _data: False) -> Layout:
