@@ -153,6 +153,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA349", E, "resources.claims at the pod level"),
     Code("DRA350", W, "attribute domain the catalog does not know, resembling one it knows"),
     Code("DRA351", E, "constraint on an attribute no matching device publishes"),
+    Code("DRA352", W, "count 0 with ExactCount: the API server makes it 1"),
     # 4xx: workflow: suppressions and hooks
     Code("DRA401", E, "GPU request left on the device plugin (convert --check)"),
     Code("DRA402", N, "ignore comment silences nothing"),

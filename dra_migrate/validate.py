@@ -608,7 +608,20 @@ class _FileChecker:
         count = load.to_data(count_node) if count_node is not None else None
         if isinstance(count, float) and count.is_integer():  # 1e3, 1e21: JSON 1000, 1e+21
             count = int(count)
-        if count_node is not None:
+        unset = count == 0 and isinstance(count, int) and not isinstance(count, bool)
+        if count_node is not None and unset:
+            # count 0 is the Go zero value: unset. With All that is what the API
+            # server wants; with ExactCount it defaults it to 1 before validating.
+            if mode != "All":
+                self.add(
+                    "DRA352",
+                    count_node,
+                    f"{label}: count 0 with allocationMode ExactCount is defaulted to 1 by "
+                    "the API server: the pod gets one device",
+                    "write the number of devices wanted, or drop count for one device",
+                )
+                count = 1
+        elif count_node is not None:
             if mode == "All":
                 self.add(
                     "DRA312", count_node, f"{label}: count must not be set with allocationMode All"
@@ -629,7 +642,9 @@ class _FileChecker:
                 count = None
         selectors = self.selectors(get(body, "selectors"), label)
         number = count if isinstance(count, int) and not isinstance(count, bool) else None
-        if count_node is None and mode == "ExactCount":
+        if mode == "All":
+            number = None
+        elif count_node is None:
             number = 1  # defaulted by the API server
         return Request(name, self.where(body), device_class, selectors, mode, number)
 

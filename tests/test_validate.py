@@ -190,7 +190,7 @@ def test_cel_syntax_error_points_into_the_file(style: str) -> None:
 
 
 RULES = [
-    ("count: 0", "DRA312"),
+    ("count: 0", "DRA352"),  # ExactCount: defaulted to 1 by the API server, a warning
     ("count: -2", "DRA312"),
     ("allocationMode: Some", "DRA312"),
 ]
@@ -554,3 +554,16 @@ def test_slices_constraint_on_attribute_devices_have(tmp_path: Path) -> None:
     doc = CONSTRAINED.format(key="distinctAttribute", attribute="resource.kubernetes.io/pcieRoot")
     found = _on_slices(tmp_path, VKS, doc)
     assert [c for c, _ in found] == ["DRA343"], found
+
+
+def test_count_zero() -> None:
+    """count 0 is Go's unset: with All it is valid, with ExactCount the API server makes it 1."""
+    request = '          selectors:\n          - cel:\n              expression: "{expr}"\n'
+    exact = TEMPLATE.replace(request, "          count: 0\n")
+    lines = _check("t.yaml", exact.encode())
+    assert _codes(lines) == {"DRA352"}, lines
+    assert "the pod gets one device" in lines[0]
+    every = TEMPLATE.replace(request, "          allocationMode: All\n          count: 0\n")
+    assert not _check("t.yaml", every.encode())
+    check = check_file("t.yaml", exact.encode(), ValidateSettings(external_templates=True))
+    assert check.claims[0].requests[0].count == 1  # what the slices check allocates
