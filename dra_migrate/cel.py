@@ -111,6 +111,7 @@ class CelProblem:
     offset: int
     message: str
     hint: str = ""
+    subject: str = ""  # the domain or domain/name a catalog problem is about
 
     @property
     def severity(self) -> str:
@@ -860,11 +861,11 @@ class _Checker:
         self._seen: set[tuple[str, int, str]] = set()
 
     # -- helpers --------------------------------------------------------------
-    def add(self, code: str, offset: int, message: str, hint: str = "") -> None:
+    def add(self, code: str, offset: int, message: str, hint: str = "", subject: str = "") -> None:
         key = (code, offset, message)
         if key not in self._seen:
             self._seen.add(key)
-            self.problems.append(CelProblem(code, offset, message, hint))
+            self.problems.append(CelProblem(code, offset, message, hint, subject))
 
     def src(self, t: _T) -> str:
         return self.expr[t.start : t.end].strip() if t.end > t.start else ""
@@ -1158,6 +1159,7 @@ class _Checker:
                 offset,
                 f"no driver uses the domain {domain!r}; an unknown domain is an empty map, so every lookup in it fails",
                 f"did you mean {' or '.join(repr(s) for s in similar)}?",
+                subject=domain,
             )
 
     def attribute_value(self, domain: str | None, name: str, offset: int, node: Any) -> _T:
@@ -1273,7 +1275,7 @@ class _Checker:
             if complete
             else f"{name!r} is not a known {what} of {domain}; an unguarded lookup of a missing name fails at run time"
         )
-        self.add(code, offset, message, hint)
+        self.add(code, offset, message, hint, subject=f"{domain}/{name}")
 
     def check_driver(self, value: Any, offset: int) -> None:
         if not isinstance(value, str) or value in self.catalog.known_drivers():

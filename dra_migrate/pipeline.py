@@ -688,6 +688,9 @@ def run_validate(
     """``dra-migrate validate``: every file that mentions DRA, then the cross-file checks."""
     from dra_migrate import validate
 
+    if devices is not None:  # what the slices show the drivers publish is known
+        settings = dataclasses.replace(settings, published=validate.published_names(devices))
+
     jobs_: list[tuple[str, bytes]] = []
     failed: list[FileResult] = []
     if stdin is not None:

@@ -115,6 +115,9 @@ class ValidateSettings:
     target: str | None = None  # an explicit target: DRA objects of other versions are flagged
     external_templates: bool = False  # templates and claims defined elsewhere: no warning
     claims_only: bool = False  # pod spec schema errors about claims only (convert's own check)
+    # domains and domain/name of what the --resource-slices devices publish: a driver the
+    # catalog does not list is taught by its slices (no DRA332/DRA350 for those names)
+    published: frozenset[str] = frozenset()
 
 
 # --- what a file defines and refers to, for the cross-file pass --------------------
@@ -471,6 +474,11 @@ class _FileChecker:
         from dra_migrate.catalog import load_catalog
 
         catalog = load_catalog()
+        published = self.settings.published
+        if f"{domain}/{name}" in published or (
+            domain in published and domain not in catalog.domains
+        ):
+            return  # the ResourceSlices show what this driver publishes (DRA351 checks them)
         label = f"{owner}: {key} {domain}/{name}"
         pending = "no device has it, so the claim is never allocated and its pods stay Pending"
         info = catalog.domains.get(domain)
@@ -667,6 +675,8 @@ class _FileChecker:
         from dra_migrate import cel
 
         for problem in cel.check_selector(node.value):
+            if problem.subject and problem.subject in self.settings.published:
+                continue  # the ResourceSlices show that the driver publishes it
             code = CEL_CODES.get(problem.code, "DRA330")
             line, col = _expression_position(self.source.text, node, problem.offset)
             self.findings.append(
@@ -1119,6 +1129,17 @@ def devices_for(
     if not evaluator.compiles(chosen):
         return None
     return evaluator.matching(chosen, [])
+
+
+def published_names(devices: Iterable[Any]) -> frozenset[str]:
+    """Every domain, and domain/name of attribute and capacity, the devices publish."""
+    names: set[str] = set()
+    for device in devices:
+        for table in (device.attributes, device.capacity):
+            for domain, values in table.items():
+                names.add(domain)
+                names.update(f"{domain}/{name}" for name in values)
+    return frozenset(names)
 
 
 def _constraints_on_devices(

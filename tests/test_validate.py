@@ -567,3 +567,76 @@ def test_count_zero() -> None:
     assert not _check("t.yaml", every.encode())
     check = check_file("t.yaml", exact.encode(), ValidateSettings(external_templates=True))
     assert check.claims[0].requests[0].count == 1  # what the slices check allocates
+
+
+VGPU_SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node-1-vgpu
+spec:
+  driver: vgpu.nvidia.com
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: vgpu-0
+    attributes:
+      profile: {string: A100-4C}
+      migCapable: {bool: false}
+"""
+
+VGPU_CLAIM = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: vgpu
+spec:
+  selectors:
+  - cel:
+      expression: "device.attributes['vgpu.nvidia.com'].profile == 'A100-4C'"
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: pair
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly:
+          deviceClassName: vgpu
+      constraints:
+      - matchAttribute: vgpu.nvidia.com/{attribute}
+"""
+
+
+@pytest.mark.parametrize(("attribute", "codes"), [("profile", []), ("migCapable", [])])
+def test_slices_teach_the_catalog_an_unknown_driver(
+    tmp_path: Path, attribute: str, codes: list[str]
+) -> None:
+    """vgpu.nvidia.com resembles gpu.nvidia.com (DRA350), but the slices show it publishes."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "c.yaml").write_text(VGPU_CLAIM.replace("{attribute}", attribute))
+    without = run_validate([str(tmp_path / "in")], ValidateSettings(), load_config(None), jobs=1)
+    assert "DRA350" in {f.code for f in without.all_findings}
+    (tmp_path / "slices.yaml").write_text(VGPU_SLICE)
+    devices = load_slices(str(tmp_path / "slices.yaml"))
+    report = run_validate(
+        [str(tmp_path / "in")], ValidateSettings(), load_config(None), jobs=1, devices=devices
+    )
+    found = sorted({f.code for f in report.all_findings} - {"DRA343"})
+    assert found == codes, [(f.code, f.message) for f in report.all_findings]
+
+
+def test_slices_teach_only_what_they_show(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "c.yaml").write_text(VGPU_CLAIM.replace("{attribute}", "uuid"))
+    (tmp_path / "slices.yaml").write_text(VGPU_SLICE)
+    devices = load_slices(str(tmp_path / "slices.yaml"))
+    report = run_validate(
+        [str(tmp_path / "in")], ValidateSettings(), load_config(None), jobs=1, devices=devices
+    )
+    # the class and its selector are known now; the constraint's name is not published
+    codes = {f.code for f in report.all_findings}
+    assert "DRA351" in codes and "DRA350" not in codes, report.all_findings
