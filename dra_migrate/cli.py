@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -128,6 +128,35 @@ def workflow_options(func: F) -> F:
     return func
 
 
+def cluster_options(func: F) -> F:
+    """How to reach the cluster: the kubeconfig and context kubectl would use."""
+    decorators = [
+        click.option(
+            "--kubeconfig",
+            type=click.Path(dir_okay=False),
+            help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, else in-cluster).",
+        ),
+        click.option("--context", help="kubeconfig context (default: the current one)."),
+        click.option(
+            "--request-timeout",
+            type=click.FloatRange(min=0.1),
+            default=30.0,
+            show_default=True,
+            help="Seconds to wait for each API request.",
+        ),
+        click.option(
+            "--page-size",
+            type=click.IntRange(min=1),
+            default=500,
+            show_default=True,
+            help="Objects per list request (limit/continue paging).",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
 def _workflow(kwargs: dict[str, Any]) -> Workflow:
     """Take the workflow options out of a command's keyword arguments."""
     return Workflow(kwargs.pop("fmt"), kwargs.pop("output"), kwargs.pop("show_suppressed"))
@@ -155,6 +184,21 @@ def _emit_report(report: Report, command: str, flow: Workflow, terminal: bool = 
         _fail_usage(ConfigError(f"--output {flow.output}: {exc.strerror or exc}"))
     if terminal:
         click.echo(renderer("text")(report, command), nl=False)
+
+
+def _connect(kubeconfig: str | None, context: str | None, timeout: float, page_size: int) -> Any:
+    """A live reader, or exit with the one line of its ClusterError."""
+    from dra_migrate.cluster import ClusterError, Connection, LiveReader
+
+    try:
+        return LiveReader(Connection(kubeconfig, context, timeout, page_size))
+    except ClusterError as error:
+        _fail_cluster(error)
+
+
+def _fail_cluster(error: Any) -> NoReturn:
+    click.echo(error.finding.format(), err=True)
+    sys.exit(error.exit_code)
 
 
 def resolve(
@@ -437,7 +481,23 @@ def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | N
     type=click.Path(dir_okay=False, exists=False),
     help="kubectl get resourceslices -o yaml|json: evaluate classes and requests on those devices.",
 )
-def validate_command(external_templates: bool, slices: str | None, **kwargs: Any) -> None:
+@click.option(
+    "--cluster",
+    "live",
+    is_flag=True,
+    help="Evaluate classes and requests on the live cluster's ResourceSlices (read-only).",
+)
+@cluster_options
+def validate_command(
+    external_templates: bool,
+    slices: str | None,
+    live: bool,
+    kubeconfig: str | None,
+    context: str | None,
+    request_timeout: float,
+    page_size: int,
+    **kwargs: Any,
+) -> None:
     """Check DRA objects and the pods that use them: schemas, references, CEL, devices."""
     from dra_migrate import pipeline
     from dra_migrate.validate import ValidateSettings
@@ -446,10 +506,37 @@ def validate_command(external_templates: bool, slices: str | None, **kwargs: Any
     explicit_target = kwargs.get("target")
     try:
         options = resolve(**kwargs)
+        if live and slices:
+            raise ConfigError("--cluster reads the live ResourceSlices: drop --resource-slices")
+        if not live and (kubeconfig or context):
+            raise ConfigError("--kubeconfig and --context need --cluster")
         devices = pipeline.load_slices(slices) if slices else None
     except ConfigError as error:
         _fail_usage(error)
         return
+    notes: list[Finding] = []
+    if live:
+        from dra_migrate.cluster import ClusterError, slice_devices
+
+        reader = _connect(kubeconfig, context, request_timeout, page_size)
+        try:
+            devices = slice_devices(reader)
+        except ClusterError as error:
+            _fail_cluster(error)
+        finally:
+            reader.close()
+        if reader.dra_version is None:
+            _fail_usage(ConfigError(f"{reader.dra_note}: no ResourceSlices to evaluate claims on"))
+        notes.append(
+            finding(
+                "DRA610",
+                "",
+                0,
+                0,
+                f"{len(devices)} device(s) in the ResourceSlices of {reader.source}, "
+                f"read as {'resource.k8s.io/' + reader.dra_version}",
+            )
+        )
     settings = ValidateSettings(
         kube_version=options.settings.kube_version,
         target=explicit_target or options.settings.config.target,
@@ -476,6 +563,7 @@ def validate_command(external_templates: bool, slices: str | None, **kwargs: Any
     except ConfigError as error:
         _fail_usage(error)
         return
+    report.findings[:0] = notes
     _suppress(report, options, "validate")
     _emit_report(report, "validate", flow)
     sys.exit(report.exit_code())
@@ -609,3 +697,80 @@ def _emit(text: str, output: Path | None) -> None:
         write_atomic(output, text.encode("utf-8"))
     except OSError as exc:
         _fail_usage(ConfigError(f"--output {output}: {exc.strerror or exc}"))
+
+
+@main.command()
+@click.argument("dumps", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--cluster",
+    "live",
+    is_flag=True,
+    help="Read the live cluster (read-only); without it, read kubectl get -o yaml dumps.",
+)
+@cluster_options
+@click.option(
+    "--namespace", "-n", help="Pods and claims of this namespace (default: the context's)."
+)
+@click.option("--all-namespaces", "-A", is_flag=True, help="Pods and claims of every namespace.")
+@click.option(
+    "--pending-after",
+    default="5m",
+    show_default=True,
+    help="Report ResourceClaims without an allocation older than this (90s, 5m, 1h).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Mapping file (default: .dra-migrate.yaml found upward from here).",
+)
+@format_option
+def inventory(
+    dumps: tuple[str, ...],
+    live: bool,
+    kubeconfig: str | None,
+    context: str | None,
+    request_timeout: float,
+    page_size: int,
+    namespace: str | None,
+    all_namespaces: bool,
+    pending_after: str,
+    config_path: Path | None,
+    fmt: str,
+) -> None:
+    """What runs today: GPU workloads, nodes, DeviceClasses, devices, pending claims."""
+    from dra_migrate.cluster import ClusterError, DumpReader, inventory_report, parse_duration
+    from dra_migrate.report import renderer
+
+    try:
+        if live == bool(dumps):
+            raise ConfigError("give --cluster, or kubectl get -o yaml dump files, not both")
+        if namespace is not None and all_namespaces:
+            raise ConfigError("--namespace and --all-namespaces cannot be combined")
+        if not live and (kubeconfig or context):
+            raise ConfigError("--kubeconfig and --context need --cluster")
+        try:
+            threshold = parse_duration(pending_after)
+        except ValueError as exc:
+            raise ConfigError(f"--pending-after: {exc}") from None
+        if config_path is not None and not config_path.is_file():
+            raise ConfigError(f"--config {config_path}: no such file")
+        config = load_config(config_path or find_config(Path(".")))
+    except ConfigError as error:
+        _fail_usage(error)
+        return
+    if live:
+        reader = _connect(kubeconfig, context, request_timeout, page_size)
+        scope = None if all_namespaces else (namespace or reader.default_namespace)
+    else:
+        reader = DumpReader(dumps)
+        scope = namespace
+    try:
+        report = inventory_report(reader, config, scope, threshold)
+    except ClusterError as error:
+        _fail_cluster(error)
+    finally:
+        if live:
+            reader.close()
+    click.echo(renderer(fmt)(report, "inventory"), nl=False)
+    sys.exit(EXIT_UNPROCESSED if report.count(Status.FAILED) else 0)

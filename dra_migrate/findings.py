@@ -173,6 +173,17 @@ CODES: dict[str, Code] = _table(
     Code("DRA521", N, "sidecar container with GPUs holds its own devices"),
     Code("DRA530", E, "workload would stay Pending: not enough devices in the ResourceSlices"),
     Code("DRA531", N, "GPUs asked for and devices published, per device class"),
+    # 6xx: cluster mode: the live cluster (inventory --cluster, validate --cluster) or its dumps
+    Code("DRA601", E, "no usable kubeconfig, context or in-cluster service account"),
+    Code("DRA602", E, "API server unreachable"),
+    Code("DRA603", E, "credentials rejected (401): expired or invalid"),
+    Code("DRA604", E, "forbidden (403): the account lacks a read permission"),
+    Code("DRA605", E, "unexpected answer from the API server"),
+    Code("DRA606", W, "no resource.k8s.io API to read: extended resources only"),
+    Code("DRA607", W, "node gets GPUs from both the device plugin and a DRA driver"),
+    Code("DRA608", W, "ResourceClaim pending longer than the threshold"),
+    Code("DRA609", W, "dump file holds no object the inventory reads"),
+    Code("DRA610", N, "devices read from the live cluster"),
     # 9xx: the tool's own failures
     Code("DRA900", E, "internal error", blocks=True),
     Code("DRA901", E, "generated object fails schema validation", blocks=True),

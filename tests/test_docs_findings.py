@@ -21,6 +21,8 @@ builders in ``BUILT`` below, from the section's example where it has one.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,7 +32,9 @@ import pytest
 from click.testing import CliRunner
 
 from dra_migrate.cli import main
+from dra_migrate.cluster import EXIT_CODES
 from dra_migrate.findings import CODES
+from tests.fake_apiserver import FakeCluster, sample_cluster, serve, write_kubeconfig
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "findings.md"
 HEADING = re.compile(r"^## (?P<code>DRA\d{3}): (?P<title>.+)$")
@@ -46,6 +50,9 @@ VALIDATE_SERIES = "DRA3"
 REPORT_SERIES, CLASSES_SERIES = "DRA5", "DRA50"
 ARGS_MARKER = re.compile(r"^# args: (?P<args>.*)$")
 NODES = "nodes.yaml"
+# Cluster mode: examples of these run through ``inventory`` (kubectl dumps), except:
+CLUSTER_SERIES = "DRA6"
+CLUSTER_COMMANDS = {"DRA610": "validate"}
 # ResourceSlices of a device-evaluation example: --resource-slices, not an input.
 SLICES = "slices.yaml"
 DEVICE_CODES = ("DRA340", "DRA341", "DRA342", "DRA343", "DRA344", "DRA351")
@@ -267,7 +274,57 @@ def _check_mode(section: Section, root: Path) -> list[str]:
     return ["--check", "."]
 
 
+# Cluster mode (DRA6xx): a kubeconfig example, pointed at the test API server on loopback
+# (tests/fake_apiserver.py) that stays up until the session ends.
+_SERVERS = contextlib.ExitStack()
+atexit.register(_SERVERS.close)
+
+
+def _kubeconfig(section: Section, root: Path, server: str | None = None) -> list[str]:
+    name, text = _only(section)
+    if server is not None:
+        text = re.sub(r"server: \S+", f"server: {server}", text)
+    _write(root, {"kubeconfig.yaml": text.encode("utf-8")})
+    del name
+    return ["--cluster", "--kubeconfig", "kubeconfig.yaml"]
+
+
+def _fake_server(tweak: Callable[[FakeCluster], None]) -> str:
+    state = sample_cluster()
+    state.token = "ci-token"
+    tweak(state)
+    return _SERVERS.enter_context(serve(state))
+
+
+def _expired(section: Section, root: Path) -> list[str]:
+    return _kubeconfig(section, root, _fake_server(lambda state: None))
+
+
+def _forbidden(section: Section, root: Path) -> list[str]:
+    url = _fake_server(lambda state: state.forbidden.add("resourceclaims"))
+    return [*_kubeconfig(section, root, url), "-A"]
+
+
+def _server_error(section: Section, root: Path) -> list[str]:
+    url = _fake_server(lambda state: state.failing.add("resourceslices"))
+    return [*_kubeconfig(section, root, url), "-A"]
+
+
+def _live_validate(section: Section, root: Path) -> list[str]:
+    name, text = _only(section)
+    _write(root, {name: text.encode("utf-8")})
+    url = _fake_server(lambda state: None)
+    write_kubeconfig(root / "kubeconfig.yaml", url, token="ci-token")
+    return ["--cluster", "--kubeconfig", "kubeconfig.yaml", name]
+
+
 BUILT: dict[str, Callable[[Section, Path], list[str]]] = {
+    "DRA601": _kubeconfig,
+    "DRA602": _kubeconfig,
+    "DRA603": _expired,
+    "DRA604": _forbidden,
+    "DRA605": _server_error,
+    "DRA610": _live_validate,
     "DRA001": _unreadable,
     "DRA002": _latin1,
     "DRA003": _nul_padded,
@@ -295,6 +352,10 @@ def _command(code: str) -> str:
         return "deviceclasses"
     if code.startswith(REPORT_SERIES):
         return "report"
+    if code in CLUSTER_COMMANDS:
+        return CLUSTER_COMMANDS[code]
+    if code.startswith(CLUSTER_SERIES):
+        return "inventory"
     return "validate" if code.startswith(VALIDATE_SERIES) else "convert"
 
 
@@ -309,6 +370,8 @@ def _arguments(code: str, files: dict[str, bytes]) -> list[str]:
         inputs = sorted(n for n in files if n not in dumps and not n.startswith("."))
         return [*options, *(inputs or ["."])]
     assert not options, f"{code}: # args is for report and deviceclasses examples"
+    if _command(code) == "inventory":
+        return sorted(files)  # kubectl dumps, given as files
     if SLICES not in files:
         return ["."]
     assert _command(code) == "validate", f"{code}: only validate takes {SLICES}"
@@ -321,7 +384,8 @@ def _arguments(code: str, files: dict[str, bytes]) -> list[str]:
 
 def _run(root: Path, command: str, args: list[str], monkeypatch: pytest.MonkeyPatch) -> Run:
     monkeypatch.chdir(root)
-    result = CliRunner().invoke(main, [command, "--jobs", "1", *args])
+    jobs = [] if command == "inventory" else ["--jobs", "1"]  # inventory runs no workers
+    result = CliRunner().invoke(main, [command, *jobs, *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     output = result.stdout + result.stderr
     codes = set()
@@ -382,7 +446,12 @@ def test_trigger_produces_the_code(
     named = set(CODE_MENTION.findall(section.prose)) | {code}
     assert run.codes <= named, f"{code}: the example also reports {run.codes - named}"
     spec = CODES[code]
-    if spec.unprocessed:
+    if code in EXIT_CODES:  # cluster mode cannot read the cluster: one line, 2 or 123
+        assert run.exit_code == EXIT_CODES[code], run.output
+        assert run.output.count("\n") == 1, run.output
+    elif code.startswith(CLUSTER_SERIES):
+        assert run.exit_code == 0, run.output  # an inventory, and notes: never a failure
+    elif spec.unprocessed:
         assert run.exit_code == 123, run.output
     elif spec.severity.value == "error":
         assert run.exit_code == 1, run.output

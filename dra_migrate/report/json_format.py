@@ -21,4 +21,6 @@ def render(report: Report, command: str) -> str:
     }
     if report.plan is not None:
         data["plan"] = report.plan.to_dict()
+    if report.cluster is not None:
+        data["cluster"] = report.cluster.to_dict()
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -66,6 +66,7 @@ def render(report: Report, command: str) -> str:
         suppressed=report.suppressed if report.show_suppressed else [],
         docs_url=FINDINGS_URL,
         command=command,
+        cluster=report.cluster,
         version=__version__,
     )
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from dra_migrate.findings import Finding, Severity
 
 if TYPE_CHECKING:
+    from dra_migrate.report.inventory import ClusterInventory
     from dra_migrate.report.migration import MigrationPlan
 
 REPORT_VERSION = 1
@@ -120,6 +121,7 @@ class Report:
     show_suppressed: bool = False  # text, Markdown and GitHub formats list suppressed findings
     api_version: str = ""  # the resource.k8s.io version written (convert, scan)
     config_path: str = ""  # the mapping file used, "" for the built-in mapping
+    cluster: ClusterInventory | None = None  # inventory --cluster, or of kubectl dumps
 
     def manual(self) -> list[tuple[str, list[str]]]:
         """(path, codes) of the files that need a person: left untouched by a blocking

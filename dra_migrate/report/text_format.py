@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dra_migrate.findings import escape, quote_path
+from dra_migrate.report.inventory import ClusterInventory, age_text
 from dra_migrate.report.migration import MigrationPlan, Total
 from dra_migrate.report.model import Report, Status
 from dra_migrate.report.summary import summary_line
@@ -21,9 +22,122 @@ def _cell(text: str) -> Text:
     return Text(escape(text))
 
 
+def _titled_table(console: Console, title: str, columns: list[str], rows: list[list[str]]) -> None:
+    console.print()
+    console.print(title, markup=False)
+    if not rows:
+        console.print("  (none)", markup=False)
+        return
+    _table(console, tuple(columns), [tuple(row) for row in rows])
+
+
+def _cluster(console: Console, report: Report, inv: ClusterInventory) -> None:
+    scope = f"namespace {inv.namespace}" if inv.namespace else "all namespaces"
+    console.print(
+        f"Cluster inventory of {escape(inv.source)}; {scope}; "
+        f"DRA API: {inv.dra_version or 'not served'}",
+        markup=False,
+    )
+    _titled_table(
+        console,
+        "GPU workloads (extended resources):",
+        ["NAMESPACE", "WORKLOAD", "PODS", "CONTAINER", "ROLE", "RESOURCE", "COUNT", "DEVICE CLASS"],
+        [
+            [
+                w.namespace,
+                f"{w.kind}/{w.name}",
+                f"{w.pods} ({', '.join(f'{n} {p}' for p, n in sorted(w.phases.items()))})",
+                r.container,
+                r.role,
+                r.resource,
+                str(r.count) if r.count is not None else f"{r.value!r}?",
+                r.device_class or "(not mapped)",
+            ]
+            for w in inv.workloads
+            for r in w.requests
+        ],
+    )
+    _titled_table(
+        console,
+        "Nodes:",
+        [
+            "NODE",
+            "PRODUCT",
+            "CAPACITY",
+            "ALLOCATABLE",
+            "DEVICE PLUGIN",
+            "DRA DRIVERS",
+            "DRA DEVICES",
+        ],
+        [
+            [
+                n.name,
+                n.product or "-",
+                ", ".join(f"{k}={v}" for k, v in sorted(n.capacity.items())) or "-",
+                ", ".join(f"{k}={v}" for k, v in sorted(n.allocatable.items())) or "-",
+                "yes" if n.device_plugin else "no",
+                ", ".join(n.dra_drivers) or "-",
+                str(n.dra_devices),
+            ]
+            for n in inv.nodes
+        ],
+    )
+    if inv.dra_version is not None:
+        _titled_table(
+            console,
+            "DeviceClasses:",
+            ["NAME", "DRIVER", "EXTENDED RESOURCE", "SELECTORS"],
+            [
+                [c.name, c.driver or "-", c.extended_resource_name or "-", str(len(c.selectors))]
+                for c in inv.device_classes
+            ],
+        )
+        _titled_table(
+            console,
+            "Devices in ResourceSlices:",
+            ["DRIVER", "PRODUCT", "DEVICES", "NODES", "NOT NODE-LOCAL"],
+            [
+                [g.driver, g.product, str(g.devices), str(g.nodes), str(g.shared)]
+                for g in inv.devices
+            ],
+        )
+        _titled_table(
+            console,
+            f"ResourceClaims pending longer than {age_text(inv.pending_after)}:",
+            ["NAMESPACE", "CLAIM", "AGE", "DEVICE CLASSES", "FOR"],
+            [
+                [
+                    c.namespace,
+                    c.name,
+                    age_text(c.age_seconds),
+                    ", ".join(c.device_classes) or "-",
+                    ", ".join(c.reserved_for) or "-",
+                ]
+                for c in inv.pending_claims
+            ],
+        )
+    findings = report.all_findings
+    if findings:
+        console.print()
+        for f in findings:
+            console.print(f.format(), markup=False)
+    s = inv.summary()
+    console.print()
+    console.print(
+        f"{s['gpuPods']} GPU pod(s) in {s['workloads']} workload(s), {s['gpusInUse']} GPU(s) "
+        f"held; {s['gpuNodes']} GPU node(s) of {s['nodesRead']} ({s['devicePluginNodes']} "
+        f"device plugin, {s['draNodes']} DRA, {s['nodesServedTwice']} both); "
+        f"{s['draDevices']} DRA device(s); {s['pendingClaims']} pending claim(s)",
+        markup=False,
+    )
+
+
 def render(report: Report, command: str) -> str:
     out = io.StringIO()
     console = Console(file=out, width=1000, color_system=None, highlight=False, soft_wrap=True)
+    if report.cluster is not None:
+        _cluster(console, report, report.cluster)
+        return out.getvalue()
     rows = report.inventory
     if report.plan is not None:
         _plan(report, report.plan, console)
