@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.mapping import Config, Context
@@ -39,6 +39,9 @@ from dra_migrate.report.inventory import (
     age_text,
 )
 from dra_migrate.report.model import EXIT_UNPROCESSED, EXIT_USAGE, FileResult, Report, Status
+
+if TYPE_CHECKING:
+    from dra_migrate.cel import Device
 
 DRA_GROUP = "resource.k8s.io"
 # Versions read, best first; the client class that lists each.
@@ -211,6 +214,7 @@ class LiveReader:
         from kubernetes import client
 
         self.connection = connection
+        self._apis: dict[str, Any] = {}
         configuration, self.source, self.default_namespace = _configure(connection)
         self.api_client = client.ApiClient(configuration)
         self.api_client.user_agent = "dra-migrate"
@@ -225,7 +229,9 @@ class LiveReader:
 
         if name == "dra":
             name = DRA_VERSIONS[self.dra_version or "v1"]
-        return getattr(client, name)(self.api_client)
+        if name not in self._apis:
+            self._apis[name] = getattr(client, name)(self.api_client)
+        return self._apis[name]
 
     def _discover(self) -> tuple[str | None, str]:
         """The best resource.k8s.io version the server serves (discovery, GET only)."""
@@ -634,9 +640,9 @@ def build_inventory(
     else:
         inventory.dra_version = f"{DRA_GROUP}/{reader.dra_version}"
         inventory.device_classes = _device_classes(reader)
-        slices = current_slices(reader.list("resourceslices", None))
-        inventory.devices = _device_groups(slices)
-        _attach_drivers(nodes, slices)
+        devices = slice_devices(reader)
+        inventory.devices = _device_groups(devices)
+        _attach_drivers(nodes, devices)
         inventory.pending_claims = _pending_claims(reader, namespace, pending_after, now)
     _served_twice(nodes, config, inventory.device_classes)
     inventory.nodes = [nodes[name] for name in sorted(nodes)]
@@ -681,7 +687,21 @@ def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], str]]
             yield c, "app"
 
 
-def _gpu_requests(pod: Mapping[str, Any], config: Config) -> list[GpuRequest]:
+class _GpuNames:
+    """``config.is_gpu`` once a resource name: a cluster repeats a few names many times."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.known: dict[str, bool] = {}
+
+    def __call__(self, name: str) -> bool:
+        found = self.known.get(name)
+        if found is None:
+            found = self.known[name] = self.config.is_gpu(name)
+        return found
+
+
+def _gpu_requests(pod: Mapping[str, Any], config: Config, is_gpu: _GpuNames) -> list[GpuRequest]:
     spec = _dict(pod.get("spec"))
     ctx = Context(
         namespace=_meta(pod, "namespace"),
@@ -696,7 +716,7 @@ def _gpu_requests(pod: Mapping[str, Any], config: Config) -> list[GpuRequest]:
         limits = _dict(resources.get("limits"))
         requests = _dict(resources.get("requests"))
         for name in sorted({*limits, *requests}):
-            if not config.is_gpu(str(name)):
+            if not is_gpu(str(name)):
                 continue
             value = str(limits.get(name, requests.get(name)))
             choice = config.choose(str(name), ctx)
@@ -731,9 +751,10 @@ def _workloads(reader: Reader, config: Config, namespace: str | None) -> tuple[l
     by_key: dict[tuple[str, str, str, str], Workload] = {}
     nodes: dict[tuple[str, str, str, str], set[str]] = {}
     read = 0
+    is_gpu = _GpuNames(config)
     for pod in reader.list("pods", namespace):
         read += 1
-        requests = _gpu_requests(pod, config)
+        requests = _gpu_requests(pod, config, is_gpu)
         if not requests:
             continue
         ns = str(_meta(pod, "namespace") or "")
@@ -802,18 +823,15 @@ def _top_owner(
 def _nodes(reader: Reader, config: Config) -> tuple[dict[str, NodeGpus], int]:
     nodes: dict[str, NodeGpus] = {}
     read = 0
+    is_gpu = _GpuNames(config)
     for node in reader.list("nodes", None):
         read += 1
         status = _dict(node.get("status"))
         capacity = {
-            str(k): str(v)
-            for k, v in _dict(status.get("capacity")).items()
-            if config.is_gpu(str(k))
+            str(k): str(v) for k, v in _dict(status.get("capacity")).items() if is_gpu(str(k))
         }
         allocatable = {
-            str(k): str(v)
-            for k, v in _dict(status.get("allocatable")).items()
-            if config.is_gpu(str(k))
+            str(k): str(v) for k, v in _dict(status.get("allocatable")).items() if is_gpu(str(k))
         }
         labels = _dict(_meta(node, "labels"))
         product = next((str(labels[k]) for k in PRODUCT_LABELS if labels.get(k)), None)
@@ -866,12 +884,10 @@ def current_slices(slices: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [obj for obj in kept if pool(obj)[1] >= newest[pool(obj)[0]]]
 
 
-def _device_groups(slices: Sequence[dict[str, Any]]) -> list[DeviceGroup]:
-    from dra_migrate.cel import devices_from_resource_slices
-
+def _device_groups(devices: Sequence[Device]) -> list[DeviceGroup]:
     counts: dict[tuple[str, str], list[int]] = {}
     nodes: dict[tuple[str, str], set[str]] = {}
-    for device in devices_from_resource_slices(slices):
+    for device in devices:
         own = device.attributes.get(device.driver, {})
         product = next((str(own[a]) for a in PRODUCT_ATTRIBUTES if a in own), "(unnamed)")
         key = (device.driver, product)
@@ -887,11 +903,9 @@ def _device_groups(slices: Sequence[dict[str, Any]]) -> list[DeviceGroup]:
     )
 
 
-def _attach_drivers(nodes: dict[str, NodeGpus], slices: Sequence[dict[str, Any]]) -> None:
-    from dra_migrate.cel import devices_from_resource_slices
-
+def _attach_drivers(nodes: dict[str, NodeGpus], devices: Sequence[Device]) -> None:
     drivers: dict[str, set[str]] = {}
-    for device in devices_from_resource_slices(slices):
+    for device in devices:
         if device.node is None:
             continue
         drivers.setdefault(device.node, set()).add(device.driver)
@@ -978,7 +992,7 @@ def _pending_claims(
     return sorted(pending)
 
 
-def slice_devices(reader: Reader) -> list[Any]:
+def slice_devices(reader: Reader) -> list[Device]:
     """The devices of the cluster's current ResourceSlices, for ``validate --cluster``."""
     from dra_migrate.cel import devices_from_resource_slices
 
