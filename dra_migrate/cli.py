@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import errno
+import os
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -12,12 +16,21 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from dra_migrate import __version__
-from dra_migrate.findings import ConfigError, Finding, finding
-from dra_migrate.mapping import Config, find_config, load_config
+from dra_migrate.discover import Unreadable
+from dra_migrate.findings import ConfigError, Finding, finding, quote_path
+from dra_migrate.mapping import Config, find_config, load_config, parse_size
 from dra_migrate.plan import Settings
 from dra_migrate.report import FORMATS, renderer
-from dra_migrate.report.model import EXIT_UNPROCESSED, EXIT_USAGE, FileResult, Report, Status
+from dra_migrate.report.model import (
+    EXIT_INTERRUPTED,
+    EXIT_UNPROCESSED,
+    EXIT_USAGE,
+    FileResult,
+    Report,
+    Status,
+)
 from dra_migrate.versions import DEFAULT_TARGET, TARGETS, parse_kube_version, target_for, warnings
+from dra_migrate.writer import unified_diff
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -79,6 +92,12 @@ def common_options(func: F) -> F:
             metavar="REF",
             help="Report only on files changed since git REF (merge base with HEAD) "
             "and the files they reference.",
+        ),
+        click.option(
+            "--max-file-size",
+            metavar="SIZE",
+            help="Refuse files larger than this (bytes, or 64Mi; default 64Mi, or maxFileSize "
+            "in the config).",
         ),
     ]
     for decorator in reversed(decorators):
@@ -211,6 +230,7 @@ def resolve(
     stdin_filename: str,
     context: tuple[str, ...] = (),
     changed_since: str | None = None,
+    max_file_size: str | None = None,
 ) -> Options:
     if not paths:
         raise ConfigError("no path given (use . for the current folder, - for stdin)")
@@ -224,6 +244,11 @@ def resolve(
     elif not config_path.is_file():
         raise ConfigError(f"--config {config_path}: no such file")
     config: Config = load_config(config_path)
+    if max_file_size is not None:
+        try:
+            config = dataclasses.replace(config, max_file_size=parse_size(max_file_size))
+        except ConfigError as error:
+            raise ConfigError(f"--max-file-size: {error.args[0]}") from None
     kube = kube_version or config.kube_version
     notes: list[Finding] = []
     chosen = target or config.target
@@ -276,18 +301,23 @@ def progress_bar(fmt: str = "text") -> Iterator[Callable[[int, int], None] | Non
         yield update
 
 
-def execute(options: Options, edit: bool = True, fmt: str = "text") -> Report:
+def execute(
+    options: Options, edit: bool = True, fmt: str = "text", skip: tuple[Path, ...] = ()
+) -> Report:
     from dra_migrate import pipeline
 
     if options.paths == ("-",):
-        data = sys.stdin.buffer.read()
+        try:
+            data = read_stdin(options.settings.config.max_file_size)
+        except Unreadable as exc:
+            return _unread(options, exc)
         report = pipeline.run_stream(data, options.stdin_filename, options.settings, edit)
     else:
         with progress_bar(fmt) as progress:
             report = focused(
                 options,
                 lambda paths: pipeline.run(
-                    paths, options.settings, options.excludes, options.jobs, edit, progress
+                    paths, options.settings, options.excludes, options.jobs, edit, progress, skip
                 ),
             )
     report.findings.extend(options.notes)
@@ -313,6 +343,21 @@ def focused(options: Options, run: Callable[[tuple[str, ...]], Report]) -> Repor
     return report
 
 
+def read_stdin(limit: int) -> bytes:
+    """Standard input, refused (DRA011) past ``limit`` bytes."""
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        raise Unreadable(
+            "DRA011", f"standard input is larger than the limit of {limit} bytes (--max-file-size)"
+        )
+    return data
+
+
+def _unread(options: Options, exc: Unreadable) -> Report:
+    problem = finding(exc.code, options.stdin_filename, 1, 1, exc.message)
+    return Report([FileResult(options.stdin_filename, Status.FAILED, [problem])])
+
+
 def _fail_usage(error: ConfigError) -> None:
     click.echo(f"dra-migrate: error: {error.format()}", err=True)
     sys.exit(EXIT_USAGE)
@@ -323,7 +368,28 @@ def _print_findings(findings: list[Finding]) -> None:
         click.echo(f.format(), err=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+_OUTPUT_ERRORS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT}
+
+
+class _Group(click.Group):
+    """Output that cannot be written (a closed pipe, a full disk) ends the run with one
+    line on stderr and exit status 123, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno not in _OUTPUT_ERRORS:
+                raise
+            with contextlib.suppress(OSError):  # nothing more may reach the broken stream
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            with contextlib.suppress(OSError):
+                click.echo(f"dra-migrate: error: cannot write the output: {exc.strerror}", err=True)
+            sys.exit(EXIT_UNPROCESSED)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dra-migrate")
 def main() -> None:
     """Move GPU workloads from device-plugin extended resources to DRA."""
@@ -347,6 +413,8 @@ def scan(**kwargs: Any) -> None:
         return
     _suppress(report, options, "scan")
     _emit_report(report, "scan", flow)
+    if flow.fmt == "text":
+        click.echo(f"dra-migrate: {_config_used(options.settings.config)}.", err=True)
     sys.exit(EXIT_UNPROCESSED if report.count(Status.FAILED) else 0)
 
 
@@ -360,6 +428,12 @@ def scan(**kwargs: Any) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Write converted copies of changed files here, in the same relative layout.",
 )
+@click.option(
+    "--write-through-links",
+    is_flag=True,
+    help="With --write, also rewrite the targets of symbolic links that lie outside the paths "
+    "given (skipped by default, DRA013).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
 @workflow_options
 def convert(
@@ -367,6 +441,7 @@ def convert(
     check: bool,
     write: bool,
     output_dir: Path | None,
+    write_through_links: bool,
     quiet: bool,
     **kwargs: Any,
 ) -> None:
@@ -394,7 +469,9 @@ def convert(
         _fail_usage(error)
         return
     try:
-        report = execute(options, fmt=flow.fmt)
+        report = execute(
+            options, fmt=flow.fmt, skip=(output_dir,) if output_dir is not None else ()
+        )
     except ConfigError as error:
         _fail_usage(error)
         return
@@ -405,10 +482,25 @@ def convert(
         mark_pending(report)
     _suppress(report, options, "convert", check)
     stdin = options.paths == ("-",)
-    if stdin:
-        _stream_out(report.files[0], mode, check)
-    else:
-        _files_out(report, mode, check, output_dir, diff=not report_on_stdout)
+    written: list[str] = []
+    try:
+        with _terminated_as_interrupt():
+            if stdin:
+                _stream_out(report.files[0], mode, check)
+            else:
+                roots = tuple(Path(p) for p in options.paths)
+                written = _files_out(
+                    report,
+                    mode,
+                    check,
+                    output_dir,
+                    roots,
+                    write_through_links,
+                    written,
+                    diff=not report_on_stdout,
+                )
+    except KeyboardInterrupt:
+        _interrupted(written)
     _emit_report(report, "convert", flow, terminal=report_on_stdout)
     findings = report.all_findings
     _print_findings([f for f in findings if not quiet or f.severity.value == "error"])
@@ -420,9 +512,36 @@ def convert(
     sys.exit(report.exit_code(changes_fail=check))
 
 
-def _stream_out(result: FileResult, mode: str | None, check: bool) -> None:
-    from dra_migrate.writer import unified_diff
+@contextlib.contextmanager
+def _terminated_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI timeout, a killed hook) stops a write like Ctrl-C: the file being
+    written is left as it was, its temporary file removed."""
 
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(written: list[str]) -> None:
+    shown = ", ".join(quote_path(p) for p in written) if written else "none"
+    click.echo(
+        f"dra-migrate: interrupted; {len(written)} file(s) written ({shown}); "
+        "every other file is as it was",
+        err=True,
+    )
+    sys.exit(EXIT_INTERRUPTED)
+
+
+def _stream_out(result: FileResult, mode: str | None, check: bool) -> None:
     if result.status is Status.FAILED or any(f.blocks for f in result.findings):
         return  # nothing on stdout: a half-converted stream must never reach kubectl
     new = result.converted if result.status is Status.CHANGED else result.original
@@ -435,22 +554,52 @@ def _stream_out(result: FileResult, mode: str | None, check: bool) -> None:
 
 
 def _files_out(
-    report: Report, mode: str | None, check: bool, output_dir: Path | None, diff: bool = True
-) -> None:
-    from dra_migrate.writer import output_path, unified_diff, write_atomic
+    report: Report,
+    mode: str | None,
+    check: bool,
+    output_dir: Path | None,
+    roots: tuple[Path, ...],
+    through_links: bool,
+    written: list[str],
+    diff: bool = True,
+) -> list[str]:
+    """Write or print every changed file; ``written`` collects the paths written."""
+    from dra_migrate import writer
 
+    targets: dict[Path, list[FileResult]] = {}
+    if output_dir is not None:
+        for result in report.files:
+            if result.status is Status.CHANGED:
+                targets.setdefault(writer.output_path(output_dir, result.path), []).append(result)
     for result in report.files:
         if result.status is not Status.CHANGED or result.converted is None:
             continue
         if output_dir is not None or mode == "write":
-            target = output_path(output_dir, result.path) if output_dir else Path(result.path)
+            assert result.original is not None
             try:
-                write_atomic(target, result.converted)
+                if output_dir is None:
+                    writer.write_in_place(
+                        Path(result.path), result.converted, result.original, roots, through_links
+                    )
+                    written.append(result.path)
+                    continue
+                target = writer.output_path(output_dir, result.path)
+                if len(targets[target]) > 1:
+                    others = ", ".join(r.path for r in targets[target] if r is not result)
+                    raise writer.Refused(
+                        "DRA015", f"{target} is also the output of {others}; none is written"
+                    )
+                writer.write_copy(output_dir, result.path, result.converted, Path(result.path))
+                written.append(str(target))
+            except writer.Refused as refused:
+                result.status = Status.FAILED
+                result.findings.append(finding(refused.code, result.path, 1, 1, refused.message))
             except OSError as exc:
                 reason = exc.strerror or str(exc)
+                where = writer.output_path(output_dir, result.path) if output_dir else result.path
                 result.status = Status.FAILED
                 result.findings.append(
-                    finding("DRA009", result.path, 1, 1, f"cannot write {target}: {reason}")
+                    finding("DRA009", result.path, 1, 1, f"cannot write {where}: {reason}")
                 )
         elif diff and (mode == "diff" or not check):
             assert result.original is not None
@@ -458,6 +607,7 @@ def _files_out(
                 unified_diff(result.path, result.original, result.converted, result.regions),
                 nl=False,
             )
+    return written
 
 
 def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | None) -> str:
@@ -465,6 +615,13 @@ def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | N
 
     done = mode == "write" or output_dir is not None
     return convert_summary(report, done, check, str(output_dir) if output_dir else None)
+
+
+def _config_used(config: Config) -> str:
+    """Which mapping steered the run: every summary names it."""
+    if config.path is None:
+        return "configuration: built-in mappings (no .dra-migrate.yaml found)"
+    return f"configuration: {quote_path(config.path)}"
 
 
 @main.command(name="validate")
@@ -510,7 +667,8 @@ def validate_command(
             raise ConfigError("--cluster reads the live ResourceSlices: drop --resource-slices")
         if not live and (kubeconfig or context):
             raise ConfigError("--kubeconfig and --context need --cluster")
-        devices = pipeline.load_slices(slices) if slices else None
+        limit = options.settings.config.max_file_size
+        devices = pipeline.load_slices(slices, limit) if slices else None
     except ConfigError as error:
         _fail_usage(error)
         return
@@ -544,7 +702,12 @@ def validate_command(
     )
     stdin = None
     if options.paths == ("-",):
-        stdin = (options.stdin_filename, sys.stdin.buffer.read())
+        try:
+            stdin = (options.stdin_filename, read_stdin(options.settings.config.max_file_size))
+        except Unreadable as exc:
+            unread = _unread(options, exc)
+            _emit_report(unread, "validate", flow)
+            sys.exit(unread.exit_code())
     try:
         with progress_bar(flow.fmt) as progress:
             report = focused(
@@ -566,6 +729,8 @@ def validate_command(
     report.findings[:0] = notes
     _suppress(report, options, "validate")
     _emit_report(report, "validate", flow)
+    if flow.fmt == "text":
+        click.echo(f"dra-migrate: {_config_used(options.settings.config)}.", err=True)
     sys.exit(report.exit_code())
 
 

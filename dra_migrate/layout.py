@@ -13,7 +13,7 @@ from pathlib import Path
 
 from yaml.nodes import Node
 
-from dra_migrate import load
+from dra_migrate import discover, load
 from dra_migrate.findings import InputProblem
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -67,7 +67,7 @@ class Layout:
         name = path.name
         if name in KUSTOMIZATION_NAMES:
             return Role(KUSTOMIZATION)
-        resolved = path.resolve()
+        resolved = discover.real_path(path)
         if resolved in self.patches:
             return Role(KUSTOMIZE_PATCH, self.patches[resolved])
         chart = _chart_root(resolved, self.charts)
@@ -119,7 +119,7 @@ def build(paths: Iterable[Path], gpu: Callable[[bytes], bool] = lambda _data: Fa
     files: list[Path] = []
     for path in paths:
         files.append(path)
-        folder = path.resolve().parent
+        folder = discover.real_path(path).parent
         for parent in (folder, *folder.parents):
             if parent in folders:
                 break
@@ -134,7 +134,7 @@ def build(paths: Iterable[Path], gpu: Callable[[bytes], bool] = lambda _data: Fa
     for path in files:
         if path.name not in KUSTOMIZATION_NAMES or not path.is_file():
             continue
-        real = path.resolve()
+        real = discover.real_path(path)
         if real in seen:
             continue
         seen.add(real)
@@ -142,7 +142,7 @@ def build(paths: Iterable[Path], gpu: Callable[[bytes], bool] = lambda _data: Fa
         if root is None:
             continue  # reported when the file itself is processed
         for patch_file in _patch_files(root):
-            target = (real.parent / patch_file).resolve()
+            target = discover.real_path(real.parent / patch_file)
             layout.patches.setdefault(target, _shown(path))
         renaming = _renaming(real, root)
         if renaming is not None:
@@ -224,8 +224,8 @@ def references(kustomization: Path) -> set[Path]:
 
 def _read(path: Path) -> Node | None:
     try:
-        docs = load.parse(load.decode(str(path), path.read_bytes()))
-    except (OSError, InputProblem):
+        docs = load.parse(load.decode(str(path), discover.read_file(path)))
+    except (discover.Unreadable, InputProblem):
         return None
     roots = [d.root for d in docs if d.root is not None]
     return roots[0] if roots else None
@@ -248,8 +248,8 @@ def _renaming(path: Path, root: Node) -> Renaming | None:
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, or none when it cannot be read (a best-effort look)."""
     try:
-        return path.read_bytes()
-    except OSError:
+        return discover.read_file(path)
+    except discover.Unreadable:
         return b""
 
 
@@ -263,7 +263,7 @@ def _built(kustomization: Path, visiting: set[Path]) -> set[Path]:
     for key in ("resources", "bases", "components"):
         for item in load.items(load.get(root, key)):
             entry = load.scalar(item) or ""
-            target = (kustomization.parent / entry).resolve()
+            target = discover.real_path(kustomization.parent / entry)
             if target.is_dir():
                 for name in KUSTOMIZATION_NAMES:
                     if (target / name).is_file():
@@ -277,7 +277,7 @@ def _built(kustomization: Path, visiting: set[Path]) -> set[Path]:
 def _shown(path: Path) -> str:
     """A path as the user would write it: relative to the working folder when inside it."""
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return str(discover.real_path(path).relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
 

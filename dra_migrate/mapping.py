@@ -18,7 +18,7 @@ from typing import Any
 
 from yaml.nodes import Node
 
-from dra_migrate import load
+from dra_migrate import discover, load
 from dra_migrate.findings import ConfigError, InputProblem
 from dra_migrate.resources import schema_path
 
@@ -157,6 +157,7 @@ class Config:
     path: str | None = None  # the file it came from, None for built-ins only
     device_classes: tuple[ClassDefinition, ...] = ()
     suppressions: tuple[IgnoreEntry, ...] = ()  # ignore entries with a path and codes
+    max_file_size: int = discover.DEFAULT_MAX_FILE_SIZE  # bytes; larger files are refused
 
     def choose(self, resource: str, ctx: Context) -> Choice | None:
         for mapping in self.resources:
@@ -194,17 +195,33 @@ class Config:
         return tuple(sorted(minimal))
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest ``.dra-migrate.yaml`` at or above ``start``."""
-    here = start.resolve()
+def find_config(start: Path, home: Path | None = None) -> Path | None:
+    """The nearest ``.dra-migrate.yaml`` at or above ``start``, up to the root of its git
+    repository, else up to the home folder, else in ``start``'s folder only: a file in
+    ``/tmp`` or ``/`` never steers runs below it unnoticed."""
+    here = discover.real_path(start)
     if here.is_file():
         here = here.parent
-    for folder in (here, *here.parents):
+    home = discover.real_path(home if home is not None else _home())
+    chain = [here, *here.parents]
+    boundary = next((f for f in chain if (f / ".git").exists()), None)
+    if boundary is None:
+        boundary = home if home in chain else here
+    for folder in chain:
         for name in CONFIG_NAMES:
             candidate = folder / name
             if candidate.is_file():
                 return candidate
+        if folder == boundary:
+            break
     return None
+
+
+def _home() -> Path:
+    try:
+        return Path.home()
+    except RuntimeError:  # no HOME and no passwd entry
+        return Path("/nonexistent")
 
 
 def load_config(path: Path | None) -> Config:
@@ -234,7 +251,24 @@ def load_config(path: Path | None) -> Config:
             _class_definition(entry, root, i)
             for i, entry in enumerate(data.get("deviceClasses") or ())
         ),
+        max_file_size=parse_size(data.get("maxFileSize", discover.DEFAULT_MAX_FILE_SIZE)),
     )
+
+
+def parse_size(value: int | str) -> int:
+    """A file size: bytes, or a quantity (``64Mi``, ``10M``); ConfigError when not one."""
+    from dra_migrate.quantity import parse_quantity
+
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
+    else:
+        quantity = parse_quantity(str(value).strip())
+        if quantity is None or quantity.denominator != 1:
+            raise ConfigError(f"file size {value!r} is not a whole number of bytes (e.g. 64Mi)")
+        size = int(quantity)
+    if size < 1:
+        raise ConfigError(f"file size {value!r} must be at least 1 byte")
+    return size
 
 
 def _class_definition(data: Mapping[str, Any], root: Node | None, index: int) -> ClassDefinition:
@@ -253,9 +287,9 @@ def _class_definition(data: Mapping[str, Any], root: Node | None, index: int) ->
 
 def _read(path: Path, display: str, check: bool = True) -> tuple[dict[str, Any], Node | None]:
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read configuration: {exc.strerror}", display, 1, 1) from None
+        raw = discover.read_file(path)
+    except discover.Unreadable as exc:
+        raise ConfigError(f"cannot read configuration: {exc.message}", display, 1, 1) from None
     try:
         source = load.decode(display, raw)
         docs = load.parse(source)
@@ -274,7 +308,57 @@ def _read(path: Path, display: str, check: bool = True) -> tuple[dict[str, Any],
         raise ConfigError("configuration must be a mapping", display, line, col)
     if check:  # jsonschema is imported only for a project's own file
         _check_schema(data, root, display)
+        _check_meaning(data, root, display)
     return data, root
+
+
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+# CEL problems that make a selector wrong whatever driver publishes the devices
+_CEL_ERRORS = ("syntax", "too-long", "not-bool", "undeclared", "unknown-function", "unknown-field")
+_SAMPLE = "x1"  # stands for a captured placeholder value while checking
+
+
+def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
+    """What the schema cannot say, checked before any file is read: every name pattern
+    compiles, every placeholder used is captured by the name, every device class is a
+    DNS subdomain once filled, every selector is CEL. An error points at its line."""
+    from dra_migrate.cel import check_selector
+
+    def fail(path: tuple[Any, ...], message: str) -> None:
+        line, col = load.position(load.node_at(root, path))
+        raise ConfigError(
+            f"invalid configuration at {'.'.join(map(str, path))}: {message}", display, line, col
+        )
+
+    for i, resource in enumerate(data.get("resources") or ()):
+        name = resource["name"]
+        names = _PLACEHOLDER.findall(name)
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            fail(("resources", i, "name"), f"placeholder {{{twice[0]}}} appears twice in {name!r}")
+        sample = dict.fromkeys(names, _SAMPLE)
+        choices = [(("resources", i), resource)] + [
+            (("resources", i, "rules", j), rule)
+            for j, rule in enumerate(resource.get("rules") or ())
+        ]
+        for where, choice in choices:
+            texts = [((*where, "deviceClass"), choice.get("deviceClass"))] + [
+                ((*where, "selectors", k), s) for k, s in enumerate(choice.get("selectors") or ())
+            ]
+            for path, text in texts:
+                if not isinstance(text, str):
+                    continue
+                unknown = sorted(set(_PLACEHOLDER.findall(text)) - set(names))
+                if unknown:
+                    fail(path, f"placeholder {{{unknown[0]}}} is not in the resource name {name!r}")
+                filled = _fill(text, sample)
+                if path[-1] == "deviceClass":
+                    if len(filled) > 253 or not _DNS_SUBDOMAIN.fullmatch(filled):
+                        fail(path, f"{text!r} is not a lower-case DNS subdomain")
+                    continue
+                problems = [p for p in check_selector(filled) if p.code in _CEL_ERRORS]
+                if problems:
+                    fail(path, f"the selector is not valid CEL: {problems[0].message}")
 
 
 def _check_schema(data: dict[str, Any], root: Node, display: str) -> None:

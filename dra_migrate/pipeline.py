@@ -52,9 +52,11 @@ def run(
     jobs: int | None = None,
     edit: bool = True,
     progress: Progress = None,
+    skip: Sequence[Path] = (),
 ) -> Report:
+    """Every file under ``paths`` (never under ``skip``, the output folder)."""
     config = settings.config
-    candidates = list(discover.expand(paths, [*config.exclude, *excludes]))
+    candidates = list(discover.expand(paths, [*config.exclude, *excludes], skip))
     needles = config.needles()
     repo_layout = layout.build(
         (c.path for c in candidates), lambda data: discover.mentions(data, needles)
@@ -65,11 +67,9 @@ def run(
     for index, candidate in enumerate(candidates):
         role = repo_layout.role(candidate.path)
         try:
-            data = candidate.path.read_bytes()
-        except OSError as exc:
-            problem = finding(
-                "DRA001", candidate.display, 1, 1, f"cannot read file: {exc.strerror}"
-            )
+            data = discover.read_file(candidate.path, config.max_file_size)
+        except discover.Unreadable as exc:
+            problem = finding(exc.code, candidate.display, 1, 1, exc.message)
             results[index] = FileResult(candidate.display, Status.FAILED, [problem])
             continue
         if b"ResourceClaimTemplate" in data:
@@ -92,7 +92,9 @@ def run(
     _unique_across_files(work, results, settings)
     files = [results[i] for i in sorted(results)]
     changed = {
-        candidates[i].path.resolve() for i, r in results.items() if r.status is Status.CHANGED
+        discover.real_path(candidates[i].path)
+        for i, r in results.items()
+        if r.status is Status.CHANGED
     }
     return Report(files, _collisions(files) + _renamings(repo_layout, changed))
 
@@ -275,9 +277,13 @@ def run_stream(data: bytes, display: str, settings: Settings, edit: bool = True)
 
 def process_job(job: Job, settings: Settings) -> FileResult:
     try:
-        raw = job.data if job.data is not None else Path(job.path).read_bytes()
-    except OSError as exc:
-        problem = finding("DRA001", job.display, 1, 1, f"cannot read file: {exc.strerror}")
+        raw = (
+            job.data
+            if job.data is not None
+            else discover.read_file(job.path, settings.config.max_file_size)
+        )
+    except discover.Unreadable as exc:
+        problem = finding(exc.code, job.display, 1, 1, exc.message)
         return FileResult(job.display, Status.FAILED, [problem])
     try:
         return process(job.display, raw, job.role, settings, job.edit)
@@ -698,11 +704,9 @@ def run_validate(
     else:
         for candidate in discover.expand(paths, [*config.exclude, *excludes]):
             try:
-                data = candidate.path.read_bytes()
-            except OSError as exc:
-                problem = finding(
-                    "DRA001", candidate.display, 1, 1, f"cannot read file: {exc.strerror}"
-                )
+                data = discover.read_file(candidate.path, config.max_file_size)
+            except discover.Unreadable as exc:
+                problem = finding(exc.code, candidate.display, 1, 1, exc.message)
                 failed.append(FileResult(candidate.display, Status.FAILED, [problem]))
                 continue
             if (
@@ -766,16 +770,18 @@ def load_nodes(path: str) -> list[Any]:
     return nodes
 
 
-def _dump(path: str, option: str) -> list[dict[str, Any]]:
+def _dump(
+    path: str, option: str, limit: int = discover.DEFAULT_MAX_FILE_SIZE
+) -> list[dict[str, Any]]:
     """The objects of a ``kubectl get ... -o yaml|json`` file."""
     import json
 
     from dra_migrate.findings import ConfigError
 
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{option} {path}: {exc.strerror}") from None
+        raw = discover.read_file(path, limit)
+    except discover.Unreadable as exc:
+        raise ConfigError(f"{option} {path}: {exc.message}") from None
     try:  # JSON (kubectl -o json) is read fastest by json; it has no aliases to bound
         docs: list[Any] = [json.loads(raw)]
         if load.data_depth(docs[0]) > load.MAX_DEPTH:
@@ -792,12 +798,12 @@ def _dump(path: str, option: str) -> list[dict[str, Any]]:
     return [d for d in docs if isinstance(d, dict)]
 
 
-def load_slices(path: str) -> list[Any]:
+def load_slices(path: str, limit: int = discover.DEFAULT_MAX_FILE_SIZE) -> list[Any]:
     """Devices of a ``kubectl get resourceslices -o yaml`` (or ``-o json``) dump."""
     from dra_migrate.cel import devices_from_resource_slices
     from dra_migrate.findings import ConfigError
 
-    devices = devices_from_resource_slices(_dump(path, "--resource-slices"))
+    devices = devices_from_resource_slices(_dump(path, "--resource-slices", limit))
     if not devices:
         raise ConfigError(f"--resource-slices {path}: no ResourceSlice devices in it")
     return devices

@@ -118,19 +118,94 @@ def _lines(data: bytes) -> list[str]:
     return out
 
 
-def write_atomic(target: Path, data: bytes) -> None:
+class Refused(Exception):
+    """A converted file that is deliberately not written: ``code`` and why."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+TEMP_SUFFIX = ".dra-migrate"
+STALE_AFTER = 3600  # seconds: a temp file of ours without a live writer is removed after this
+
+
+def write_in_place(
+    path: Path, data: bytes, original: bytes, roots: Sequence[Path], through_links: bool
+) -> None:
+    """``--write``: replace ``path`` with ``data`` when it still holds ``original``.
+
+    A symbolic link is written through to its target only when the target lies
+    under one of ``roots`` (the paths given) or ``through_links`` is set
+    (DRA013); a read-only file is not replaced (DRA014); a file that changed
+    or vanished since it was read is not written (DRA012, checked again just
+    before the rename).
+    """
+    target = path
+    if path.is_symlink():
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise Refused("DRA012", f"the link no longer leads to a file ({exc})") from None
+        if not through_links and not any(_under(target, r) for r in roots):
+            raise Refused(
+                "DRA013",
+                f"this is a symbolic link to {target}, outside the paths given; not written "
+                "(--write-through-links writes through it)",
+            )
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        raise Refused("DRA012", "the file vanished during the run; not written") from None
+    if not info.st_mode & stat.S_IWUSR:
+        raise Refused("DRA014", "the file is read-only; not replaced (make it writable first)")
+    write_atomic(target, data, expect=original)
+
+
+def write_copy(output_dir: Path, display: str, data: bytes, source: Path | None) -> Path:
+    """``--output-dir``: write a converted copy; links inside the folder are never
+    followed (DRA015) and the copy gets the source's mode."""
+    target = output_path(output_dir, display)
+    here = output_dir
+    for part in target.relative_to(output_dir).parts:
+        here = here / part
+        if here.is_symlink():
+            raise Refused(
+                "DRA015",
+                f"{here} in the output folder is a symbolic link; not followed, not written",
+            )
+    mode = None
+    if source is not None:
+        with contextlib.suppress(OSError):
+            mode = stat.S_IMODE(source.stat().st_mode)
+    write_atomic(target, data, mode=mode)
+    return target
+
+
+def _under(path: Path, root: Path) -> bool:
+    from dra_migrate.discover import real_path
+
+    real_root = real_path(root)
+    return path == real_root or path.is_relative_to(real_root)
+
+
+def write_atomic(
+    target: Path, data: bytes, expect: bytes | None = None, mode: int | None = None
+) -> None:
     """Write through a temporary file in the same folder and rename it over ``target``.
 
-    The file mode of an existing target is kept; a reader never sees half a file.
-    A symbolic link is written through: its target changes, the link stays.
+    The file mode of an existing target is kept (``mode`` for a new one); a
+    reader never sees half a file. With ``expect``, the target must still hold
+    exactly those bytes just before the rename, or nothing is written (DRA012).
+    Temporary files of earlier runs that were killed are removed.
     """
-    if target.is_symlink():
-        target = target.resolve()
-    mode = None
     with contextlib.suppress(FileNotFoundError):
         mode = stat.S_IMODE(target.stat().st_mode)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dra-migrate", dir=target.parent)
+    clean_stale(target)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{target.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=target.parent
+    )
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -138,11 +213,73 @@ def write_atomic(target: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+        if expect is not None:
+            _unchanged(target, expect)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _unchanged(target: Path, expect: bytes) -> None:
+    from dra_migrate.discover import Unreadable, read_file
+
+    try:
+        now = read_file(target, len(expect) + 1)
+    except Unreadable as exc:
+        if exc.code == "DRA011":
+            now = b""  # it grew
+        elif target.exists():
+            raise Refused("DRA012", f"the file cannot be read again: {exc.message}") from None
+        else:
+            raise Refused("DRA012", "the file vanished during the run; not written") from None
+    if now != expect:
+        raise Refused("DRA012", "the file changed during the run; not written (run again)")
+
+
+def clean_stale(target: Path) -> list[Path]:
+    """Remove temporary files of ``target`` that runs of ours left behind (SIGKILL, power
+    loss): those whose writing process is gone, or that are older than an hour."""
+    import time
+
+    removed: list[Path] = []
+    try:
+        leftovers = list(target.parent.glob(f".{_glob_escape(target.name)}.*{TEMP_SUFFIX}"))
+    except OSError:
+        return removed
+    for leftover in leftovers:
+        middle = leftover.name[len(target.name) + 2 : -len(TEMP_SUFFIX)]
+        pid = middle.split(".", 1)[0]
+        try:
+            info = leftover.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            continue
+        alive = pid.isdigit() and _alive(int(pid))
+        if alive and time.time() - info.st_mtime < STALE_AFTER:
+            continue
+        with contextlib.suppress(OSError):
+            leftover.unlink()
+            removed.append(leftover)
+    return removed
+
+
+def _glob_escape(name: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True
 
 
 def output_path(output_dir: Path, display: str) -> Path:

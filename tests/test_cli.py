@@ -212,6 +212,7 @@ def test_config_errors_point_at_the_line(repo: Path) -> None:
 
 
 def test_config_is_found_upward(repo: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)  # up to the repository root
     (repo / ".dra-migrate.yaml").write_text(
         "resources:\n  - name: nvidia.com/gpu\n    deviceClass: h100.nvidia.com\n"
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,6 +66,8 @@ EXEMPT = {
     "DRA900": "an internal error is a bug: no input is known to produce it",
     "DRA901": "generated objects are built from a mapping file that is schema-checked on load; "
     "a schema failure of the generated ResourceClaimTemplate is a bug with no known input",
+    "DRA012": "a file changes during the run only through a second process racing the run; "
+    "tests/test_hostile.py changes and deletes files between the read and the write",
     "DRA902": "generated text that loads back differently is a bug of the renderer: every "
     "scalar is quoted or escaped so that it loads back, and no input is known to defeat it",
     "DRA503": "every value is rendered in a form that reads back as itself (a property test "
@@ -250,6 +253,40 @@ def _output_dir_through_a_file(section: Section, root: Path) -> list[str]:
     return ["--output-dir", "blocker/out", name]
 
 
+def _fifo(section: Section, root: Path) -> list[str]:
+    os.mkfifo(root / "gpu-job.yaml")  # a named pipe would block a reader forever
+    return ["."]
+
+
+def _small_limit(section: Section, root: Path) -> list[str]:
+    name, text = _only(section)
+    _write(root, {name: text.encode("utf-8")})
+    return ["--max-file-size", "100", name]
+
+
+def _link_outside(section: Section, root: Path) -> list[str]:
+    name, text = _only(section)
+    _write(root, {f"vendor/{name}": text.encode("utf-8")})
+    (root / "repo").mkdir()
+    (root / "repo" / name).symlink_to(root / "vendor" / name)
+    return ["--write", "repo"]
+
+
+def _read_only(section: Section, root: Path) -> list[str]:
+    name, text = _only(section)
+    _write(root, {name: text.encode("utf-8")})
+    (root / name).chmod(0o444)
+    return ["--write", name]
+
+
+def _link_in_output(section: Section, root: Path) -> list[str]:
+    name, text = _only(section)
+    _write(root, {name: text.encode("utf-8"), "elsewhere/keep.yaml": b"kept: true\n"})
+    (root / "out").mkdir()
+    (root / "out" / name).symlink_to(root / "elsewhere" / "keep.yaml")
+    return ["--output-dir", "out", name]
+
+
 def _too_many_requests(section: Section, root: Path) -> list[str]:
     match = re.search(r"with (\d+) containers", section.trigger_text)
     assert match, "the trigger must say how many containers the pod has"
@@ -332,6 +369,11 @@ BUILT: dict[str, Callable[[Section, Path], list[str]]] = {
     "DRA007": _explicit_empty,
     "DRA032": _line_separator,
     "DRA009": _output_dir_through_a_file,
+    "DRA010": _fifo,
+    "DRA011": _small_limit,
+    "DRA013": _link_outside,
+    "DRA014": _read_only,
+    "DRA015": _link_in_output,
     "DRA107": _too_many_requests,
     "DRA401": _check_mode,
 }

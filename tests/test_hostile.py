@@ -249,3 +249,286 @@ def test_wrong_regions_fall_back_to_the_whole_file() -> None:
 def test_line_separators_inside_a_line_are_not_line_ends() -> None:
     diff = writer.unified_diff("f", "a: \u2028x\nb: 1\n".encode(), "a: \u2028x\nb: 2\n".encode())
     assert "@@ -1,2 +1,2 @@" in diff
+
+
+# --- only regular files, of bounded size; one bad path never stops the run ------------------
+
+
+def scan(tmp_path: Path, *args: str) -> Any:
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        return CliRunner().invoke(main, ["scan", "--jobs", "1", *args])
+    finally:
+        os.chdir(old)
+
+
+def test_special_files_and_link_loops_are_findings_and_the_rest_is_processed(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "good.yaml").write_text(pod())
+    os.mkfifo(tmp_path / "fifo.yaml")
+    (tmp_path / "zero.yaml").symlink_to("/dev/zero")
+    (tmp_path / "loop.yaml").symlink_to("loop.yaml")
+    result = scan(tmp_path, ".")
+    assert result.exit_code == 123, result.output
+    assert "fifo.yaml:1:1: DRA010" in result.stdout
+    assert "zero.yaml:1:1: DRA010" in result.stdout
+    assert "loop.yaml:1:1: DRA001" in result.stdout
+    assert "good.yaml:12:9" in result.stdout  # still inventoried
+
+
+def test_file_name_that_is_not_utf8_is_processed(tmp_path: Path) -> None:
+    name = os.fsdecode(b"bad\xff.yaml")
+    (tmp_path / name).write_text(pod())
+    result = scan(tmp_path, ".", "--exclude", "vendor/")
+    assert result.exit_code == 0, result.output
+    assert '"bad\\xff.yaml":12:9' in result.stdout
+
+
+def test_size_limit_from_option_and_config(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(pod())
+    assert "DRA011" in scan(tmp_path, "--max-file-size", "100", "p.yaml").stdout
+    assert scan(tmp_path, "--max-file-size", "1Ki", "p.yaml").exit_code == 0
+    (tmp_path / "cfg.yaml").write_text("maxFileSize: 100\n")
+    assert "DRA011" in scan(tmp_path, "--config", "cfg.yaml", "p.yaml").stdout
+    bad = scan(tmp_path, "--max-file-size", "lots", "p.yaml")
+    assert bad.exit_code == 2 and "--max-file-size" in bad.stderr
+
+
+def test_stdin_past_the_limit_is_refused(tmp_path: Path) -> None:
+    result = convert(tmp_path, "--max-file-size", "100", "-", stdin=pod())
+    assert result.exit_code == 123 and result.stdout == ""
+    assert "-:1:1: DRA011" in result.stderr
+
+
+def _full_stdout(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    import sys
+
+    with open("/dev/full", "wb") as full:
+        return subprocess.run(
+            [sys.executable, "-m", "dra_migrate", *args],
+            cwd=cwd,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full to fill stdout")
+def test_full_stdout_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(pod())
+    done = _full_stdout(["convert", "p.yaml"], tmp_path)
+    assert done.returncode == 123
+    lines = done.stderr.decode().splitlines()
+    assert "dra-migrate: error: cannot write the output: No space left on device" in lines
+    assert "Traceback" not in done.stderr.decode()
+
+
+# --- nothing lost on disk -----------------------------------------------------------------------
+
+
+def test_file_changed_during_the_run_is_not_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dra_migrate import cli
+
+    target = tmp_path / "p.yaml"
+    target.write_text(pod())
+    real = cli._files_out
+
+    def edited_meanwhile(*args: Any) -> Any:
+        target.write_text(pod() + "# added by someone else\n")
+        (tmp_path / "gone.yaml").unlink()
+        return real(*args)
+
+    (tmp_path / "gone.yaml").write_text(pod(name="g"))
+    monkeypatch.setattr(cli, "_files_out", edited_meanwhile)
+    result = convert(tmp_path, "--write", ".")
+    assert result.exit_code == 123
+    assert "p.yaml:1:1: DRA012" in result.stderr and "gone.yaml:1:1: DRA012" in result.stderr
+    assert target.read_text().endswith("# added by someone else\n")
+    assert not (tmp_path / "gone.yaml").exists()  # not brought back
+    assert not list(tmp_path.glob(".*dra-migrate"))
+
+
+def test_write_through_a_link_outside_the_paths_needs_the_option(tmp_path: Path) -> None:
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "vendor" / "p.yaml").write_text(pod())
+    (tmp_path / "repo" / "p.yaml").symlink_to(tmp_path / "vendor" / "p.yaml")
+    result = convert(tmp_path, "--write", "repo")
+    assert result.exit_code == 123 and "DRA013" in result.stderr
+    assert (tmp_path / "vendor" / "p.yaml").read_text() == pod()
+    result = convert(tmp_path, "--write", "--write-through-links", "repo")
+    assert result.exit_code == 0, result.stderr
+    assert "resourceClaims" in (tmp_path / "vendor" / "p.yaml").read_text()
+    assert (tmp_path / "repo" / "p.yaml").is_symlink()
+
+
+def test_link_inside_the_paths_is_written_through(tmp_path: Path) -> None:
+    (tmp_path / "real.yaml").write_text(pod())
+    (tmp_path / "link.yaml").symlink_to("real.yaml")
+    result = convert(tmp_path, "--write", "link.yaml", "real.yaml")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "link.yaml").is_symlink()
+
+
+def test_read_only_file_is_not_replaced(tmp_path: Path) -> None:
+    target = tmp_path / "p.yaml"
+    target.write_text(pod())
+    target.chmod(0o444)
+    result = convert(tmp_path, "--write", "p.yaml")
+    assert result.exit_code == 123 and "DRA014" in result.stderr
+    assert target.read_text() == pod()
+
+
+def test_stale_temp_files_of_dead_runs_are_removed(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(pod())
+    child = subprocess.Popen(["true"])
+    child.wait()
+    stale = tmp_path / f".p.yaml.{child.pid}.abcd1234.dra-migrate"
+    stale.write_text("half a file")
+    mine = tmp_path / f".p.yaml.{os.getpid()}.live.dra-migrate"  # a live writer's: kept
+    mine.write_text("being written")
+    result = convert(tmp_path, "--write", "p.yaml")
+    assert result.exit_code == 0, result.stderr
+    assert not stale.exists() and mine.exists()
+
+
+def test_output_dir_is_not_read_back_links_not_followed_mode_kept(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(pod(name="a"))
+    (tmp_path / "a.yaml").chmod(0o640)
+    first = convert(tmp_path, "--output-dir", "out", ".")
+    assert first.exit_code == 0, first.stderr
+    assert (tmp_path / "out" / "a.yaml").stat().st_mode & 0o777 == 0o640
+    again = convert(tmp_path, "--output-dir", "out", ".")
+    assert again.exit_code == 0, again.stderr
+    assert "1 file(s) converted" in again.stderr  # out/a.yaml is not input
+    (tmp_path / "out" / "a.yaml").unlink()
+    (tmp_path / "secret.yaml").write_text("kept: true\n")
+    (tmp_path / "out" / "a.yaml").symlink_to(tmp_path / "secret.yaml")
+    linked = convert(tmp_path, "--output-dir", "out", "a.yaml")
+    assert linked.exit_code == 123 and "DRA015" in linked.stderr
+    assert (tmp_path / "secret.yaml").read_text() == "kept: true\n"
+
+
+def test_two_inputs_for_one_output_are_refused(tmp_path: Path) -> None:
+    # x/y/p.yaml and ../y/p.yaml both map to out/y/p.yaml
+    (tmp_path / "x" / "y").mkdir(parents=True)
+    (tmp_path / "y").mkdir()
+    (tmp_path / "x" / "y" / "p.yaml").write_text(pod(name="inner"))
+    (tmp_path / "y" / "p.yaml").write_text(pod(name="outer"))
+    out = str(tmp_path / "out")
+    result = convert(tmp_path / "x", "--output-dir", out, "y/p.yaml", "../y/p.yaml")
+    assert result.exit_code == 123
+    assert result.stderr.count("DRA015") == 2
+    assert not (tmp_path / "out" / "y" / "p.yaml").exists()
+
+
+def test_sigterm_during_write_says_what_was_written(tmp_path: Path) -> None:
+    import signal
+    import sys
+
+    for i in range(40):
+        (tmp_path / f"p{i:02}.yaml").write_text(pod(name=f"p{i}"))
+    script = (
+        "import os, signal, sys\n"
+        "from dra_migrate import writer, cli\n"
+        "real = writer.write_atomic\n"
+        "count = [0]\n"
+        "def slow(*a, **k):\n"
+        "    count[0] += 1\n"
+        "    if count[0] == 3:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    return real(*a, **k)\n"
+        "writer.write_atomic = slow\n"
+        "sys.argv = ['dra-migrate', 'convert', '--write', '--jobs', '1', '.']\n"
+        "cli.main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert done.returncode == 130, done.stderr
+    err = done.stderr.decode()
+    assert "interrupted; 2 file(s) written (p00.yaml, p01.yaml)" in err
+    assert "Traceback" not in err
+    converted = [p.name for p in tmp_path.glob("p*.yaml") if "resourceClaims" in p.read_text()]
+    assert sorted(converted) == ["p00.yaml", "p01.yaml"]
+    assert not list(tmp_path.glob(".*dra-migrate"))
+    assert signal.SIGTERM  # handled like SIGINT
+
+
+# --- configuration ------------------------------------------------------------------------------
+
+
+def test_config_above_the_repository_is_not_used(tmp_path: Path) -> None:
+    from dra_migrate.mapping import find_config
+
+    (tmp_path / ".dra-migrate.yaml").write_text("resources: []\n")
+    repo = tmp_path / "repo"
+    (repo / "apps").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    assert find_config(repo / "apps", home=tmp_path / "nohome") is None
+    (repo / ".dra-migrate.yaml").write_text("resources: []\n")
+    assert find_config(repo / "apps", home=tmp_path / "nohome") == repo / ".dra-migrate.yaml"
+
+
+def test_outside_git_the_search_stops_at_home(tmp_path: Path) -> None:
+    from dra_migrate.mapping import find_config
+
+    (tmp_path / ".dra-migrate.yaml").write_text("resources: []\n")
+    home = tmp_path / "home"
+    (home / "work").mkdir(parents=True)
+    assert find_config(home / "work", home=home) is None  # /tmp's file steers nothing
+    (home / ".dra-migrate.yaml").write_text("resources: []\n")
+    assert find_config(home / "work", home=home) == home / ".dra-migrate.yaml"
+    assert find_config(tmp_path / "home", home=tmp_path / "elsewhere") == home / ".dra-migrate.yaml"
+
+
+def test_every_summary_names_the_configuration(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(pod())
+    assert "configuration: built-in mappings" in convert(tmp_path, "p.yaml").stderr
+    (tmp_path / "cfg.yaml").write_text("version: 1\n")
+    assert "configuration: cfg.yaml" in scan(tmp_path, "--config", "cfg.yaml", "p.yaml").stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "where"),
+    [
+        (
+            "resources:\n  - name: nvidia.com/gpu\n    deviceClass: gpu.nvidia.com\n"
+            "    rules:\n      - when: {namespaces: [x]}\n        selectors: ['device.driver ==']\n",
+            "cfg.yaml:6:21: invalid configuration at resources.0.rules.0.selectors.0",
+        ),
+        (
+            "resources:\n  - name: example.com/{a}-{a}\n    deviceClass: gpu.example.com\n",
+            "cfg.yaml:2:11: invalid configuration at resources.0.name",
+        ),
+        (
+            "resources:\n  - name: nvidia.com/gpu\n    deviceClass: '{x}.nvidia.com'\n",
+            "cfg.yaml:3:18: invalid configuration at resources.0.deviceClass",
+        ),
+    ],
+)
+def test_config_errors_surface_when_it_loads(tmp_path: Path, config: str, where: str) -> None:
+    (tmp_path / "cfg.yaml").write_text(config)
+    (tmp_path / "p.yaml").write_text(pod())
+    result = scan(tmp_path, "--config", "cfg.yaml", "p.yaml")
+    assert result.exit_code == 2
+    assert where in result.stderr
+
+
+def test_placeholders_fill_the_device_class(tmp_path: Path) -> None:
+    (tmp_path / "cfg.yaml").write_text(
+        "resources:\n  - name: example.com/gpu-{model}\n    deviceClass: '{model}.example.com'\n"
+    )
+    text = pod().replace("nvidia.com/gpu", "example.com/gpu-h100")
+    result = convert(tmp_path, "--config", "cfg.yaml", "-", stdin=text)
+    assert result.exit_code == 0, result.stderr
+    assert "deviceClassName: h100.example.com" in result.stdout

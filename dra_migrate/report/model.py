@@ -27,6 +27,7 @@ EXIT_FINDINGS = 1  # --check found changes, or findings of error severity
 EXIT_USAGE = 2
 EXIT_UNPROCESSED = 123  # some input could not be processed
 AUTOMATIC = frozenset({"DRA401"})  # errors that convert --write fixes: no manual action
+EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM: what was written is said on stderr
 
 
 class Status(enum.StrEnum):
