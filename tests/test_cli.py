@@ -201,6 +201,7 @@ def test_kube_version_picks_target_and_warns(repo: Path) -> None:
 
 
 def test_config_errors_point_at_the_line(repo: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)  # found up to the repo root
     (repo / ".dra-migrate.yaml").write_text(
         "resources:\n  - name: nvidia.com/gpu\n    deviceClass: Not_A_Name\n"
     )
