@@ -414,7 +414,7 @@ def scan(**kwargs: Any) -> None:
     _suppress(report, options, "scan")
     _emit_report(report, "scan", flow)
     if flow.fmt == "text":
-        click.echo(f"dra-migrate: {_config_used(options.settings.config)}.", err=True)
+        click.echo(_config_used(options.settings.config), err=True)
     sys.exit(EXIT_UNPROCESSED if report.count(Status.FAILED) else 0)
 
 
@@ -618,10 +618,11 @@ def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | N
 
 
 def _config_used(config: Config) -> str:
-    """Which mapping steered the run: every summary names it."""
+    """Which mapping steered the run: scan and validate name it on stderr, as the convert
+    summary does."""
     if config.path is None:
-        return "configuration: built-in mappings (no .dra-migrate.yaml found)"
-    return f"configuration: {quote_path(config.path)}"
+        return "dra-migrate: using the built-in mapping (no .dra-migrate.yaml found)."
+    return f"dra-migrate: using mapping {quote_path(config.path)}."
 
 
 @main.command(name="validate")
@@ -730,7 +731,7 @@ def validate_command(
     _suppress(report, options, "validate")
     _emit_report(report, "validate", flow)
     if flow.fmt == "text":
-        click.echo(f"dra-migrate: {_config_used(options.settings.config)}.", err=True)
+        click.echo(_config_used(options.settings.config), err=True)
     sys.exit(report.exit_code())
 
 

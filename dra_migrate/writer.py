@@ -141,18 +141,17 @@ def write_in_place(
     or vanished since it was read is not written (DRA012, checked again just
     before the rename).
     """
-    target = path
-    if path.is_symlink():
-        try:
-            target = path.resolve(strict=True)
-        except (OSError, RuntimeError) as exc:
-            raise Refused("DRA012", f"the link no longer leads to a file ({exc})") from None
-        if not through_links and not any(_under(target, r) for r in roots):
-            raise Refused(
-                "DRA013",
-                f"this is a symbolic link to {target}, outside the paths given; not written "
-                "(--write-through-links writes through it)",
-            )
+    from dra_migrate.discover import real_path
+
+    if not os.path.lexists(path):
+        raise Refused("DRA012", "the file vanished during the run; not written")
+    target = real_path(path)  # through every link, of the file or of a folder above it
+    if not through_links and not any(_under(target, r) for r in roots):
+        raise Refused(
+            "DRA013",
+            f"this path leads through a symbolic link to {target}, outside the paths given; "
+            "not written (--write-through-links writes through it)",
+        )
     try:
         info = target.stat()
     except FileNotFoundError:

@@ -423,7 +423,8 @@ def test_two_inputs_for_one_output_are_refused(tmp_path: Path) -> None:
     out = str(tmp_path / "out")
     result = convert(tmp_path / "x", "--output-dir", out, "y/p.yaml", "../y/p.yaml")
     assert result.exit_code == 123
-    assert result.stderr.count("DRA015") == 2
+    refused = [line for line in result.stderr.splitlines() if ":1:1: DRA015 " in line]
+    assert len(refused) == 2, result.stderr
     assert not (tmp_path / "out" / "y" / "p.yaml").exists()
 
 
@@ -493,9 +494,12 @@ def test_outside_git_the_search_stops_at_home(tmp_path: Path) -> None:
 
 def test_every_summary_names_the_configuration(tmp_path: Path) -> None:
     (tmp_path / "p.yaml").write_text(pod())
-    assert "configuration: built-in mappings" in convert(tmp_path, "p.yaml").stderr
+    assert "with the built-in mapping" in convert(tmp_path, "p.yaml").stderr
+    assert "using the built-in mapping" in scan(tmp_path, "p.yaml").stderr
     (tmp_path / "cfg.yaml").write_text("version: 1\n")
-    assert "configuration: cfg.yaml" in scan(tmp_path, "--config", "cfg.yaml", "p.yaml").stderr
+    assert "using mapping cfg.yaml" in scan(tmp_path, "--config", "cfg.yaml", "p.yaml").stderr
+    validated = CliRunner().invoke(main, ["validate", "--config", str(tmp_path / "cfg.yaml"), "."])
+    assert "using mapping" in validated.stderr
 
 
 @pytest.mark.parametrize(
