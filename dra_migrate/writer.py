@@ -30,7 +30,7 @@ def unified_diff(path: str, old: bytes, new: bytes, regions: Sequence[Region] | 
     b = _lines(new)
     opcodes = _opcodes(a, b, regions) if regions is not None else None
     matcher: difflib.SequenceMatcher[str] = (
-        difflib.SequenceMatcher(None, a, b, autojunk=False) if opcodes is None else _Known(opcodes)
+        difflib.SequenceMatcher(None, a, b) if opcodes is None else _Known(opcodes)
     )
     groups = list(matcher.get_grouped_opcodes(3))
     if not groups:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -320,6 +321,8 @@ def test_capacity_respects_product_selectors(tmp_path: Path) -> None:
     apps = tmp_path / "apps"
     apps.mkdir()
     (apps / "serve.yaml").write_text(deployment(name="serve"))
+    # .dra-migrate.yaml is found above the folder given only up to the repository root
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     (tmp_path / ".dra-migrate.yaml").write_text(
         "resources:\n"
         "  - name: nvidia.com/gpu\n"
