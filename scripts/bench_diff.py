@@ -81,7 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     old, new, regions = build(args.documents)
     start = time.perf_counter()
-    diff = writer.unified_diff("many.yaml", old, new, regions)
+    writer.unified_diff("many.yaml", old, new, regions)
     took = time.perf_counter() - start
     assert writer._opcodes(writer._lines(old), writer._lines(new), regions) is not None
     print(f"{args.documents} documents, {len(old) / 1e6:.1f} MB: region diff {took:.2f} s")
