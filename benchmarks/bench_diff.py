@@ -1,6 +1,6 @@
 """Benchmark: the diff of a converted file with many documents (issue 6).
 
-``python scripts/bench_diff.py 20000`` converts nothing: it builds the
+``python benchmarks/bench_diff.py 20000`` converts nothing: it builds the
 original and converted text of N one-GPU Pods the way ``convert`` does
 (the splices of the edit plan), then times the diff through the changed
 regions (what ``convert`` prints) and, with ``--whole``, difflib over the
