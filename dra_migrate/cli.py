@@ -147,33 +147,47 @@ def workflow_options(func: F) -> F:
     return func
 
 
-def cluster_options(func: F) -> F:
-    """How to reach the cluster: the kubeconfig and context kubectl would use."""
-    decorators = [
-        click.option(
-            "--kubeconfig",
-            type=click.Path(dir_okay=False),
-            help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, else in-cluster).",
-        ),
-        click.option("--context", help="kubeconfig context (default: the current one)."),
-        click.option(
-            "--request-timeout",
-            type=click.FloatRange(min=0.1),
-            default=30.0,
-            show_default=True,
-            help="Seconds to wait for each API request.",
-        ),
-        click.option(
-            "--page-size",
-            type=click.IntRange(min=1),
-            default=500,
-            show_default=True,
-            help="Objects per list request (limit/continue paging).",
-        ),
-    ]
-    for decorator in reversed(decorators):
-        func = decorator(func)
-    return func
+def _cluster_options(context_flags: tuple[str, ...]) -> Callable[[F], F]:
+    def apply(func: F) -> F:
+        """How to reach the cluster: the kubeconfig and context kubectl would use."""
+        decorators = [
+            click.option(
+                "--kubeconfig",
+                type=click.Path(dir_okay=False),
+                help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, else in-cluster).",
+            ),
+            click.option(
+                *context_flags,
+                "kube_context",
+                help="kubeconfig context (default: the current one).",
+            ),
+            click.option(
+                "--request-timeout",
+                type=click.FloatRange(min=0.1),
+                default=30.0,
+                show_default=True,
+                help="Seconds to wait for each API request.",
+            ),
+            click.option(
+                "--page-size",
+                type=click.IntRange(min=1),
+                default=500,
+                show_default=True,
+                help="Objects per list request (limit/continue paging).",
+            ),
+        ]
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+
+    return apply
+
+
+# inventory has no --context of its own: it takes kubectl's name (and --kube-context);
+# validate's --context is the repository context of pre-commit hooks, so there the
+# kubeconfig context is --kube-context only.
+cluster_options = _cluster_options(("--context", "--kube-context"))
+cluster_options_beside_context = _cluster_options(("--kube-context",))
 
 
 def _workflow(kwargs: dict[str, Any]) -> Workflow:
@@ -645,13 +659,13 @@ def _config_used(config: Config) -> str:
     is_flag=True,
     help="Evaluate classes and requests on the live cluster's ResourceSlices (read-only).",
 )
-@cluster_options
+@cluster_options_beside_context
 def validate_command(
     external_templates: bool,
     slices: str | None,
     live: bool,
     kubeconfig: str | None,
-    context: str | None,
+    kube_context: str | None,
     request_timeout: float,
     page_size: int,
     **kwargs: Any,
@@ -666,8 +680,8 @@ def validate_command(
         options = resolve(**kwargs)
         if live and slices:
             raise ConfigError("--cluster reads the live ResourceSlices: drop --resource-slices")
-        if not live and (kubeconfig or context):
-            raise ConfigError("--kubeconfig and --context need --cluster")
+        if not live and (kubeconfig or kube_context):
+            raise ConfigError("--kubeconfig and --kube-context need --cluster")
         limit = options.settings.config.max_file_size
         devices = pipeline.load_slices(slices, limit) if slices else None
     except ConfigError as error:
@@ -677,7 +691,7 @@ def validate_command(
     if live:
         from dra_migrate.cluster import ClusterError, slice_devices
 
-        reader = _connect(kubeconfig, context, request_timeout, page_size)
+        reader = _connect(kubeconfig, kube_context, request_timeout, page_size)
         try:
             devices = slice_devices(reader)
         except ClusterError as error:
@@ -895,7 +909,7 @@ def inventory(
     dumps: tuple[str, ...],
     live: bool,
     kubeconfig: str | None,
-    context: str | None,
+    kube_context: str | None,
     request_timeout: float,
     page_size: int,
     namespace: str | None,
@@ -913,7 +927,7 @@ def inventory(
             raise ConfigError("give --cluster, or kubectl get -o yaml dump files, not both")
         if namespace is not None and all_namespaces:
             raise ConfigError("--namespace and --all-namespaces cannot be combined")
-        if not live and (kubeconfig or context):
+        if not live and (kubeconfig or kube_context):
             raise ConfigError("--kubeconfig and --context need --cluster")
         try:
             threshold = parse_duration(pending_after)
@@ -926,7 +940,7 @@ def inventory(
         _fail_usage(error)
         return
     if live:
-        reader = _connect(kubeconfig, context, request_timeout, page_size)
+        reader = _connect(kubeconfig, kube_context, request_timeout, page_size)
         scope = None if all_namespaces else (namespace or reader.default_namespace)
     else:
         reader = DumpReader(dumps)

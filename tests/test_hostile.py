@@ -338,10 +338,10 @@ def test_file_changed_during_the_run_is_not_overwritten(
     target.write_text(pod())
     real = cli._files_out
 
-    def edited_meanwhile(*args: Any) -> Any:
+    def edited_meanwhile(*args: Any, **kwargs: Any) -> Any:
         target.write_text(pod() + "# added by someone else\n")
         (tmp_path / "gone.yaml").unlink()
-        return real(*args)
+        return real(*args, **kwargs)
 
     (tmp_path / "gone.yaml").write_text(pod(name="g"))
     monkeypatch.setattr(cli, "_files_out", edited_meanwhile)
