@@ -791,12 +791,25 @@ strategy_option = click.option(
     type=click.Path(dir_okay=False),
     help="kubectl get nodes -o yaml|json: flag nodes that still advertise a bridged resource.",
 )
+@click.option(
+    "--cluster",
+    "from_cluster",
+    is_flag=True,
+    help="Read the ResourceSlices and Nodes from the live cluster (read-only), in place of "
+    "--resource-slices and --nodes.",
+)
+@cluster_options_beside_context
 def report_command(
     fmt: str,
     output: Path | None,
     strategy: str,
     slices: str | None,
     nodes: str | None,
+    from_cluster: bool,
+    kubeconfig: str | None,
+    kube_context: str | None,
+    request_timeout: float,
+    page_size: int,
     **kwargs: Any,
 ) -> None:
     """The staged migration plan of a repository: inventory, prerequisites, DeviceClasses,
@@ -809,8 +822,16 @@ def report_command(
         options = resolve(**kwargs)
         if options.paths == ("-",):
             raise ConfigError("report reads a repository: give paths, not - (stdin)")
+        if from_cluster and (slices or nodes):
+            raise ConfigError(
+                "--cluster reads the live cluster: drop --resource-slices and --nodes"
+            )
+        if not from_cluster and (kubeconfig or kube_context):
+            raise ConfigError("--kubeconfig and --kube-context need --cluster")
         live = None
-        if slices or nodes:
+        if from_cluster:
+            live = _live_inventory(kubeconfig, kube_context, request_timeout, page_size, options)
+        elif slices or nodes:
             live = LiveInventory(
                 source=", ".join(p for p in (slices, nodes) if p),
                 kube_version=options.settings.kube_version,
@@ -828,6 +849,35 @@ def report_command(
     report.findings.extend(found)
     _emit(renderer(fmt)(report, "report"), output)
     sys.exit(report.exit_code())
+
+
+def _live_inventory(
+    kubeconfig: str | None,
+    kube_context: str | None,
+    timeout: float,
+    page_size: int,
+    options: Options,
+) -> Any:
+    """Stage 1 and 2's view of the running cluster: its ResourceSlices and Nodes, read
+    through the same read-only client as ``inventory --cluster``."""
+    from dra_migrate import pipeline
+    from dra_migrate.cluster import ClusterError, slice_devices
+    from dra_migrate.report.migration import LiveInventory
+
+    reader = _connect(kubeconfig, kube_context, timeout, page_size)
+    try:
+        devices = slice_devices(reader) if reader.dra_version is not None else []
+        nodes = pipeline.nodes_from_objects(reader.list("nodes", None))
+    except ClusterError as error:
+        _fail_cluster(error)
+    finally:
+        reader.close()
+    return LiveInventory(
+        source=reader.source,
+        kube_version=options.settings.kube_version,
+        devices=devices,
+        nodes=nodes,
+    )
 
 
 @main.command(name="deviceclasses")

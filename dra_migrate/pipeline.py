@@ -746,27 +746,36 @@ def load_nodes(path: str) -> list[Any]:
     """Nodes of a ``kubectl get nodes -o yaml`` (or ``-o json``) dump, with the extended
     resources each advertises (``status.allocatable`` names with a domain)."""
     from dra_migrate.findings import ConfigError
+
+    objs: list[Any] = []
+    for doc in _dump(path, "--nodes"):
+        listed = doc.get("items")
+        objs.extend(listed if isinstance(listed, list) else [doc])
+    nodes = nodes_from_objects(objs)
+    if not nodes:
+        raise ConfigError(f"--nodes {path}: no Node objects in it")
+    return nodes
+
+
+def nodes_from_objects(objs: Iterable[Any]) -> list[Any]:
+    """``LiveNode``s of Node objects (from a dump or the API server): the extended
+    resources each advertises (``status.allocatable`` names with a domain)."""
     from dra_migrate.quantity import whole_count
     from dra_migrate.report.migration import LiveNode
 
     nodes = []
-    for doc in _dump(path, "--nodes"):
-        listed = doc.get("items")
-        objs: list[Any] = listed if isinstance(listed, list) else [doc]
-        for obj in objs:
-            if not isinstance(obj, dict) or obj.get("kind", "Node") != "Node":
-                continue
-            meta, status = obj.get("metadata") or {}, obj.get("status") or {}
-            allocatable = status.get("allocatable") if isinstance(status, dict) else None
-            resources = []
-            for key, value in (allocatable or {}).items() if isinstance(allocatable, dict) else ():
-                count = whole_count(str(value))
-                if "/" in str(key) and count:
-                    resources.append((str(key), count))
-            name = meta.get("name") if isinstance(meta, dict) else None
-            nodes.append(LiveNode(str(name or "(unnamed)"), tuple(sorted(resources))))
-    if not nodes:
-        raise ConfigError(f"--nodes {path}: no Node objects in it")
+    for obj in objs:
+        if not isinstance(obj, dict) or obj.get("kind", "Node") != "Node":
+            continue
+        meta, status = obj.get("metadata") or {}, obj.get("status") or {}
+        allocatable = status.get("allocatable") if isinstance(status, dict) else None
+        resources = []
+        for key, value in (allocatable or {}).items() if isinstance(allocatable, dict) else ():
+            count = whole_count(str(value))
+            if "/" in str(key) and count:
+                resources.append((str(key), count))
+        name = meta.get("name") if isinstance(meta, dict) else None
+        nodes.append(LiveNode(str(name or "(unnamed)"), tuple(sorted(resources))))
     return nodes
 
 

@@ -659,3 +659,25 @@ def test_validate_kube_context_beside_the_repository_context(tmp_path: Path) -> 
     )
     assert result.exit_code == 2, result.output
     assert "--kubeconfig and --kube-context need --cluster" in result.output
+
+
+def test_report_cluster_merges_the_live_inventory(fake: tuple[FakeCluster, Path]) -> None:
+    """report --cluster reads the live ResourceSlices and Nodes (GET only) into stages 1
+    and 2, as --resource-slices and --nodes dumps would."""
+    state, kubeconfig = fake
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    result = run(
+        "report", "--cluster", "--kubeconfig", str(kubeconfig), "--format", "json", str(examples)
+    )
+    assert result.exit_code in (0, 1), result.output
+    live = json.loads(result.stdout)["plan"]["live"]
+    assert live["source"].startswith("context test-ctx")
+    nodes = {n["name"]: n["allocatable"] for n in live["nodes"]}
+    served = {n["metadata"]["name"] for n in state.objects["nodes"]}
+    assert set(nodes) == served
+    assert nodes["gpu-both"] == {"nvidia.com/gpu": 4}
+    inventory = live_json(kubeconfig, "-A")["cluster"]
+    assert live["devices"] == sum(g["devices"] for g in inventory["devices"]) > 0
+    assert {m for m, _p in state.requests} == {"GET"}
+    both = run("report", "--cluster", "--resource-slices", "x.yaml", str(examples))
+    assert both.exit_code == 2 and "drop --resource-slices" in both.output
