@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ruamel.yaml import YAML
 
 from dra_migrate import cluster
 from dra_migrate.cli import main
@@ -202,7 +202,7 @@ def test_dumps_give_the_same_inventory(
         path.write_text(json.dumps(data), encoding="utf-8")
     else:
         with path.open("w", encoding="utf-8") as out:
-            YAML().dump(data, out)
+            yaml.safe_dump(data, out)
     result = run("inventory", str(path), "--format", "json")
     assert result.exit_code == 0, result.output
     offline = json.loads(result.stdout)
@@ -262,8 +262,7 @@ def test_real_slice_dumps_served_and_read_alike(tmp_path: Path) -> None:
     for path in dumps:
         if not path.is_file():
             pytest.skip(f"{path} not found: the shared corpus lives beside the checkout")
-    yaml = YAML(typ="safe")
-    slices = [item for path in dumps for item in yaml.load(path.read_text())["items"]]
+    slices = [item for path in dumps for item in yaml.safe_load(path.read_text())["items"]]
     state = FakeCluster({"resourceslices": slices})
     with serve(state) as url:
         kubeconfig = write_kubeconfig(tmp_path / "kc", url)
@@ -462,7 +461,7 @@ def test_usage_errors() -> None:
 def cluster_role() -> dict[str, Any]:
     text = DOCS.read_text(encoding="utf-8")
     blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
-    docs = [d for b in blocks for d in YAML(typ="safe").load_all(b)]
+    docs = [d for b in blocks for d in yaml.safe_load_all(b)]
     (role,) = [d for d in docs if isinstance(d, dict) and d.get("kind") == "ClusterRole"]
     return role
 
