@@ -158,6 +158,15 @@ class Config:
     device_classes: tuple[ClassDefinition, ...] = ()
     suppressions: tuple[IgnoreEntry, ...] = ()  # ignore entries with a path and codes
     max_file_size: int = discover.DEFAULT_MAX_FILE_SIZE  # bytes; larger files are refused
+    # drivers the catalog does not list: domain -> the attribute and capacity names it publishes
+    drivers: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def published(self) -> frozenset[str]:
+        """The domains and domain/name of the declared drivers, as validate knows them."""
+        names = set(self.drivers)
+        for domain, published in self.drivers.items():
+            names.update(f"{domain}/{name}" for name in published)
+        return frozenset(names)
 
     def choose(self, resource: str, ctx: Context) -> Choice | None:
         for mapping in self.resources:
@@ -247,6 +256,10 @@ def load_config(path: Path | None) -> Config:
         kube_version=data.get("kubeVersion"),
         path=str(path),
         suppressions=user.suppressions,
+        drivers={
+            domain: frozenset([*(spec.get("attributes") or ()), *(spec.get("capacity") or ())])
+            for domain, spec in (data.get("drivers") or {}).items()
+        },
         device_classes=tuple(
             _class_definition(entry, root, i)
             for i, entry in enumerate(data.get("deviceClasses") or ())

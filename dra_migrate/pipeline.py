@@ -694,8 +694,10 @@ def run_validate(
     """``dra-migrate validate``: every file that mentions DRA, then the cross-file checks."""
     from dra_migrate import validate
 
-    if devices is not None:  # what the slices show the drivers publish is known
-        settings = dataclasses.replace(settings, published=validate.published_names(devices))
+    # what the configuration declares and the slices show the drivers publish is known
+    published = config.published() | validate.published_names(devices or ())
+    if published:
+        settings = dataclasses.replace(settings, published=published)
 
     jobs_: list[tuple[str, bytes]] = []
     failed: list[FileResult] = []

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dra_migrate.layout import Role
-from dra_migrate.mapping import load_config
+from dra_migrate.mapping import ConfigError, load_config
 from dra_migrate.pipeline import load_slices, process, run_validate
 from dra_migrate.plan import Settings
 from dra_migrate.report.model import Status
@@ -640,3 +640,21 @@ def test_slices_teach_only_what_they_show(tmp_path: Path) -> None:
     # the class and its selector are known now; the constraint's name is not published
     codes = {f.code for f in report.all_findings}
     assert "DRA351" in codes and "DRA350" not in codes, report.all_findings
+
+
+def test_config_declares_a_driver(tmp_path: Path) -> None:
+    """A driver the catalog does not list, declared in .dra-migrate.yaml, is known."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "c.yaml").write_text(VGPU_CLAIM.replace("{attribute}", "profile"))
+    config_file = tmp_path / "dra.yaml"
+    config_file.write_text(
+        "version: 1\ndrivers:\n  vgpu.nvidia.com:\n    attributes: [profile]\n"
+        "    capacity: [framebuffer]\n"
+    )
+    report = run_validate(
+        [str(tmp_path / "in")], ValidateSettings(), load_config(config_file), jobs=1
+    )
+    assert not report.all_findings, [(f.code, f.message) for f in report.all_findings]
+    config_file.write_text("version: 1\ndrivers:\n  Bad_Domain:\n    attributes: [profile]\n")
+    with pytest.raises(ConfigError):
+        load_config(config_file)
