@@ -3,7 +3,8 @@
 Nothing is dumped back through a YAML emitter: every byte outside the
 changed regions stays as it was. Inserted text follows the file's own style
 (indent width, sequence indentation, quoting, line endings, JSON or YAML),
-and a comment on a removed line is kept on a line of its own.
+and a comment on a removed line is kept: on the claim reference that replaces
+the GPU line, or else on a line of its own.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -274,6 +275,8 @@ def apply_regions(
         splices.append(Splice(start, end, rank, order, new))
         order += 1
 
+    moved, skip = _moved_comments(text, edits, style)
+
     # Group per mapping so removals and additions on one flow mapping agree.
     removals: dict[int, list[RemoveEntry]] = {}
     additions: dict[int, list[AppendEntry]] = {}
@@ -293,13 +296,16 @@ def apply_regions(
             for start, end, new in _flow_mapping(text, mapping, removed, added, style):
                 add(start, end, new, mapping)
         else:
-            for start, end, new in _block_mapping(text, mapping, removed, added, style):
+            block = _block_mapping(text, mapping, removed, added, style, moved, skip)
+            for start, end, new in block:
                 add(start, end, new, mapping)
 
     by_doc: dict[int, list[AddObject]] = {}
     for edit in edits:
         if isinstance(edit, AppendItems):
-            start, end, new = _append_items(text, edit.sequence, edit.values, style)
+            start, end, new = _append_items(
+                text, edit.sequence, edit.values, style, moved=moved.get(id(edit), [])
+            )
             add(start, end, new, edit.sequence)
         elif isinstance(edit, AddObject):
             by_doc.setdefault(id(edit.workload.doc), []).append(edit)
@@ -359,8 +365,80 @@ def _lines(lines: list[str], style: Style) -> str:
     return "".join(line + style.newline for line in lines)
 
 
+# a comment moved to an inserted line: the blanks before its ``#``, and the comment
+Carried = list[tuple[str, str]]
+
+
+def _moved_comments(
+    text: str, edits: Sequence[Edit], style: Style
+) -> tuple[dict[int, Carried], set[int]]:
+    """The comments on removed lines that move to the item replacing them (a comment on
+    ``nvidia.com/gpu: 1`` follows the claim reference), per edit; and the offsets of
+    the lines they leave. A comment moves only between block lines, and only off a
+    line that is removed; anywhere else it stays where it was, on a line of its own."""
+    removed: list[tuple[int, int]] = []
+    for edit in edits:
+        if isinstance(edit, RemoveEntry) and not is_flow(edit.mapping):
+            for key, value in edit.mapping.value:
+                if key is edit.key:
+                    start = line_start(text, key.start_mark.index)
+                    removed.append((start, line_end(text, entry_end(key, value, text))))
+    moved: dict[int, Carried] = {}
+    skip: set[int] = set()
+    if style.json:
+        return moved, skip
+    for edit in edits:
+        if isinstance(edit, AppendEntry):
+            target: Node = edit.mapping
+        elif isinstance(edit, AppendItems):
+            target = edit.sequence
+        else:
+            continue
+        if is_flow(target):
+            continue
+        carried: Carried = []
+        for mapping, key, value in edit.replaces:
+            if is_flow(mapping):
+                continue
+            start = line_start(text, key.start_mark.index)
+            end = line_end(text, entry_end(key, value, text))
+            if not any(a <= start and end <= b for a, b in removed):
+                continue
+            at = start
+            for raw in text[start:end].splitlines(keepends=True):
+                line = raw.rstrip("\r\n")
+                comment = None if line.lstrip().startswith("#") else _trailing_comment(line)
+                if comment:
+                    before = line[: len(line) - len(comment)]
+                    gap = before[len(before.rstrip()) :] or " "
+                    if all(c != comment for _g, c in carried):
+                        carried.append((gap, comment))
+                    skip.add(at)
+                at += len(raw)
+        if carried:
+            moved[id(edit)] = carried
+    return moved, skip
+
+
+def _carry(lines: list[str], at: int, carried: Carried) -> list[str]:
+    """``lines`` with the moved comments on line ``at`` (the last one trailing it, any
+    before it on lines of their own above it)."""
+    if not carried:
+        return lines
+    pad = lines[at][: len(lines[at]) - len(lines[at].lstrip(" "))]
+    above = [pad + comment for _gap, comment in carried[:-1]]
+    gap, last = carried[-1]
+    return [*lines[:at], *above, lines[at] + gap + last, *lines[at + 1 :]]
+
+
 def _block_mapping(
-    text: str, mapping: MappingNode, removed: set[int], added: list[AppendEntry], style: Style
+    text: str,
+    mapping: MappingNode,
+    removed: set[int],
+    added: list[AppendEntry],
+    style: Style,
+    moved: Mapping[int, Carried],
+    skip: set[int],
 ) -> list[tuple[int, int, str]]:
     result: list[tuple[int, int, str]] = []
     column = mapping.value[0][0].start_mark.column if mapping.value else mapping.start_mark.column
@@ -374,28 +452,36 @@ def _block_mapping(
         if text[start:key_at].strip() == "-":
             raise EditError("a removed key starts a sequence item")
         end = line_end(text, entry_end(key, value, text))
-        kept = _kept_comments(text[start:end], " " * key.start_mark.column, style)
+        kept = _kept_comments(text, start, end, " " * key.start_mark.column, style, skip)
         result.append((start, end, kept))
     if added:
         at = line_end(text, content_end(mapping, text))
         lines: list[str] = []
         for edit in added:
-            lines.extend(render_entry(edit.key, edit.value, column, style))
+            rendered = render_entry(edit.key, edit.value, column, style)
+            # the comments go to the first item of a list value (the claim reference)
+            item = 1 if len(rendered) > 1 and isinstance(edit.value, list) else 0
+            lines.extend(_carry(rendered, item, moved.get(id(edit), [])))
         prefix = "" if at == 0 or text[at - 1] == "\n" else style.newline
         result.append((at, at, prefix + _lines(lines, style)))
     return result
 
 
-def _kept_comments(removed_text: str, pad: str, style: Style) -> str:
-    """The comments of removed lines, each on a line of its own."""
+def _kept_comments(
+    text: str, start: int, end: int, pad: str, style: Style, skip: Set[int] = frozenset()
+) -> str:
+    """The comments of the removed lines text[start:end], each on a line of its own
+    (but those of lines in ``skip``: they moved to an inserted line)."""
     kept: list[str] = []
-    for raw in removed_text.splitlines():
-        line = raw.rstrip("\r")
+    at = start
+    for raw in text[start:end].splitlines(keepends=True):
+        line_at, at = at, at + len(raw)
+        line = raw.rstrip("\r\n")
         if line.lstrip().startswith("#"):
             kept.append(line)
             continue
         comment = _trailing_comment(line)
-        if comment:
+        if comment and line_at not in skip:
             kept.append(pad + comment)
     return _lines(kept, style)
 
@@ -489,7 +575,7 @@ def _flow_cut(
         cut_from = line_start(text, run[0][0].start_mark.index)
         cut_to = line_end(text, run[-1][1].end_mark.index)
         pad = " " * run[0][0].start_mark.column
-        cuts = [(cut_from, cut_to, _kept_comments(text[cut_from:cut_to], pad, style))]
+        cuts = [(cut_from, cut_to, _kept_comments(text, cut_from, cut_to, pad, style))]
         if not after and before:  # the last entries went: so goes the comma before them
             prev_end = entries[before[-1]][1].end_mark.index
             comma = re.match(r"[ \t]*,", text[prev_end:cut_from])
@@ -518,6 +604,7 @@ def _append_items(
     values: Sequence[Any],
     style: Style,
     comment: str = "",
+    moved: Carried | None = None,
 ) -> tuple[int, int, str]:
     if is_flow(seq):
         start, end = seq.start_mark.index, seq.end_mark.index
@@ -542,7 +629,7 @@ def _append_items(
     column = seq.start_mark.column
     at = line_end(text, content_end(seq, text))
     lines = [" " * column + comment_line(comment)] if comment else []
-    lines += render_sequence(list(values), column, style)
+    lines += _carry(render_sequence(list(values), column, style), 0, moved or [])
     prefix = "" if at == 0 or text[at - 1] == "\n" else style.newline
     return (at, at, prefix + _lines(lines, style))
 

@@ -49,6 +49,12 @@ class RemoveEntry:
     key: Node
 
 
+# The entries (mapping, key, value) an added item replaces: their line comments
+# move to the item's first line (a comment on ``nvidia.com/gpu: 1`` follows
+# the claim reference that replaces it).
+Replaced = tuple[tuple[MappingNode, Node, Node], ...]
+
+
 @dataclass(frozen=True)
 class AppendEntry:
     """Add ``key: value`` at the end of ``mapping``."""
@@ -56,6 +62,7 @@ class AppendEntry:
     mapping: MappingNode
     key: str
     value: Any
+    replaces: Replaced = ()
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,7 @@ class AppendItems:
 
     sequence: SequenceNode
     values: tuple[Any, ...]
+    replaces: Replaced = ()
 
 
 @dataclass(frozen=True)
@@ -225,7 +233,7 @@ def plan_site(
     template = _template_name(workload, site, names, path, findings, settings.reserved)
     obj = resource_claim_template(template, workload.namespace, requests, settings.target)
     edits: list[Edit] = list(removals)
-    edits.extend(_container_edits(site, refs, claim))
+    edits.extend(_container_edits(site, refs, claim, asks))
     pod_claim = {"name": claim, "resourceClaimTemplateName": template}
     if site.style == ARGO:
         edits.extend(_argo_claim(site, pod_claim, path, findings))
@@ -723,7 +731,9 @@ def _dns_subdomain(text: str) -> str:
 # --- edits ------------------------------------------------------------------------
 
 
-def _container_edits(site: PodSite, refs: Mapping[str, list[str]], claim: str) -> list[Edit]:
+def _container_edits(
+    site: PodSite, refs: Mapping[str, list[str]], claim: str, asks: list[Ask]
+) -> list[Edit]:
     edits: list[Edit] = []
     for container in site.containers:
         names = refs.get(container.name)
@@ -732,17 +742,28 @@ def _container_edits(site: PodSite, refs: Mapping[str, list[str]], claim: str) -
         claims = tuple({"name": claim, "request": n} for n in names)
         resources = get(container.node, "resources")
         assert isinstance(resources, MappingNode)
-        edits.extend(_add_items(resources, "claims", claims))
+        asked = {a.resource for a in asks if a.container is container}
+        replaced = tuple(
+            (section, k, v)
+            # the limit's comment last: it trails the claim reference
+            for section in (get(resources, "requests"), get(resources, "limits"))
+            if isinstance(section, MappingNode)
+            for name, k, v in entries(section)
+            if name in asked
+        )
+        edits.extend(_add_items(resources, "claims", claims, replaced))
     return edits
 
 
-def _add_items(mapping: MappingNode, key: str, values: tuple[Any, ...]) -> list[Edit]:
+def _add_items(
+    mapping: MappingNode, key: str, values: tuple[Any, ...], replaces: Replaced = ()
+) -> list[Edit]:
     """Append to the list at ``key``, creating it; an empty ``key:`` is replaced."""
     existing = get(mapping, key)
     if isinstance(existing, SequenceNode):
-        return [AppendItems(existing, values)]
+        return [AppendItems(existing, values, replaces)]
     edits: list[Edit] = [RemoveEntry(mapping, k) for name, k, _v in entries(mapping) if name == key]
-    return [*edits, AppendEntry(mapping, key, list(values))]
+    return [*edits, AppendEntry(mapping, key, list(values), replaces)]
 
 
 def _argo_claim(

@@ -55,7 +55,7 @@ def test_default_mode_is_diff_and_writes_nothing(repo: Path) -> None:
     out = done.stdout.decode()
     assert out.startswith("--- a/apps/infer.yaml\n+++ b/apps/infer.yaml\n")
     assert "-            nvidia.com/gpu: 2  # two GPUs for tensor parallelism" in out
-    assert "+          # two GPUs for tensor parallelism\n+          claims:" in out
+    assert "+          claims:\n+          - name: gpu  # two GPUs for tensor parallelism\n" in out
     assert "+kind: ResourceClaimTemplate" in out
     assert (repo / "apps" / "infer.yaml").read_text() == DEPLOYMENT
 
