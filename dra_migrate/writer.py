@@ -78,8 +78,7 @@ def _opcodes(a: list[str], b: list[str], regions: Sequence[Region]) -> list[Opco
             return None  # the regions do not describe these texts
         if a0 > i:
             ops.append(("equal", i, a0, j, b0))
-        inner = difflib.SequenceMatcher(None, a[a0:a1], b[b0:b1], autojunk=False)
-        for tag, i1, i2, j1, j2 in inner.get_opcodes():
+        for tag, i1, i2, j1, j2 in _fewest(a[a0:a1], b[b0:b1]):
             ops.append((tag, a0 + i1, a0 + i2, b0 + j1, b0 + j2))
         i, j = max(i, a1), max(j, b1)
     if len(a) - i != len(b) - j or a[i:] != b[j:]:
@@ -87,6 +86,54 @@ def _opcodes(a: list[str], b: list[str], regions: Sequence[Region]) -> list[Opco
     if i < len(a):
         ops.append(("equal", i, len(a), j, len(b)))
     return ops or [("equal", 0, 0, 0, 0)]
+
+
+# Regions larger than this (old lines times new lines) are compared by difflib's
+# matcher, which is fast but not always minimal; an edit's region is far smaller.
+MINIMAL_CELLS = 250_000
+
+
+def _fewest(a: list[str], b: list[str]) -> list[Opcode]:
+    """Opcodes that show the fewest removed and added lines (a longest common
+    subsequence): difflib's matcher takes the longest block first, which can show
+    unchanged lines as removed and added again."""
+    if len(a) * len(b) > MINIMAL_CELLS:
+        return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    n, m = len(a), len(b)
+    # lcs[i][j]: the longest common subsequence of a[i:] and b[j:]
+    lcs = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, below = lcs[i], lcs[i + 1]
+        for j in range(m - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if a[i] == b[j] else max(below[j], row[j + 1])
+    ops: list[Opcode] = []
+    i = j = 0
+    si = sj = 0  # where the current run of changes started
+
+    def flush() -> None:
+        if i > si and j > sj:
+            ops.append(("replace", si, i, sj, j))
+        elif i > si:
+            ops.append(("delete", si, i, sj, j))
+        elif j > sj:
+            ops.append(("insert", si, i, sj, j))
+
+    while i < n or j < m:
+        if i < n and j < m and a[i] == b[j] and lcs[i][j] == lcs[i + 1][j + 1] + 1:
+            flush()
+            if ops and ops[-1][0] == "equal":
+                tag, i1, _i2, j1, _j2 = ops.pop()
+                ops.append((tag, i1, i + 1, j1, j + 1))
+            else:
+                ops.append(("equal", i, i + 1, j, j + 1))
+            i, j = i + 1, j + 1
+            si, sj = i, j
+        elif i < n and (j == m or lcs[i + 1][j] >= lcs[i][j + 1]):
+            i += 1
+        else:
+            j += 1
+    flush()
+    return ops
 
 
 def _range(start: int, stop: int) -> str:
