@@ -40,6 +40,17 @@ class Workload:
         ns = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind}/{ns}{self.name}"
 
+    @property
+    def position(self) -> tuple[int, int]:
+        """Where a finding about the whole object points: its name (``metadata.name``,
+        else ``generateName``), else its ``kind``, else its first key; never the
+        file's 1:1 when the object has a better place."""
+        meta = get(self.root, "metadata")
+        for node in (get(meta, "name"), get(meta, "generateName"), get(self.root, "kind")):
+            if node is not None:
+                return load.position(node)
+        return load.position(self.root)
+
 
 @dataclass
 class Container:

@@ -225,7 +225,8 @@ def _collisions(files: list[FileResult]) -> list[Finding]:
     seen: dict[tuple[str, str], tuple[str, str]] = {}
     found = []
     for result in files:
-        for template in result.templates:
+        positions = result.template_positions or [(1, 1)] * len(result.templates)
+        for template, (line, col) in zip(result.templates, positions, strict=True):
             meta = template["metadata"]
             key = (meta.get("namespace") or "", meta["name"])
             body = json.dumps(template, sort_keys=True)
@@ -237,8 +238,8 @@ def _collisions(files: list[FileResult]) -> list[Finding]:
                     finding(
                         "DRA217",
                         result.path,
-                        1,
-                        1,
+                        line,
+                        col,
                         f"ResourceClaimTemplate {shown} is generated here and, with other "
                         f"requests, from {seen[key][0]}; a template's spec is immutable, so "
                         "applied to one cluster the second is rejected",
@@ -406,7 +407,7 @@ def _convert(
     try:
         if source.is_json and any(not p.site.workload.list_item for p in plans):
             first = next(p for p in plans if not p.site.workload.list_item)
-            line, col = load.position(first.site.workload.root)
+            line, col = first.site.workload.position
             findings.append(
                 finding(
                     "DRA211",
@@ -428,9 +429,19 @@ def _convert(
             return FileResult(path, Status.FAILED, findings, inventory, original=raw)
     except (EditError, InputProblem) as exc:
         message = exc.finding.message if isinstance(exc, InputProblem) else str(exc)
+        # where the problem is, when known; else the first object being converted
+        line, col = (
+            (exc.finding.line, exc.finding.col)
+            if isinstance(exc, InputProblem) and exc.finding.line
+            else plans[0].site.workload.position
+        )
         findings.append(
             finding(
-                "DRA900", path, 1, 1, f"internal error: the edit failed ({message}); left untouched"
+                "DRA900",
+                path,
+                line,
+                col,
+                f"internal error: the edit failed ({message}); left untouched",
             )
         )
         return FileResult(path, Status.FAILED, findings, inventory, original=raw)
@@ -443,12 +454,13 @@ def _convert(
         original=raw,
         converted=source.encode(text),
         templates=templates,
+        template_positions=[p.site.workload.position for p in plans],
         regions=regions,
     )
 
 
 def _overlaid(workload: locate.Workload, overlays: list[str], path: str) -> Finding:
-    line, col = load.position(workload.root)
+    line, col = workload.position
     return finding(
         "DRA222",
         path,

@@ -172,7 +172,7 @@ def plan_site(
         return None, findings
     knative = on_knative(site.workload.entry, _annotations(site.workload))
     if knative is not None:
-        line, col = load.position(site.workload.root)
+        line, col = site.workload.position
         findings.append(
             finding(
                 "DRA215",
@@ -661,7 +661,7 @@ def _template_name(
     elif not names.free(workload.namespace, name):
         name = _dns_subdomain(f"{wanted}-{_short_hash(workload.display + site.path)}")
     if name != wanted:
-        line, col = load.position(workload.root)
+        line, col = workload.position
         findings.append(
             finding(
                 "DRA210",
@@ -700,7 +700,7 @@ def _invalid_names(workload: Workload, path: str) -> Finding | None:
         hint = "fix the namespace"
     else:
         return None
-    line, col = load.position(node if node is not None else workload.root)
+    line, col = load.position(node) if node is not None else workload.position
     return finding("DRA109", path, line, col, message, hint)
 
 

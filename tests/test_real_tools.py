@@ -75,7 +75,7 @@ def test_kustomize_base_patched_by_an_overlay_is_left_with_it(tools: Path, tmp_p
     done = run_cli(["convert", "--write", "."], work)
     err = done.stderr.decode()
     assert done.returncode == 1, err
-    assert "base/deployment.yaml:1:1: DRA222 error: Deployment ocr-server" in err
+    assert "base/deployment.yaml:4:9: DRA222 error: Deployment ocr-server" in err
     assert "overlays/prod/kustomization.yaml" in err.split("DRA222")[1].split("\n")[0]
     assert "overlays/prod/gpu-patch.yaml:17:15: DRA202 error:" in err
     for name in ("base/deployment.yaml", "overlays/prod/gpu-patch.yaml"):

@@ -272,6 +272,6 @@ def test_base_given_alone_knows_the_overlays_of_its_git_work_tree(tmp_path: Path
     done = run_cli(["convert", "kustomize/base"], tmp_path)
     err = done.stderr.decode()
     assert done.returncode == 1, err
-    assert "kustomize/base/deployment.yaml:1:1: DRA222 error:" in err
+    assert "kustomize/base/deployment.yaml:4:9: DRA222 error:" in err
     assert "kustomize/overlays/prod/kustomization.yaml" in err
     assert done.stdout == b""  # nothing converted

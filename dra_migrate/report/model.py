@@ -95,6 +95,8 @@ class FileResult:
     original: bytes | None = None
     converted: bytes | None = None  # set when status is CHANGED
     templates: list[dict[str, Any]] = field(default_factory=list)  # generated objects
+    # (line, col) of the workload each template was generated for: where DRA217 points
+    template_positions: list[tuple[int, int]] = field(default_factory=list)
     # the line ranges the edits changed (old start, old end, new start, new end): the diff
     # looks only there, so it stays linear in the size of the file
     regions: list[tuple[int, int, int, int]] | None = None
