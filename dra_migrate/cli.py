@@ -29,7 +29,14 @@ from dra_migrate.report.model import (
     Report,
     Status,
 )
-from dra_migrate.versions import DEFAULT_TARGET, TARGETS, parse_kube_version, target_for, warnings
+from dra_migrate.versions import (
+    DEFAULT_TARGET,
+    TARGETS,
+    parse_feature_gates,
+    parse_kube_version,
+    target_for,
+    warnings,
+)
 from dra_migrate.writer import unified_diff
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -659,10 +666,19 @@ def _config_used(config: Config) -> str:
     is_flag=True,
     help="Evaluate classes and requests on the live cluster's ResourceSlices (read-only).",
 )
+@click.option(
+    "--feature-gates",
+    "feature_gates",
+    metavar="NAME=BOOL,...",
+    help="DRA feature gates the cluster turns on or off, as kube-apiserver takes them "
+    "(DRADeviceTaints=true,DRAConsumableCapacity=true); the rest follow --kube-version's "
+    "defaults. Also featureGates: in the config.",
+)
 @cluster_options_beside_context
 def validate_command(
     external_templates: bool,
     slices: str | None,
+    feature_gates: str | None,
     live: bool,
     kubeconfig: str | None,
     kube_context: str | None,
@@ -684,6 +700,9 @@ def validate_command(
             raise ConfigError("--kubeconfig and --kube-context need --cluster")
         limit = options.settings.config.max_file_size
         devices = pipeline.load_slices(slices, limit) if slices else None
+        gates = dict(options.settings.config.feature_gates)
+        if feature_gates is not None:
+            gates.update(parse_feature_gates(feature_gates))
     except ConfigError as error:
         _fail_usage(error)
         return
@@ -714,6 +733,7 @@ def validate_command(
         kube_version=options.settings.kube_version,
         target=explicit_target or options.settings.config.target,
         external_templates=external_templates,
+        feature_gates=tuple(gates.items()),
     )
     stdin = None
     if options.paths == ("-",):

@@ -160,6 +160,13 @@ CODES: dict[str, Code] = _table(
     Code("DRA350", W, "attribute domain the catalog does not know, resembling one it knows"),
     Code("DRA351", E, "constraint on an attribute no matching device publishes"),
     Code("DRA352", W, "count 0 with ExactCount: the API server makes it 1"),
+    Code("DRA353", E, "field behind a feature gate that is off in the Kubernetes release"),
+    Code("DRA354", E, "invalid device toleration or taint"),
+    Code("DRA355", E, "invalid capacity request or capacity request policy"),
+    Code("DRA356", E, "invalid shared counters or counter consumption"),
+    Code("DRA357", E, "invalid ResourceSlice"),
+    Code("DRA358", E, "invalid DeviceTaintRule"),
+    Code("DRA359", E, "invalid binding conditions"),
     # 4xx: workflow: suppressions and hooks
     Code("DRA401", E, "GPU request left on the device plugin (convert --check)"),
     Code("DRA402", N, "ignore comment silences nothing"),

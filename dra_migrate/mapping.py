@@ -160,6 +160,8 @@ class Config:
     max_file_size: int = discover.DEFAULT_MAX_FILE_SIZE  # bytes; larger files are refused
     # drivers the catalog does not list: domain -> the attribute and capacity names it publishes
     drivers: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # featureGates: DRA feature gates of the cluster (name, on), under --feature-gates
+    feature_gates: tuple[tuple[str, bool], ...] = ()
 
     def published(self) -> frozenset[str]:
         """The domains and domain/name of the declared drivers, as validate knows them."""
@@ -265,6 +267,7 @@ def load_config(path: Path | None) -> Config:
             for i, entry in enumerate(data.get("deviceClasses") or ())
         ),
         max_file_size=parse_size(data.get("maxFileSize", discover.DEFAULT_MAX_FILE_SIZE)),
+        feature_gates=tuple((data.get("featureGates") or {}).items()),
     )
 
 

@@ -21,10 +21,12 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from dra_migrate import load, locate
+from dra_migrate.devicefields import DeviceFields
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.load import Document, Source, entries, get, items, scalar
 from dra_migrate.quantity import INT64_MAX
 from dra_migrate.report.model import FileResult, Status
+from dra_migrate.versions import gate_state
 
 RESOURCE_GROUP = "resource.k8s.io"
 DRA_VERSIONS = ("v1beta1", "v1beta2", "v1")
@@ -118,6 +120,8 @@ class ValidateSettings:
     # domains and domain/name of what the --resource-slices devices publish: a driver the
     # catalog does not list is taught by its slices (no DRA332/DRA350 for those names)
     published: frozenset[str] = frozenset()
+    # --feature-gates (name, on): over the defaults of kube_version's release
+    feature_gates: tuple[tuple[str, bool], ...] = ()
 
 
 # --- what a file defines and refers to, for the cross-file pass --------------------
@@ -241,6 +245,7 @@ class _FileChecker:
         self.classes: list[ClassDef] = []
         self.pods: list[PodRef] = []
         self.anchor: Node | None = None
+        self.fields = DeviceFields(self, gate_state(settings.kube_version, settings.feature_gates))
 
     # helpers
 
@@ -286,8 +291,11 @@ class _FileChecker:
                 "rewrite it for resource.k8s.io/v1 (structured parameters)",
             )
             return
+        if obj.kind == "DeviceTaintRule":
+            self.device_taint_rule(obj, version)
+            return
         if obj.kind not in (*CLAIM_KINDS, "DeviceClass", "ResourceSlice"):
-            return  # DeviceTaintRule and other kinds of the group: not this command's business
+            return  # other kinds of the group (status and scheduling objects)
         if version == "v1alpha3":
             self.add(
                 "DRA304",
@@ -321,7 +329,7 @@ class _FileChecker:
         """Names, requests, selectors and config of a claim, template or class."""
         root = obj.root
         name_node = load.get_path(root, "metadata", "name")
-        if obj.kind in (*CLAIM_KINDS, "DeviceClass") and isinstance(name_node, ScalarNode):
+        if isinstance(name_node, ScalarNode):
             self.name(name_node, subdomain=True, what=f"{obj.kind} name")
         namespace = obj.namespace or ""
         owner = f"{obj.kind} {obj.name}"
@@ -343,7 +351,8 @@ class _FileChecker:
             spec = get(root, "spec")
             extended = get(spec, "extendedResourceName")
             text = scalar(extended) or ""
-            if extended is not None and _extended_resource_problem(text):
+            if self.fields.device_class(spec, owner) and _extended_resource_problem(text):
+                assert extended is not None
                 self.add(
                     "DRA311",
                     extended,
@@ -354,6 +363,26 @@ class _FileChecker:
             selectors = self.selectors(get(spec, "selectors"), owner)
             self.config(get(spec, "config"), set(), owner, claim=False)
             self.classes.append(ClassDef(obj.name, selectors, self.where(root)))
+        elif obj.kind == "ResourceSlice":
+            self.fields.resource_slice(root, owner, shape)
+
+    def device_taint_rule(self, obj: locate.Workload, version: str) -> None:
+        """A DeviceTaintRule (v1alpha3 from 1.33, v1beta2 from 1.36): no bundled schema."""
+        root = obj.root
+        owner = f"{obj.kind} {obj.name}"
+        if version not in ("v1alpha3", "v1beta2", "v1"):
+            self.add(
+                "DRA302",
+                get(root, "apiVersion") or root,
+                f"{owner}: DeviceTaintRule is served as resource.k8s.io/v1alpha3 (from "
+                f"Kubernetes 1.33) and v1beta2 (from 1.36), not {obj.api_version}",
+            )
+            return
+        name_node = load.get_path(root, "metadata", "name")
+        if isinstance(name_node, ScalarNode):
+            self.name(name_node, subdomain=True, what=f"{obj.kind} name")
+        self.metadata(get(root, "metadata"), owner)
+        self.fields.device_taint_rule(root, owner, version)
 
     def schema(self, root: Node, data: Any, obj: locate.Workload) -> None:
         from dra_migrate import schemas
@@ -445,6 +474,10 @@ class _FileChecker:
             for key in ("matchAttribute", "distinctAttribute"):
                 attr = get(constraint, key)
                 if attr is None:
+                    continue
+                if key == "distinctAttribute" and not self.fields.gated(
+                    attr, "DRAConsumableCapacity", owner, key
+                ):
                     continue
                 text = scalar(attr) or ""
                 problem = fully_qualified_name_problem(text)
@@ -586,6 +619,7 @@ class _FileChecker:
         request = self.exact(body, name, label) if body is not None else None
         if request is None:
             request = Request(name, self.where(node), None, [], "ExactCount", None)
+        self.fields.gated(first, "DRAPrioritizedList", label, "firstAvailable")
         if first is not None:
             subs = items(first)
             self.limit(first, len(subs), MAX_SUBREQUESTS, label, "firstAvailable entries")
@@ -594,14 +628,17 @@ class _FileChecker:
                 sub_name = self.unique_label(
                     get(sub, "name"), sub_seen, f"{label}: subrequest name"
                 )
-                parsed = self.exact(sub, sub_name, f"{label} subrequest {sub_name!r}")
+                parsed = self.exact(
+                    sub, sub_name, f"{label} subrequest {sub_name!r}", subrequest=True
+                )
                 if parsed is not None:
                     request.subrequests.append(parsed)
         return request
 
-    def exact(self, body: Node, name: str, label: str) -> Request | None:
+    def exact(self, body: Node, name: str, label: str, subrequest: bool = False) -> Request | None:
         if not isinstance(body, MappingNode):
             return None
+        self.fields.request(body, label, subrequest)
         class_node = get(body, "deviceClassName")
         device_class = scalar(class_node)
         if class_node is not None:

@@ -102,7 +102,10 @@ def _validation_verdict(case: dict[str, Any]) -> str:
     from dra_migrate.findings import Severity
     from dra_migrate.validate import ValidateSettings, check_file, cross_check
 
-    settings = ValidateSettings(kube_version="1.34", external_templates=True)
+    gates = tuple((case.get("featureGates") or {}).items())
+    settings = ValidateSettings(
+        kube_version=case.get("kubeVersion", "1.34"), external_templates=True, feature_gates=gates
+    )
     check = check_file("case.yaml", case["manifest"].encode(), settings)
     findings = list(check.result.findings) + cross_check([check], settings)
     errors = [f for f in findings if f.severity is Severity.ERROR]
