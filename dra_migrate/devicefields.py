@@ -826,6 +826,7 @@ class DeviceFields:
             return
         selector = get(spec, "deviceSelector")
         for key, check in (
+            ("deviceClassName", _class_name_problem),  # v1alpha3 only, with selectors
             ("driver", driver_name_problem),
             ("pool", pool_name_problem),
             ("device", _device_name_problem),
@@ -836,6 +837,12 @@ class DeviceFields:
             self.add("DRA358", taint or spec, f"{owner}: spec.taint is required")
             return
         self.taint(taint, owner, schema=False)
+
+
+def _class_name_problem(name: str) -> str | None:
+    if not name or len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+        return "is not a lower-case DNS subdomain"
+    return None
 
 
 def _device_name_problem(name: str) -> str | None:

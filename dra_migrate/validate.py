@@ -328,9 +328,7 @@ class _FileChecker:
     def definitions(self, obj: locate.Workload, shape: str) -> None:
         """Names, requests, selectors and config of a claim, template or class."""
         root = obj.root
-        name_node = load.get_path(root, "metadata", "name")
-        if isinstance(name_node, ScalarNode):
-            self.name(name_node, subdomain=True, what=f"{obj.kind} name")
+        self.object_name(obj)
         namespace = obj.namespace or ""
         owner = f"{obj.kind} {obj.name}"
         self.metadata(get(root, "metadata"), owner)
@@ -378,11 +376,25 @@ class _FileChecker:
                 f"Kubernetes 1.33) and v1beta2 (from 1.36), not {obj.api_version}",
             )
             return
-        name_node = load.get_path(root, "metadata", "name")
-        if isinstance(name_node, ScalarNode):
-            self.name(name_node, subdomain=True, what=f"{obj.kind} name")
+        self.object_name(obj)
         self.metadata(get(root, "metadata"), owner)
         self.fields.device_taint_rule(root, owner, version)
+        # v1alpha3 selects devices with CEL too (gone in v1beta2)
+        self.selectors(load.get_path(root, "spec", "deviceSelector", "selectors"), owner)
+
+    def object_name(self, obj: locate.Workload) -> None:
+        """metadata.name, a DNS subdomain; or generateName, which the API server completes."""
+        meta = get(obj.root, "metadata")
+        name_node = get(meta, "name")
+        if isinstance(name_node, ScalarNode):
+            self.name(name_node, subdomain=True, what=f"{obj.kind} name")
+        elif name_node is None and not scalar(get(meta, "generateName")):
+            self.add(
+                "DRA311",
+                get(obj.root, "kind") or obj.root,
+                f"{obj.kind} has no metadata.name (nor generateName)",
+                "the API server requires one",
+            )
 
     def schema(self, root: Node, data: Any, obj: locate.Workload) -> None:
         from dra_migrate import schemas
@@ -471,6 +483,14 @@ class _FileChecker:
         parsed: list[Constraint] = []
         for constraint in constraints:
             self.references(get(constraint, "requests"), names, owner, "constraint")
+            if isinstance(constraint, MappingNode) and all(
+                get(constraint, k) is None for k in ("matchAttribute", "distinctAttribute")
+            ):
+                self.add(
+                    "DRA320",
+                    constraint,
+                    f"{owner}: a constraint needs matchAttribute (or distinctAttribute)",
+                )
             for key in ("matchAttribute", "distinctAttribute"):
                 attr = get(constraint, key)
                 if attr is None:
@@ -1279,8 +1299,26 @@ def _request_on_devices(
         selectors = [*class_selectors[option.device_class], *option.selectors]
         if not evaluator.compiles(selectors):
             return [], None  # DRA330 reports the selector; nothing to evaluate
+        before = len(found)
         matching = evaluator.matching(selectors, found)
         if matching is None:
+            if len(found) == before and evaluator.failure is not None:
+                # the class's selector is not in the input (a known driver's built-in
+                # class): the failure is the request's, so it is reported there
+                device, error = evaluator.failure
+                found.append(
+                    finding(
+                        "DRA344",
+                        w.path,
+                        w.line,
+                        w.col,
+                        f"{label}: the selector of DeviceClass {option.device_class} fails on "
+                        f"device {device.name} of {device.node or 'the cluster'}: {error}; "
+                        "Kubernetes aborts the allocation of a claim whose selector fails",
+                        "the class comes from its driver: check that the driver version "
+                        "matches the one that published the slices",
+                    )
+                )
             return found, None  # DRA344: the allocation would abort
         need = option.count if option.mode == "ExactCount" and option.count else 1
         if matching and _max_per_node(matching) >= need:
@@ -1335,6 +1373,7 @@ class _Evaluator:
         self.devices = devices
         self.reported: set[str] = set()
         self.broken: dict[str, bool] = {}
+        self.failure: tuple[Any, Exception] | None = None  # the last selector failure
 
     def compiles(self, selectors: Sequence[Selector]) -> bool:
         from dra_migrate.cel import check_selector
@@ -1365,6 +1404,7 @@ class _Evaluator:
                 except CelEvaluationError as exc:
                     ok = False
                     failed = True
+                    self.failure = (device, exc)
                     key = selector.expression
                     if key not in self.reported and selector.where.path:
                         self.reported.add(key)

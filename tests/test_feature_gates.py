@@ -439,3 +439,36 @@ def test_cli_feature_gates_and_config(tmp_path: Path) -> None:
     config.write_text("version: 1\nfeatureGates:\n  DRADeviceTaints: 'yes'\n")
     code, out = _cli("validate", "--config", str(config), str(claim))
     assert code == 2 and "featureGates" in out, out
+
+
+def test_builtin_class_selector_failing_on_the_slices_is_reported_at_the_request(
+    tmp_path: Path,
+) -> None:
+    """A known driver's class is not in the input: its failure is the request's (DRA344)."""
+    from dra_migrate.pipeline import load_slices
+    from dra_migrate.validate import check_slices, cross_check
+
+    dump = tmp_path / "slices.yaml"
+    # published by an old driver: no `type` attribute, which the built-in class reads
+    dump.write_text(SLICE.replace("      productName: {string: NVIDIA A100}\n", ""))
+    claim = _claim("count: 1")
+    settings = ValidateSettings(kube_version="1.36", external_templates=True)
+    check = check_file("t.yaml", claim.encode(), settings)
+    devices = load_slices(str(dump), 1 << 20)
+    found = [f.format() for f in cross_check([check], settings) + check_slices([check], devices)]
+    assert [line.split(": ")[1].split(" ")[0] for line in found] == ["DRA344"], found
+    assert "DeviceClass gpu.nvidia.com fails on device gpu-0 of node-1" in found[0]
+    assert found[0].startswith("t.yaml:11:11:")  # the request's deviceClassName
+
+
+def test_object_needs_a_name_or_generate_name() -> None:
+    unnamed = SLICE.replace("  name: node-1-gpus\n", "")
+    lines = _findings(unnamed)
+    assert _codes(lines) == {"DRA311"} and "no metadata.name" in lines[0], lines
+    assert not _findings(SLICE.replace("  name: node-1-gpus\n", "  generateName: node-1-\n"))
+
+
+def test_constraint_needs_an_attribute() -> None:
+    constraint = "      constraints:\n      - requests: [gpu]\n"
+    lines = _findings(_claim("count: 2", constraints=constraint))
+    assert _codes(lines) == {"DRA320"} and "needs matchAttribute" in lines[0], lines

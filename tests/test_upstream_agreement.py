@@ -93,9 +93,11 @@ def test_every_cel_case_is_well_formed(case: dict[str, Any]) -> None:
     assert case["compile"] == "error" or str(case["match"]).lower() in ("true", "false", "error")
 
 
-VALIDATION_CASES: list[dict[str, Any]] = yaml.safe_load(
-    (DATA / "upstream_validation.yaml").read_text(encoding="utf-8")
-)["cases"]
+VALIDATION_CASES: list[dict[str, Any]] = [
+    case
+    for table in ("upstream_validation.yaml", "upstream_devices.yaml")
+    for case in yaml.safe_load((DATA / table).read_text(encoding="utf-8"))["cases"]
+]
 
 
 def _validation_verdict(case: dict[str, Any]) -> str:
