@@ -1307,14 +1307,11 @@ def _request_on_devices(
                 # class): the failure is the request's, so it is reported there
                 device, error = evaluator.failure
                 found.append(
-                    finding(
-                        "DRA344",
-                        w.path,
-                        w.line,
-                        w.col,
-                        f"{label}: the selector of DeviceClass {option.device_class} fails on "
-                        f"device {device.name} of {device.node or 'the cluster'}: {error}; "
-                        "Kubernetes aborts the allocation of a claim whose selector fails",
+                    _selector_fails(
+                        w,
+                        f"{label}: the selector of DeviceClass {option.device_class}",
+                        device,
+                        error,
                         "the class comes from its driver: check that the driver version "
                         "matches the one that published the slices",
                     )
@@ -1408,16 +1405,12 @@ class _Evaluator:
                     key = selector.expression
                     if key not in self.reported and selector.where.path:
                         self.reported.add(key)
-                        w = selector.where
                         found.append(
-                            finding(
-                                "DRA344",
-                                w.path,
-                                w.line,
-                                w.col,
-                                f"selector fails on device {device.name} of "
-                                f"{device.node or 'the cluster'}: {exc}; Kubernetes aborts the "
-                                "allocation of a claim whose selector fails",
+                            _selector_fails(
+                                selector.where,
+                                "selector",
+                                device,
+                                exc,
                                 "guard attributes that not every device has with has()",
                             )
                         )
@@ -1425,6 +1418,19 @@ class _Evaluator:
             if ok:
                 result.append(device)
         return None if failed else result
+
+
+def _selector_fails(w: Where, what: str, device: Any, error: Exception, hint: str) -> Finding:
+    """DRA344: a selector raised an error on a device, so the allocation aborts."""
+    return finding(
+        "DRA344",
+        w.path,
+        w.line,
+        w.col,
+        f"{what} fails on device {device.name} of {device.node or 'the cluster'}: {error}; "
+        "Kubernetes aborts the allocation of a claim whose selector fails",
+        hint,
+    )
 
 
 def _counts(devices: Sequence[Any]) -> dict[str, int]:
