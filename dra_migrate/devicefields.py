@@ -410,6 +410,7 @@ class DeviceFields:
         selector = get(spec, "nodeSelector")
         if selector is not None and load.to_data(selector) is not None:
             chosen.append("nodeSelector")
+            self.node_selector(selector, f"{owner}: nodeSelector")
             terms = get(selector, "nodeSelectorTerms")
             if len(items(terms)) != 1:
                 self.add(
@@ -440,6 +441,45 @@ class DeviceFields:
                 + (f" ({', '.join(chosen)} are)" if chosen else " (none is)"),
             )
         return chosen == ["perDeviceNodeSelection"]
+
+    def node_selector(self, selector: Node, label: str) -> None:
+        """The requirements of a node selector, as core validation checks them."""
+        for term in items(get(selector, "nodeSelectorTerms")):
+            for requirement in items(get(term, "matchExpressions")):
+                self.requirement(requirement, label, field=False)
+            for requirement in items(get(term, "matchFields")):
+                self.requirement(requirement, label, field=True)
+
+    def requirement(self, node: Node, label: str, field: bool) -> None:
+        key = _text(get(node, "key"))
+        operator = _text(get(node, "operator"))
+        values_node = get(node, "values")
+        values = [_text(v) for v in items(values_node)]
+        where = get(node, "values") or node
+        problem: str | None = None
+        if field and key != "metadata.name":
+            problem = f"matchFields key {key!r} is not metadata.name"
+        elif not field and label_name_problem(key):
+            problem = f"key {key!r}: {label_name_problem(key)}"
+        elif operator in ("In", "NotIn"):
+            if not values or (field and len(values) != 1):
+                problem = f"operator {operator} needs " + ("one value" if field else "values")
+        elif operator in ("Exists", "DoesNotExist") and not field:
+            if values:
+                problem = f"operator {operator} takes no values"
+        elif operator in ("Gt", "Lt") and not field:
+            if len(values) != 1 or not re.fullmatch(r"[+-]?\d+", values[0]):
+                problem = f"operator {operator} needs one integer value"
+        else:
+            problem = f"operator {operator!r} is not supported"
+            where = get(node, "operator") or node
+        if problem is None:
+            check = _node_name_problem if field else label_value_problem
+            bad = [v for v in values if check(v)]
+            if bad:
+                problem = f"value {bad[0]!r} {check(bad[0])}"
+        if problem:
+            self.add("DRA357", where, f"{label}: {problem}")
 
     def counter_sets(self, node: Node, owner: str) -> dict[str, set[str]]:
         sets: dict[str, set[str]] = {}
@@ -764,6 +804,8 @@ class DeviceFields:
             if key == "nodeName" and not _text(node):
                 self.add("DRA357", node or device, f"{label}: nodeName must not be empty")
                 continue
+            if key == "nodeSelector" and node is not None:
+                self.node_selector(node, f"{label}: nodeSelector")
             chosen.append(key)
         if len(chosen) != 1 and not (len(keys) > len(chosen) and not chosen):
             self.add(
@@ -837,6 +879,12 @@ class DeviceFields:
             self.add("DRA358", taint or spec, f"{owner}: spec.taint is required")
             return
         self.taint(taint, owner, schema=False)
+
+
+def _node_name_problem(name: str) -> str | None:
+    if not name or len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+        return "is not a node name (a lower-case DNS subdomain)"
+    return None
 
 
 def _class_name_problem(name: str) -> str | None:

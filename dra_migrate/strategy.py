@@ -16,12 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dra_migrate.report.model import InventoryItem
+from dra_migrate.versions import GATES
 
 REWRITE, BRIDGE, NONE = "rewrite", "bridge", "none"
 STRATEGIES = (REWRITE, BRIDGE, "auto")
 
-# KEP-5004 DRAExtendedResource: alpha (off) in 1.34-1.35, beta (on) 1.36, GA 1.37.
-BRIDGE_ALPHA, BRIDGE_DEFAULT = 34, 36
+# KEP-5004 DRAExtendedResource: alpha (off) in 1.34-1.35, beta (on) 1.36, GA 1.37
+# (the gate table of versions.py)
+BRIDGE_ALPHA = GATES["DRAExtendedResource"].alpha
+BRIDGE_DEFAULT: int = GATES["DRAExtendedResource"].on or 0
 MIG_RESOURCES = ("*/mig-*",)
 
 

@@ -472,3 +472,39 @@ def test_constraint_needs_an_attribute() -> None:
     constraint = "      constraints:\n      - requests: [gpu]\n"
     lines = _findings(_claim("count: 2", constraints=constraint))
     assert _codes(lines) == {"DRA320"} and "needs matchAttribute" in lines[0], lines
+
+
+@pytest.mark.parametrize(
+    ("requirement", "ok"),
+    [
+        ("{key: topology.kubernetes.io/zone, operator: In, values: [zone-a]}", True),
+        ("{key: gpu, operator: Exists}", True),
+        ("{key: gpus, operator: Gt, values: ['4']}", True),
+        ("{key: foo, operator: In, values: ['-1']}", False),  # not a label value
+        ("{key: foo, operator: In, values: []}", False),
+        ("{key: foo, operator: Exists, values: [a]}", False),
+        ("{key: foo, operator: Gt, values: [four]}", False),
+        ("{key: foo, operator: Near, values: [a]}", False),
+        ("{key: 'bad key', operator: Exists}", False),
+    ],
+)
+def test_slice_node_selector_requirements(requirement: str, ok: bool) -> None:
+    doc = SLICE.replace(
+        "  nodeName: node-1\n",
+        f"  nodeSelector:\n    nodeSelectorTerms:\n    - matchExpressions:\n      - {requirement}\n",
+    )
+    lines = _findings(doc)
+    assert _codes(lines) == (set() if ok else {"DRA357"}), lines
+
+
+def test_slice_node_selector_match_fields() -> None:
+    fields = "  nodeSelector:\n    nodeSelectorTerms:\n    - matchFields:\n      - {req}\n"
+    good = "{key: metadata.name, operator: In, values: [node-1]}"
+    assert not _findings(SLICE.replace("  nodeName: node-1\n", fields.format(req=good)))
+    for bad in (
+        "{key: metadata.labels, operator: In, values: [a]}",
+        "{key: metadata.name, operator: In, values: [node-1, node-2]}",
+        "{key: metadata.name, operator: In, values: [Node_1]}",
+    ):
+        lines = _findings(SLICE.replace("  nodeName: node-1\n", fields.format(req=bad)))
+        assert _codes(lines) == {"DRA357"}, (bad, lines)
