@@ -18,8 +18,7 @@ import click
 from dra_migrate import __version__
 from dra_migrate.discover import Unreadable
 from dra_migrate.findings import ConfigError, Finding, finding, quote_path
-from dra_migrate.mapping import Config, find_config, load_config, parse_size
-from dra_migrate.plan import Settings
+from dra_migrate.mapping import Config, Settings, find_config, load_config, parse_size
 from dra_migrate.report import FORMATS, renderer
 from dra_migrate.report.model import (
     EXIT_INTERRUPTED,
@@ -37,7 +36,6 @@ from dra_migrate.versions import (
     target_for,
     warnings,
 )
-from dra_migrate.writer import unified_diff
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -337,8 +335,15 @@ def execute(
         with progress_bar(fmt) as progress:
             report = focused(
                 options,
-                lambda paths: pipeline.run(
-                    paths, options.settings, options.excludes, options.jobs, edit, progress, skip
+                lambda paths, only: pipeline.run(
+                    paths,
+                    options.settings,
+                    options.excludes,
+                    options.jobs,
+                    edit,
+                    progress,
+                    skip,
+                    only,
                 ),
             )
     report.findings.extend(options.notes)
@@ -347,10 +352,11 @@ def execute(
     return report
 
 
-def focused(options: Options, run: Callable[[tuple[str, ...]], Report]) -> Report:
-    """Run over the paths and --context, report on the paths or what changed (focus.py)."""
+def focused(options: Options, run: Callable[[tuple[str, ...], set[Path] | None], Report]) -> Report:
+    """Run over the paths and --context, report on the paths or what changed (focus.py);
+    ``run`` is told which files are reported on (None: all)."""
     if not options.context and options.changed_since is None:
-        return run(options.paths)
+        return run(options.paths, None)
     from dra_migrate import focus
 
     excludes = [*options.settings.config.exclude, *options.excludes]
@@ -359,7 +365,7 @@ def focused(options: Options, run: Callable[[tuple[str, ...]], Report]) -> Repor
         universe = keep | focus.files_under(options.context, excludes)
         keep &= focus.changed_since(options.changed_since, Path(options.paths[0]))
         keep |= focus.referenced(keep, universe)
-    report = run(tuple(dict.fromkeys(options.paths + options.context)))
+    report = run(tuple(dict.fromkeys(options.paths + options.context)), keep)
     focus.narrow(report, keep)
     return report
 
@@ -568,6 +574,8 @@ def _stream_out(result: FileResult, mode: str | None, check: bool) -> None:
     new = result.converted if result.status is Status.CHANGED else result.original
     if mode == "diff":
         if result.status is Status.CHANGED and result.original is not None and new is not None:
+            from dra_migrate.writer import unified_diff
+
             click.echo(unified_diff(result.path, result.original, new, result.regions), nl=False)
     elif not check and new is not None:
         sys.stdout.buffer.write(new)
@@ -625,7 +633,7 @@ def _files_out(
         elif diff and (mode == "diff" or not check):
             assert result.original is not None
             click.echo(
-                unified_diff(result.path, result.original, result.converted, result.regions),
+                writer.unified_diff(result.path, result.original, result.converted, result.regions),
                 nl=False,
             )
     return written
@@ -747,7 +755,8 @@ def validate_command(
         with progress_bar(flow.fmt) as progress:
             report = focused(
                 options,
-                lambda paths: pipeline.run_validate(
+                # validate reads every file: its cross-file checks need the references
+                lambda paths, _only: pipeline.run_validate(
                     paths,
                     settings,
                     options.settings.config,

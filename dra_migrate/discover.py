@@ -22,11 +22,12 @@ DEFAULT_MAX_FILE_SIZE = 64 * 2**20  # bytes; rendered charts of thousands of obj
 _ALWAYS_SKIPPED = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
-    path: Path
+    path: str  # as found: the path named, or joined below it
     display: str  # as the user will see it: relative to where they named it
     explicit: bool  # named on the command line (not found by walking a directory)
+    real: str  # links resolved: tells two names of one file apart
 
 
 class Unreadable(Exception):
@@ -55,23 +56,41 @@ def read_file(path: Path | str, limit: int = DEFAULT_MAX_FILE_SIZE) -> bytes:
     the limit while it is read is refused too.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _READ_FLAGS)
     except OSError as exc:
         raise Unreadable("DRA001", f"cannot read file: {_reason(exc)}") from None
-    with os.fdopen(fd, "rb") as handle:
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
             raise Unreadable("DRA010", f"not a regular file: {kind}; only regular files are read")
         if info.st_size > limit:
             raise Unreadable("DRA011", _too_large(info.st_size, limit))
-        try:
-            data = handle.read(limit + 1)
-        except OSError as exc:
-            raise Unreadable("DRA001", f"cannot read file: {_reason(exc)}") from None
+        chunks = []
+        want = min(info.st_size, limit) + 1  # one byte more: a file that grew is seen
+        got = 0
+        while True:
+            try:
+                chunk = os.read(fd, want - got)
+            except OSError as exc:
+                raise Unreadable("DRA001", f"cannot read file: {_reason(exc)}") from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+            if got >= want:
+                if got > limit:
+                    break
+                want = min(2 * want, limit + 1)  # it grew: read on, up to the limit
+    finally:
+        os.close(fd)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > limit:
         raise Unreadable("DRA011", _too_large(len(data), limit))
     return data
+
+
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
 def _reason(exc: OSError) -> str:
@@ -104,37 +123,47 @@ def real_path(path: Path) -> Path:
         return path.absolute()
 
 
+def _real(path: str) -> str:
+    """``real_path`` for a string path."""
+    try:
+        return os.path.realpath(path, strict=True)
+    except (OSError, RuntimeError):  # missing, or a link loop: keeps its own name
+        return os.path.abspath(path)
+
+
 def expand(
     paths: Iterable[str], excludes: Iterable[str], skip: Iterable[Path] = ()
 ) -> Iterator[Candidate]:
     """Files under ``paths`` in a stable order, excludes and .gitignore applied.
 
     ``skip``: folders never walked into (the ``--output-dir`` of the run).
+    Paths stay strings on the way: a repository has tens of thousands of files,
+    and each ``Path`` object or ``realpath`` call per file would cost more than
+    reading it. A folder's real path is found once; a file's is its folder's
+    plus its name unless the file is itself a link.
     """
     spec = _Excludes(list(excludes))
-    skipped = [real_path(p) for p in skip]
-    seen: set[Path] = set()
+    skipped = [_real(str(p)) + os.sep for p in skip]
+    seen: set[str] = set()
     for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for file in _walk(path):
-                rel = _display(file, path, raw)
-                if _matches(spec, rel) or _matches(spec, file.relative_to(path).as_posix()):
+        if os.path.isdir(raw):
+            prefix = "" if raw in (".", "./") else raw.rstrip("/") + "/"
+            for rel, real in _walk(raw):
+                display = prefix + rel
+                if spec.spec is not None and (_matches(spec, display) or _matches(spec, rel)):
                     continue
-                real = real_path(file)
-                if any(real.is_relative_to(s) for s in skipped):
+                if skipped and any((real + os.sep).startswith(s) for s in skipped):
                     continue
                 if real not in seen:
                     seen.add(real)
-                    yield Candidate(file, rel, explicit=False)
+                    yield Candidate(os.path.join(raw, rel), display, False, real)
         else:
-            display = raw
-            if _matches(spec, Path(raw).as_posix()):
+            if spec.spec is not None and _matches(spec, Path(raw).as_posix()):
                 continue
-            real = real_path(path)
+            real = _real(raw)
             if real not in seen:
                 seen.add(real)
-                yield Candidate(path, display, explicit=True)
+                yield Candidate(raw, raw, True, real)
 
 
 class _Excludes:
@@ -151,34 +180,78 @@ class _Excludes:
         return self.spec is not None and bool(self.spec.match_file(path))
 
 
-def _display(file: Path, root: Path, raw: str) -> str:
-    rel = file.relative_to(root).as_posix()
-    if raw in (".", "./"):
-        return rel
-    return f"{raw.rstrip('/')}/{rel}"
+def _walk(root: str) -> list[tuple[str, str]]:
+    """(path relative to ``root`` with ``/``, real path) of the files to look at, sorted.
 
-
-def _walk(root: Path) -> list[Path]:
+    Inside a git work tree, what git tracks or would add; links and special
+    files too (reading them says what they are: DRA001, DRA010). Elsewhere
+    every folder but the always-skipped ones; linked folders are not entered.
+    """
+    real_root = _real(root)
     tracked = _git_files(root)
+    found: list[tuple[str, str]] = []
     if tracked is not None:
-        # links and special files too: reading them says what they are (DRA001, DRA010)
-        return sorted(
-            p
-            for p in tracked
-            if p.suffix.lower() in EXTENSIONS and os.path.lexists(p) and not p.is_dir()
-        )
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _ALWAYS_SKIPPED)
-        for name in sorted(files):
-            if name.lower().endswith(EXTENSIONS):
-                found.append(Path(folder) / name)
-    return sorted(found)
+        folders: dict[str, str] = {"": real_root}
+        for rel in tracked:
+            if not rel.lower().endswith(EXTENSIONS):
+                continue
+            try:
+                mode = os.lstat(os.path.join(root, rel)).st_mode
+            except OSError:  # tracked, deleted in the work tree
+                continue
+            link = stat.S_ISLNK(mode)
+            if stat.S_ISDIR(mode) or (link and os.path.isdir(os.path.join(root, rel))):
+                continue
+            folder, _, name = rel.rpartition("/")
+            real_folder = folders.get(folder)
+            if real_folder is None:  # git never records a path through a linked folder
+                real_folder = folders[folder] = os.path.join(real_root, folder)
+            real = os.path.join(real_folder, name)
+            found.append((rel, _real(real) if link else real))
+        return found
+    _scan(root, "", real_root, found)
+    found.sort()
+    return found
 
 
-def _git_files(root: Path, patterns: tuple[str, ...] = (".",)) -> list[Path] | None:
-    """Files git tracks or would add under ``root`` (matching the pathspec ``patterns``);
-    None outside a git work tree."""
+def _scan(folder: str, rel: str, real: str, found: list[tuple[str, str]]) -> None:
+    try:
+        with os.scandir(folder) as entries:
+            listed = sorted(entries, key=lambda e: e.name)
+    except OSError:  # unreadable folder: nothing under it is found, as with os.walk
+        return
+    for entry in listed:
+        name = entry.name
+        if _is_folder(entry, follow=False):
+            if name not in _ALWAYS_SKIPPED:
+                _scan(entry.path, rel + name + "/", os.path.join(real, name), found)
+            continue
+        if not name.lower().endswith(EXTENSIONS):
+            continue
+        if not _is_link(entry):
+            found.append((rel + name, os.path.join(real, name)))
+        elif not _is_folder(entry, follow=True):  # a link to a folder is not entered
+            # a link to a file, a dangling link or a link loop: reading it says which
+            found.append((rel + name, _real(entry.path)))
+
+
+def _is_folder(entry: os.DirEntry[str], follow: bool) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=follow)
+    except OSError:  # a link loop, or gone since it was listed
+        return False
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
+def _git_files(root: Path | str, patterns: tuple[str, ...] = (".",)) -> list[str] | None:
+    """Files git tracks or would add under ``root`` (matching the pathspec ``patterns``),
+    relative to ``root``, sorted; None outside a git work tree."""
     try:
         out = subprocess.run(
             [
@@ -198,11 +271,7 @@ def _git_files(root: Path, patterns: tuple[str, ...] = (".",)) -> list[Path] | N
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    return [
-        root / name
-        for name in sorted(set(out.decode("utf-8", "surrogateescape").split("\0")))
-        if name
-    ]
+    return sorted({name for name in out.decode("utf-8", "surrogateescape").split("\0") if name})
 
 
 # A backslash escape in a JSON or double-quoted YAML string can spell any
@@ -212,12 +281,16 @@ _ESCAPE = re.compile(rb"\\(?:[uUx/]|\r?\n)")
 
 def mentions(data: bytes, needles: Iterable[bytes]) -> bool:
     """Whether the bytes may mention a needle: the prefilter before parsing."""
-    return any(n in data for n in needles) or _ESCAPE.search(data) is not None
+    return any(n in data for n in needles) or (b"\\" in data and _ESCAPE.search(data) is not None)
 
 
 def foreign_encoding(data: bytes) -> bool:
     """UTF-16 or UTF-32 text, with or without a byte-order mark: never skipped
     unread (the byte search cannot see into it), reported instead (DRA002)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    if b"\x00" not in data[:4096]:  # text without a NUL byte is not UTF-16 or UTF-32
+        return False
     from dra_migrate.load import utf16_without_bom
 
-    return data.startswith((b"\xff\xfe", b"\xfe\xff")) or bool(utf16_without_bom(data))
+    return bool(utf16_without_bom(data))

@@ -66,7 +66,7 @@ def changed_since(ref: str, start: Path) -> set[Path]:
 
 
 def files_under(paths: Iterable[str], excludes: Iterable[str]) -> set[Path]:
-    return {c.path.resolve() for c in discover.expand(paths, excludes)}
+    return {Path(c.real) for c in discover.expand(paths, excludes)}
 
 
 def referenced(files: set[Path], universe: set[Path]) -> set[Path]:

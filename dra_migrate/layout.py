@@ -7,6 +7,7 @@ manual edit, because converting a partial object would break the overlay.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,11 +64,12 @@ class Layout:
     overlays: dict[Path, list[Overlay]] = field(default_factory=dict)  # base file -> overlays
     charts: dict[Path, Path | None] = field(default_factory=dict)  # folder -> its chart
 
-    def role(self, path: Path) -> Role:
-        name = path.name
+    def role(self, path: Path | str, real: str | None = None) -> Role:
+        """The role of the file at ``path`` (``real``: its real path, when known)."""
+        name = os.path.basename(path)
         if name in KUSTOMIZATION_NAMES:
             return Role(KUSTOMIZATION)
-        resolved = discover.real_path(path)
+        resolved = Path(real) if real is not None else discover.real_path(Path(path))
         if resolved in self.patches:
             return Role(KUSTOMIZE_PATCH, self.patches[resolved])
         chart = _chart_root(resolved, self.charts)
@@ -108,23 +110,29 @@ def _chart_root(path: Path, known: dict[Path, Path | None]) -> Path | None:
     return found
 
 
-def build(paths: Iterable[Path], gpu: Callable[[bytes], bool] = lambda _data: False) -> Layout:
-    """Read the kustomizations that can apply patches to ``paths``: those among
-    them, those in their folders and the folders above (up to the top of the
-    git work tree), so a patch file given alone, as pre-commit does, is still
-    known as one, and every kustomization of that git work tree, so a base
-    given alone still knows the overlays that patch it."""
+def build(reals: Iterable[str], gpu: Callable[[bytes], bool] = lambda _data: False) -> Layout:
+    """Read the kustomizations that can apply patches to the files at ``reals`` (real
+    paths): those among them, those in their folders and the folders above (up to
+    the top of the git work tree), so a patch file given alone, as pre-commit does,
+    is still known as one, and every kustomization of that git work tree, so a
+    base given alone still knows the overlays that patch it."""
     layout = Layout()
     folders: set[Path] = set()
     files: list[Path] = []
-    for path in paths:
-        files.append(path)
-        folder = discover.real_path(path).parent
+    named: set[str] = set()  # the folders of ``reals``, each looked at once
+    for given in reals:
+        folder_name, _, name = given.rpartition(os.sep)
+        if name in KUSTOMIZATION_NAMES:
+            files.append(Path(given))
+        if folder_name in named:
+            continue
+        named.add(folder_name)
+        folder = Path(folder_name or os.sep)
         for parent in (folder, *folder.parents):
             if parent in folders:
                 break
             folders.add(parent)
-            files.extend(parent / name for name in KUSTOMIZATION_NAMES)
+            files.extend(parent / k for k in KUSTOMIZATION_NAMES)
             if (parent / ".git").exists():
                 # every kustomization of the work tree: an overlay in another folder
                 # patches a base given alone (dra-migrate convert base/)
@@ -159,7 +167,7 @@ def _work_tree_kustomizations(root: Path) -> list[Path]:
     from dra_migrate.discover import _git_files
 
     found = _git_files(root, tuple(f"*{name}" for name in KUSTOMIZATION_NAMES)) or []
-    return [p for p in found if p.name in KUSTOMIZATION_NAMES]
+    return [root / p for p in found if p.rpartition("/")[2] in KUSTOMIZATION_NAMES]
 
 
 def _overlay(path: Path, root: Node, gpu: Callable[[bytes], bool]) -> Overlay | None:

@@ -199,11 +199,25 @@ class Config:
                 literal = tail if len(tail) > len(literal) else literal
             if literal:
                 found.add(literal.encode())
-        # JSON patches write "/" inside a key as "~1" (nvidia.com~1gpu)
-        found |= {n.replace(b"/", b"~1") for n in found if b"/" in n}
+        # JSON patches write "/" inside a key as "~1" (nvidia.com~1gpu): search for the
+        # longest part without the separator, which both spellings contain. Fewer,
+        # broader needles: each is a pass over the bytes of every file of the run.
+        found = {max(n.split(b"/"), key=len) for n in found}
+        found.discard(b"")
         # a narrower needle is subsumed by a broader one it contains
         minimal = {n for n in found if not any(o != n and o in n for o in found)}
         return tuple(sorted(minimal))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The options of a run, as one frozen value (a worker process gets a copy)."""
+
+    target: str  # v1beta1, v1beta2 or v1
+    config: Config
+    kube_version: str | None = None  # validates generated objects for this release
+    # (namespace, name) of ResourceClaimTemplates defined anywhere in the input
+    reserved: frozenset[tuple[str, str]] = frozenset()
 
 
 def find_config(start: Path, home: Path | None = None) -> Path | None:

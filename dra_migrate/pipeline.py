@@ -1,48 +1,30 @@
-"""The pipeline: discover -> load -> locate -> plan -> edit -> validate, per file.
+"""The pipeline: discover -> load -> locate -> plan -> edit -> validate, over many files.
 
-``run`` drives the stages over many files (on a process pool when there are
-enough of them); ``process`` takes one file through every stage and returns a
-``FileResult``. Nothing here prints or writes: the CLI renders the report and
-``writer`` writes files.
+``run`` walks the paths (``discover``), reads each file once and keeps those a
+byte search says may need parsing, then takes each through every stage with
+``process`` (on a process pool when there are enough of them). Nothing here
+prints or writes: the CLI renders the report and ``writer`` writes files.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from yaml.nodes import Node
+from dra_migrate import discover, layout, suppress
+from dra_migrate.findings import Finding, finding
+from dra_migrate.report.model import FileResult, Report, Status
 
-from dra_migrate import discover, layout, load, locate, suppress, unconverted
-from dra_migrate.edit import EditError, apply_regions
-from dra_migrate.findings import Finding, InputProblem, finding
-from dra_migrate.kinds import api_group
-from dra_migrate.layout import Role
-from dra_migrate.load import Document, Source, entries, get, scalar
-from dra_migrate.mapping import Config, Context
-from dra_migrate.plan import Names, PodPlan, Settings, plan_site
-from dra_migrate.quantity import whole_count
-from dra_migrate.report.model import FileResult, InventoryItem, Report, Status
+if TYPE_CHECKING:
+    from dra_migrate.mapping import Config, Settings
+    from dra_migrate.process import Job
 
 _T = TypeVar("_T")
 Progress = Callable[[int, int], None] | None  # (files done, files to do): a progress bar
 PARALLEL_THRESHOLD = 24  # below this many parsed files a process pool costs more than it saves
-
-
-@dataclass(frozen=True)
-class Job:
-    """Everything a worker needs for one file (picklable)."""
-
-    path: str  # filesystem path, "" for stdin
-    display: str
-    role: Role
-    data: bytes | None = None  # the content, read once by discovery (None: read it here)
-    edit: bool = True  # False for scan: plan and report, write no text
 
 
 def run(
@@ -53,19 +35,27 @@ def run(
     edit: bool = True,
     progress: Progress = None,
     skip: Sequence[Path] = (),
+    only: Iterable[Path] | None = None,
 ) -> Report:
-    """Every file under ``paths`` (never under ``skip``, the output folder)."""
+    """Every file under ``paths`` (never under ``skip``, the output folder).
+
+    ``only``: the real paths of the files to report on (``--context``,
+    ``--changed-since``); the others are read for the templates they define and
+    the kustomizations they hold, never converted: the names generated for the
+    files reported avoid every template defined anywhere, and a file outside
+    ``only`` is converted by the run that reports on it.
+    """
     config = settings.config
+    reported = None if only is None else {str(p) for p in only}
     candidates = list(discover.expand(paths, [*config.exclude, *excludes], skip))
     needles = config.needles()
     repo_layout = layout.build(
-        (c.path for c in candidates), lambda data: discover.mentions(data, needles)
+        (c.real for c in candidates), lambda data: discover.mentions(data, needles)
     )
-    work: list[tuple[int, Job]] = []
+    todo: list[tuple[int, discover.Candidate, bytes]] = []
     results: dict[int, FileResult] = {}
     templates_elsewhere: set[tuple[str, str]] = set()
     for index, candidate in enumerate(candidates):
-        role = repo_layout.role(candidate.path)
         try:
             data = discover.read_file(candidate.path, config.max_file_size)
         except discover.Unreadable as exc:
@@ -73,17 +63,26 @@ def run(
             results[index] = FileResult(candidate.display, Status.FAILED, [problem])
             continue
         if b"ResourceClaimTemplate" in data:
-            templates_elsewhere |= _defined_templates(data)
-        if (
-            not discover.mentions(data, needles)
-            and not discover.foreign_encoding(data)
-            and not suppress.has_marker(data)
-        ):
+            from dra_migrate.process import defined_templates
+
+            templates_elsewhere |= defined_templates(data)
+        if reported is not None and candidate.real not in reported:
+            continue
+        if not _worth_parsing(data, needles):
             if candidate.explicit and not data.strip():
                 empty = finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
                 results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
             continue
-        work.append((index, Job(str(candidate.path), candidate.display, role, data, edit)))
+        todo.append((index, candidate, data))
+    if not todo:  # nothing to parse: the parsing and planning code is never imported
+        files = [results[i] for i in sorted(results)]
+        return Report(files, _renamings(repo_layout, set()))
+    from dra_migrate.process import Job
+
+    work = [
+        (i, Job(c.path, c.display, repo_layout.role(c.path, c.real), data, edit))
+        for i, c, data in todo
+    ]
     if templates_elsewhere:
         settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
     processed = _map([job for _i, job in work], settings, jobs, progress)
@@ -91,12 +90,18 @@ def run(
         results[index] = result
     _unique_across_files(work, results, settings)
     files = [results[i] for i in sorted(results)]
-    changed = {
-        discover.real_path(candidates[i].path)
-        for i, r in results.items()
-        if r.status is Status.CHANGED
-    }
+    changed = {Path(candidates[i].real) for i, r in results.items() if r.status is Status.CHANGED}
     return Report(files, _collisions(files) + _renamings(repo_layout, changed))
+
+
+def _worth_parsing(data: bytes, needles: Iterable[bytes]) -> bool:
+    """The prefilter: the file may mention a needle, holds text the byte search cannot
+    see into (UTF-16), or an ignore comment that may need reporting as stale."""
+    return (
+        discover.mentions(data, needles)
+        or discover.foreign_encoding(data)
+        or suppress.has_marker(data)
+    )
 
 
 def _unique_across_files(
@@ -119,6 +124,8 @@ def _unique_across_files(
             )
 
         if clashes(result):
+            from dra_migrate.process import process_job
+
             reserved = settings.reserved | frozenset(taken)
             again = process_job(job, dataclasses.replace(settings, reserved=reserved))
             if not clashes(again):
@@ -163,11 +170,15 @@ def mark_pending(report: Report) -> None:
 
 def _renamings(repo_layout: layout.Layout, changed: set[Path]) -> list[Finding]:
     """Overlays that rename ResourceClaimTemplates without renaming the references."""
+    if not repo_layout.renamings:
+        return []
+    from dra_migrate.process import uses_templates
+
     found = []
     for renaming in repo_layout.renamings:
         if renaming.references_templates:
             continue
-        uses = renaming.files & changed or {f for f in renaming.files if _uses_templates(f)}
+        uses = renaming.files & changed or {f for f in renaming.files if uses_templates(f)}
         if uses:
             found.append(
                 finding(
@@ -183,39 +194,6 @@ def _renamings(repo_layout: layout.Layout, changed: set[Path]) -> list[Finding]:
                 )
             )
     return found
-
-
-def _uses_templates(path: Path) -> bool:
-    """A pod spec of the file refers to a ResourceClaimTemplate: decided from the parsed
-    objects (a CRD whose schema mentions resourceClaimTemplateName does not)."""
-    data = layout.read_bytes(path)
-    if b"resourceClaimTemplateName" not in data:
-        return False
-    try:
-        docs = load.parse(load.decode(str(path), data))
-    except InputProblem:
-        return False
-    return any(
-        get(claim, "resourceClaimTemplateName") is not None
-        for doc in docs
-        for obj in locate.objects(doc)
-        for site in locate.pod_sites(obj)
-        for claim in load.items(get(site.pod, "resourceClaims"))
-    )
-
-
-def _defined_templates(data: bytes) -> set[tuple[str, str]]:
-    """(namespace, name) of the ResourceClaimTemplates a file defines already."""
-    try:
-        docs = load.parse(load.decode("", data), ("ResourceClaimTemplate",))
-    except InputProblem:
-        return set()
-    return {
-        (obj.namespace or "", obj.name)
-        for doc in docs
-        for obj in locate.objects(doc)
-        if obj.kind == "ResourceClaimTemplate"
-    }
 
 
 def _collisions(files: list[FileResult]) -> list[Finding]:
@@ -253,6 +231,8 @@ def _collisions(files: list[FileResult]) -> list[Finding]:
 def _map(
     work: list[Job], settings: Settings, jobs: int | None, progress: Progress = None
 ) -> list[FileResult]:
+    from dra_migrate.process import process_job
+
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers <= 1 or len(work) < PARALLEL_THRESHOLD:
         return list(_counted((process_job(job, settings) for job in work), len(work), progress))
@@ -273,421 +253,10 @@ def _counted(results: Iterable[_T], total: int, progress: Progress) -> Iterator[
 
 def run_stream(data: bytes, display: str, settings: Settings, edit: bool = True) -> Report:
     """The stdin mode: one stream, processed whatever it mentions."""
+    from dra_migrate.layout import Role
+    from dra_migrate.process import Job, process_job
+
     return Report([process_job(Job("", display, Role(), data, edit), settings)])
-
-
-def process_job(job: Job, settings: Settings) -> FileResult:
-    try:
-        raw = (
-            job.data
-            if job.data is not None
-            else discover.read_file(job.path, settings.config.max_file_size)
-        )
-    except discover.Unreadable as exc:
-        problem = finding(exc.code, job.display, 1, 1, exc.message)
-        return FileResult(job.display, Status.FAILED, [problem])
-    try:
-        return process(job.display, raw, job.role, settings, job.edit)
-    except InputProblem as problem:
-        return FileResult(job.display, Status.FAILED, [problem.finding], original=raw)
-    except RecursionError:
-        deep = finding("DRA004", job.display, 1, 1, "YAML nested too deeply to process")
-        return FileResult(job.display, Status.FAILED, [deep], original=raw)
-    except Exception as exc:  # a bug: report it on the file, never a traceback for the user
-        internal = finding(
-            "DRA900",
-            job.display,
-            1,
-            1,
-            f"internal error ({type(exc).__name__}: {exc}); the file was left untouched",
-            "please report this with the file",
-        )
-        return FileResult(job.display, Status.FAILED, [internal], original=raw)
-
-
-def process(
-    display: str, raw: bytes, role: Role, settings: Settings, edit: bool = True
-) -> FileResult:
-    source = load.decode(display, raw)
-    if not source.text.strip():
-        empty = finding("DRA007", display, 1, 1, "empty file, nothing to convert")
-        return FileResult(display, Status.UNCHANGED, [empty], original=raw)
-    if role.kind == layout.HELM_TEMPLATE or display.endswith(".tpl") or load.is_template(source):
-        return _reported(display, unconverted.helm_template(source, settings.config), raw)
-    if role.kind == layout.HELM_UNITTEST:  # a chart's test suite: nothing to migrate
-        return FileResult(display, Status.UNCHANGED, [], original=raw)
-    plain = role.kind not in (layout.HELM_VALUES, layout.KUSTOMIZE_PATCH, layout.KUSTOMIZATION)
-    docs = load.parse(source, _needles(settings.config) if plain else None)
-    if role.kind == layout.HELM_VALUES:
-        return _reported(display, unconverted.helm_values(source, docs, settings.config), raw)
-    if role.kind == layout.KUSTOMIZE_PATCH:
-        return _reported(
-            display, unconverted.kustomize_patch(source, docs, settings.config, role.via), raw
-        )
-    if role.kind == layout.KUSTOMIZATION:
-        return _reported(display, unconverted.kustomization(source, docs, settings.config), raw)
-    return _convert(source, raw, docs, settings, edit, role)
-
-
-def _needles(config: Config) -> tuple[str, ...]:
-    """What a document must contain to be composed: a resource name of the
-    mapping, or DRA objects and references (existing templates take names; the
-    converted text's claims are checked against the templates)."""
-    return (
-        *(n.decode("utf-8", "replace") for n in config.needles()),
-        "ResourceClaimTemplate",
-        "resourceClaim",
-        "resource.k8s.io",
-    )
-
-
-def _reported(display: str, found: list[Finding], raw: bytes) -> FileResult:
-    """A file that is never modified: reported when it sets GPU resources."""
-    status = Status.REPORTED if found else Status.UNCHANGED
-    return FileResult(display, status, found, original=raw)
-
-
-def _convert(
-    source: Source,
-    raw: bytes,
-    docs: list[Document],
-    settings: Settings,
-    edit: bool = True,
-    role: Role | None = None,
-) -> FileResult:
-    path = source.path
-    config = settings.config
-    findings: list[Finding] = []
-    inventory: list[InventoryItem] = []
-    plans: list[PodPlan] = []
-    names = Names()
-    for doc in docs:
-        for obj in locate.objects(doc):
-            if obj.kind == "ResourceClaimTemplate":
-                names.reserve(obj.namespace, obj.name)
-    held = _held(source, docs, config) if suppress.has_marker(raw) else []
-    whole_file = bool(config.suppressions) and suppress.config_holds(config, path)
-    for doc in docs:
-        for workload in locate.objects(doc):
-            if whole_file or (held and suppress.holds(held, workload.root)):
-                # "# dra-migrate: ignore[DRA401]": stays on the device plugin, listed by scan
-                for site in locate.pod_sites(workload):
-                    inventory.extend(_inventory(site, config, path))
-                continue
-            policy = unconverted.POLICY_KINDS.get((api_group(workload.api_version), workload.kind))
-            if policy is not None:
-                findings.extend(policy(workload, config, path))
-                continue
-            sites = locate.pod_sites(workload)
-            covered: list[Node] = []
-            overlays = layout.patched_by(role or Role(), workload.kind, workload.name)
-            for site in sites:
-                inventory.extend(_inventory(site, config, path))
-                plan, found = plan_site(site, settings, names, path)
-                if plan is not None and overlays:
-                    findings.append(_overlaid(workload, overlays, path))
-                    plan = None
-                findings.extend(found)
-                covered.extend(c.node for c in site.containers)
-                if plan is not None:
-                    plans.append(plan)
-            findings.extend(unconverted.outside(workload, covered, config, path))
-    if plans:
-        odd_break = load.foreign_line_break(source)
-        if odd_break is not None:
-            findings.append(odd_break)
-    findings = sorted(set(findings), key=lambda f: (f.line, f.col, f.code, f.message))
-    if any(f.blocks for f in findings):
-        return FileResult(path, _untouched(findings), findings, inventory, original=raw)
-    if not plans:
-        return FileResult(path, Status.UNCHANGED, findings, inventory, original=raw)
-    if not edit:  # scan: convert would rewrite this file
-        return FileResult(path, Status.CHANGED, findings, inventory, original=raw)
-    edits = [e for p in plans for e in p.edits]
-    try:
-        if source.is_json and any(not p.site.workload.list_item for p in plans):
-            first = next(p for p in plans if not p.site.workload.list_item)
-            line, col = first.site.workload.position
-            findings.append(
-                finding(
-                    "DRA211",
-                    path,
-                    line,
-                    col,
-                    "this JSON file holds a single object, so the ResourceClaimTemplate has no place in it",
-                    "convert the file to YAML, or wrap the object in a kind: List",
-                )
-            )
-            return FileResult(path, _untouched(findings), findings, inventory, original=raw)
-        text, regions = apply_regions(source, docs, edits)
-        converted, new_docs = _verify(text, source, settings)
-        invalid = _loads_back(docs, new_docs, plans, path) or _check_generated(
-            plans, settings, path
-        ) + _introduced(source, docs, converted, new_docs, settings, plans)
-        if invalid:
-            findings.extend(invalid)
-            return FileResult(path, Status.FAILED, findings, inventory, original=raw)
-    except (EditError, InputProblem) as exc:
-        message = exc.finding.message if isinstance(exc, InputProblem) else str(exc)
-        # where the problem is, when known; else the first object being converted
-        line, col = (
-            (exc.finding.line, exc.finding.col)
-            if isinstance(exc, InputProblem) and exc.finding.line
-            else plans[0].site.workload.position
-        )
-        findings.append(
-            finding(
-                "DRA900",
-                path,
-                line,
-                col,
-                f"internal error: the edit failed ({message}); left untouched",
-            )
-        )
-        return FileResult(path, Status.FAILED, findings, inventory, original=raw)
-    templates = [dict(p.template_object) for p in plans]
-    return FileResult(
-        path,
-        Status.CHANGED,
-        findings,
-        inventory,
-        original=raw,
-        converted=source.encode(text),
-        templates=templates,
-        template_positions=[p.site.workload.position for p in plans],
-        regions=regions,
-    )
-
-
-def _overlaid(workload: locate.Workload, overlays: list[str], path: str) -> Finding:
-    line, col = workload.position
-    return finding(
-        "DRA222",
-        path,
-        line,
-        col,
-        f"{workload.kind} {workload.name} is patched with GPU resources by the kustomize "
-        f"overlay(s) {', '.join(sorted(overlays))}: converting the base alone would build "
-        "pods that ask for claims and the extended resource at once, so it is left as it is",
-        "convert the base and its overlays together by hand: each distinct count needs its "
-        "own ResourceClaimTemplate (a new name: template specs are immutable) and an overlay "
-        "patch that sets resourceClaimTemplateName to it (docs/findings.md#dra222)",
-    )
-
-
-def _untouched(findings: list[Finding]) -> Status:
-    """A file a blocking finding leaves untouched: FAILED when its input could not be
-    processed (exit 123), REPORTED when it is a manifest to fix by hand (exit 1)."""
-    return Status.FAILED if any(f.unprocessed for f in findings) else Status.REPORTED
-
-
-def _held(source: Source, docs: list[Document], config: Config) -> list[suppress.Marker]:
-    """The ignore comments of a file, knowing the lines of its GPU requests."""
-    lines = {
-        item.line
-        for doc in docs
-        for workload in locate.objects(doc)
-        for site in locate.pod_sites(workload)
-        for item in _inventory(site, config, source.path)
-    }
-    return suppress.markers(source.text, docs, lines)
-
-
-def _verify(text: str, source: Source, settings: Settings) -> tuple[Source, list[Document]]:
-    """The output must parse, and converting it again must find nothing to do."""
-    again = dataclasses.replace(source, text=text)
-    # A document that mentions no resource name asks for none: only the others
-    # are composed again (libyaml; cheap).
-    docs = load.parse(again, _needles(settings.config))
-    names = Names()
-    held = _held(again, docs, settings.config) if suppress.has_marker(text.encode()) else []
-    for doc in docs:
-        for workload in locate.objects(doc):
-            if held and suppress.holds(held, workload.root):
-                continue
-            for site in locate.pod_sites(workload):
-                plan, _found = plan_site(site, settings, names, source.path)
-                if plan is not None:
-                    raise EditError(
-                        f"the converted {workload.display} still asks for extended GPU resources"
-                    )
-    return again, docs
-
-
-def _loads_back(
-    docs: list[Document], new_docs: list[Document], plans: list[PodPlan], path: str
-) -> list[Finding]:
-    """The converted text, loaded again, holds the input's objects plus exactly the
-    generated ones, each equal to what was meant: no name or selector turned into
-    other YAML on the way (a line break, a quote, ``---``)."""
-    before = [o for d in docs for o in locate.objects(d)]
-    after = [o for d in new_docs for o in locate.objects(d)]
-    problem = ""
-    if len(after) != len(before) + len(plans):
-        problem = (
-            f"it holds {len(after)} objects where {len(before)} and {len(plans)} generated "
-            "were meant"
-        )
-    else:
-        loaded = [load.to_data(o.root) for o in after if o.kind == "ResourceClaimTemplate"]
-        for plan in plans:
-            if plan.template_object not in loaded:
-                problem = f"the ResourceClaimTemplate {plan.template!r} loads back differently"
-                break
-    if not problem:
-        return []
-    line, col = load.position(plans[0].site.pod)
-    return [
-        finding(
-            "DRA902",
-            path,
-            line,
-            col,
-            f"the converted text does not mean what was generated: {problem}; nothing was written",
-            "please report this with the file",
-        )
-    ]
-
-
-def _check_generated(plans: list[PodPlan], settings: Settings, path: str) -> list[Finding]:
-    """Every generated object must pass the strict schema of the target version."""
-    from dra_migrate import schemas
-
-    found = []
-    for plan in plans:
-        obj = plan.template_object
-        try:
-            errors = schemas.validate_object(obj, settings.kube_version)
-        except schemas.SchemaNotFound as exc:
-            errors = [schemas.SchemaError((), str(exc))]
-        line, col = load.position(plan.site.pod)
-        for error in errors:
-            found.append(
-                finding(
-                    "DRA901",
-                    path,
-                    line,
-                    col,
-                    f"generated ResourceClaimTemplate {plan.template} fails the "
-                    f"{obj['apiVersion']} schema: {error.message}; nothing was written",
-                    "check the device class, selectors and config in .dra-migrate.yaml",
-                )
-            )
-    return found
-
-
-def _introduced(
-    source: Source,
-    docs: list[Document],
-    converted: Source,
-    new_docs: list[Document],
-    settings: Settings,
-    plans: list[PodPlan],
-) -> list[Finding]:
-    """``validate`` errors that the conversion added to the file (none may be)."""
-    from dra_migrate.validate import NEEDLES, ValidateSettings, check_documents, cross_check
-
-    vsettings = ValidateSettings(
-        kube_version=settings.kube_version, external_templates=True, claims_only=True
-    )
-
-    def errors(src: Source, parsed: list[Document]) -> dict[tuple[str, str], Finding]:
-        if not any(n.decode() in src.text for n in NEEDLES):
-            return {}
-        check = check_documents(src, parsed, vsettings)
-        found = check.result.findings + cross_check([check], vsettings)
-        return {(f.code, f.message): f for f in found if f.severity.value == "error"}
-
-    before = errors(source, docs)
-    after = errors(converted, new_docs)
-    line, col = load.position(plans[0].site.pod)  # positions in the input, not the output
-    return [
-        finding(
-            "DRA901",
-            source.path,
-            line,
-            col,
-            f"the converted file would fail validation ({f.code} {f.message}, at line "
-            f"{f.line} of the converted text); nothing was written",
-        )
-        for key, f in sorted(after.items())
-        if key not in before
-    ]
-
-
-# --- inventory --------------------------------------------------------------------
-
-
-def _inventory(site: locate.PodSite, config: Config, path: str) -> list[InventoryItem]:
-    rows: list[InventoryItem] = []
-    workload = site.workload
-    ctx = Context(
-        workload.namespace, {**workload.labels, **site.template_labels}, site.node_selector
-    )
-    replicas = _replicas(site)
-    for container in site.containers:
-        resources = get(container.node, "resources")
-        limits = {k: (kn, v) for k, kn, v in entries(get(resources, "limits")) if config.is_gpu(k)}
-        requests = {
-            k: (kn, v) for k, kn, v in entries(get(resources, "requests")) if config.is_gpu(k)
-        }
-        for name in [*limits, *(r for r in requests if r not in limits)]:
-            key, value = limits.get(name) or requests[name]
-            text = scalar(value) or ""
-            choice = config.choose(name, ctx)
-            line, col = load.position(key)
-            rows.append(
-                InventoryItem(
-                    path=path,
-                    line=line,
-                    col=col,
-                    api_version=workload.api_version,
-                    kind=workload.kind,
-                    namespace=workload.namespace,
-                    name=workload.name,
-                    pod_path=site.path,
-                    container=container.name,
-                    role=container.role,
-                    resource=name,
-                    count=whole_count(load.quantity_text(value) or ""),
-                    value=text,
-                    device_class=choice.device_class if choice else None,
-                    replicas=replicas,
-                    selectors=choice.selectors if choice else (),
-                    driver_config=bool(choice and choice.config),
-                    shared=bool(choice and choice.shared),
-                    rule=bool(choice and choice.rule is not None),
-                )
-            )
-    return rows
-
-
-# Fields that say how many pods a pod template makes at once, beside its ``template``.
-_REPLICA_FIELDS = ("replicas", "parallelism")
-# Kinds whose pods run once per node: no fixed count.
-_PER_NODE_KINDS = ("DaemonSet",)
-
-
-def _replicas(site: locate.PodSite) -> int | None:
-    """Pods of this pod spec at once: ``replicas``/``parallelism`` beside the template."""
-    if site.workload.kind in _PER_NODE_KINDS:
-        return None
-    parts = site.path.split(".")
-    if parts[-2:] != ["template", "spec"]:
-        return 1  # a Pod, or a pod spec that is not a template
-    holder: Node | None = site.workload.root
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", ".".join(parts[:-2])):
-        if part.startswith("["):
-            seq = load.items(holder)
-            index = int(part[1:-1])
-            holder = seq[index] if index < len(seq) else None
-        else:
-            holder = get(holder, part)
-    for name in _REPLICA_FIELDS:
-        value = get(holder, name)
-        if value is not None:
-            return whole_count(scalar(value) or "")
-    return 1
 
 
 # --- validate ---------------------------------------------------------------------
@@ -723,11 +292,7 @@ def run_validate(
                 problem = finding(exc.code, candidate.display, 1, 1, exc.message)
                 failed.append(FileResult(candidate.display, Status.FAILED, [problem]))
                 continue
-            if (
-                discover.mentions(data, validate.NEEDLES)
-                or discover.foreign_encoding(data)
-                or suppress.has_marker(data)
-            ):
+            if _worth_parsing(data, validate.NEEDLES):
                 jobs_.append((candidate.display, data))
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(jobs_) >= PARALLEL_THRESHOLD:
@@ -799,7 +364,8 @@ def _dump(
     """The objects of a ``kubectl get ... -o yaml|json`` file."""
     import json
 
-    from dra_migrate.findings import ConfigError
+    from dra_migrate import load
+    from dra_migrate.findings import ConfigError, InputProblem
 
     try:
         raw = discover.read_file(path, limit)

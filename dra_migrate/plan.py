@@ -29,7 +29,7 @@ from dra_migrate.findings import Finding, escape, finding, unsafe
 from dra_migrate.kinds import ARGO, KSERVE_MODE_ANNOTATION, on_knative
 from dra_migrate.load import entries, get, items, scalar
 from dra_migrate.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
-from dra_migrate.mapping import Choice, Config, Context
+from dra_migrate.mapping import Choice, Config, Context, Settings
 from dra_migrate.quantity import INT64_MAX, parse_quantity, whole_count
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -136,17 +136,6 @@ class Names:
 
     def free(self, namespace: str | None, name: str) -> bool:
         return (namespace or "", name) not in self.taken
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The options of a run, as one frozen value (a worker process gets a copy)."""
-
-    target: str  # v1beta1, v1beta2 or v1
-    config: Config
-    kube_version: str | None = None  # validates generated objects for this release
-    # (namespace, name) of ResourceClaimTemplates defined anywhere in the input
-    reserved: frozenset[tuple[str, str]] = frozenset()
 
 
 def plan_site(

@@ -10,8 +10,9 @@ and ``source:`` in ``spec.resourceClaims`` fails on every bundled version.
 The schemas check structure and types only: not DNS names, ``count > 0``,
 one-of rules such as ``exactly``/``firstAvailable``, list sizes or CEL.
 
-jsonschema is imported lazily, on the first validation, so importing this
-module stays cheap.
+The bundled schemas are checked by ``schema_engine`` (compiled closures for
+the part of JSON Schema they use, agreeing with jsonschema, which is far
+slower to import and to run); a schema using more is checked by jsonschema.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import datetime
 import difflib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -149,15 +150,29 @@ def _choose_object_file(api_version: str, kind: str, kube_version: str | None) -
 
 
 @cache
-def _validator(name: str) -> Any:
-    """A compiled validator for one schema file (shared by every version that uses it)."""
-    from jsonschema import Draft202012Validator, validators
+def _validator(name: str) -> Callable[[Any], list[Any]]:
+    """A compiled validator for one schema file (shared by every version that uses it):
+    ``schema_engine`` for the bundled Kubernetes schemas, jsonschema for a schema that
+    uses more of JSON Schema than they do."""
+    from dra_migrate import schema_engine
 
     with schema_path(f"kubernetes/{name}").open(encoding="utf-8") as handle:
         schema = json.load(handle)
+    try:
+        return schema_engine.compile_schema(schema)
+    except schema_engine.Unsupported:
+        validator = reference_validator(schema)
+        return lambda instance: list(validator.iter_errors(instance))
+
+
+def reference_validator(schema: Any) -> Any:
+    """jsonschema's Draft 2020-12 validator with the type checker of this module: the
+    reference ``schema_engine`` agrees with."""
+    from jsonschema import Draft202012Validator, validators
+
     checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
         {
-            # Any mapping (ruamel's CommentedMap, MappingProxyType, ...) is an object.
+            # Any mapping (MappingProxyType, ...) is an object.
             "object": lambda _checker, value: isinstance(value, Mapping),
             "array": lambda _checker, value: isinstance(value, (list, tuple)),
             # YAML loaders turn unquoted timestamps into datetime objects; the API
@@ -280,7 +295,7 @@ def _sort_key(error: SchemaError) -> tuple[tuple[tuple[int, int, str], ...], str
 
 def _run(name: str, instance: Any) -> list[SchemaError]:
     found: set[SchemaError] = set()
-    for error in _validator(name).iter_errors(instance):
+    for error in _validator(name)(instance):
         found.update(_convert(error))
     return sorted(found, key=_sort_key)
 

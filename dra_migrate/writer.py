@@ -6,7 +6,6 @@ import contextlib
 import difflib
 import os
 import stat
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -249,6 +248,8 @@ def write_atomic(
         mode = stat.S_IMODE(target.stat().st_mode)
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(target)
+    import tempfile  # here: a run that writes nothing does not pay for its import
+
     fd, tmp = tempfile.mkstemp(
         prefix=f".{target.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=target.parent
     )

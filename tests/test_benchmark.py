@@ -51,7 +51,7 @@ def test_benchmark_runs_and_prints_ratios(
     ]
     assert bench.main(argv) == 0  # type: ignore[attr-defined]
     out = capsys.readouterr().out
-    for what in ("convert --check", "scan, no GPU requests", "pre-commit run on one file"):
+    for what in ("convert --check", "scan, no GPU requests", "pre-commit hook on one file with"):
         assert what in out
     assert "scan, kserve-like" in out and "convert - (stdin), 20 documents" in out
     assert "<= 0.5" in out and ("met" in out or "MISSED" in out)

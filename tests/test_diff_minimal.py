@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate.layout import Role
-from dra_migrate.pipeline import process
+from dra_migrate.process import process
 from dra_migrate.report.model import Status
 from dra_migrate.writer import _lines, _opcodes, unified_diff
 from tests.test_properties import _settings, cases

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from dra_migrate.layout import Role
 from dra_migrate.mapping import load_config
-from dra_migrate.pipeline import _collisions, process
+from dra_migrate.pipeline import _collisions
+from dra_migrate.process import process
 from dra_migrate.plan import Settings
 from dra_migrate.report.model import FileResult, Status
 

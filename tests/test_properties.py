@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from dra_migrate import schemas
 from dra_migrate.layout import Role
 from dra_migrate.mapping import load_config
-from dra_migrate.pipeline import process
+from dra_migrate.process import process
 from dra_migrate.plan import Settings
 from dra_migrate.report.model import Status
 from tests.invariants import check_conversion, check_untouched, load_all, objects
@@ -174,7 +174,7 @@ def test_conversion_properties(case: Case, target: str) -> None:
 def test_arbitrary_text_never_crashes(text: str) -> None:
     """Whatever the bytes, the result is a finding, never an exception or DRA900."""
     data = ("nvidia.com/gpu: 1\n" + text).encode("utf-8", "surrogatepass")
-    from dra_migrate.pipeline import Job, process_job
+    from dra_migrate.process import Job, process_job
 
     result = process_job(Job("", "fuzz.yaml", Role(), data), _settings("v1beta1"))
     assert all(f.code != "DRA900" for f in result.findings), [f.format() for f in result.findings]

@@ -11,7 +11,8 @@ import pytest
 
 from dra_migrate.layout import Role
 from dra_migrate.mapping import ConfigError, load_config
-from dra_migrate.pipeline import load_slices, process, run_validate
+from dra_migrate.pipeline import load_slices, run_validate
+from dra_migrate.process import process
 from dra_migrate.plan import Settings
 from dra_migrate.report.model import Status
 from dra_migrate.validate import ValidateSettings, check_file, cross_check

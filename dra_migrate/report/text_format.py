@@ -2,41 +2,74 @@
 
 from __future__ import annotations
 
-import io
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+import unicodedata
+from typing import TYPE_CHECKING
 
 from dra_migrate.findings import escape, quote_path
-from dra_migrate.report.inventory import ClusterInventory, age_text
-from dra_migrate.report.migration import MigrationPlan, Total
 from dra_migrate.report.model import Report, Status
 from dra_migrate.report.summary import summary_line
+
+if TYPE_CHECKING:  # the cluster and plan views only: the scan and convert views never load them
+    from dra_migrate.report.inventory import ClusterInventory
+    from dra_migrate.report.migration import MigrationPlan, Total
 
 MANUAL_SHOWN = 20  # files named in the summary before "and N more"
 
 
-def _cell(text: str) -> Text:
-    """A table cell as it is written: no markup, no control or bidirectional characters."""
-    return Text(escape(text))
+class Console:
+    """Lines of plain text: no markup, no emoji codes, no colour (names are untrusted,
+    and this view is also read in CI logs). Kept free of rich, whose import alone
+    costs a one-file pre-commit run more than its whole work."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def print(self, text: str = "") -> None:
+        self.lines.append(text)
+
+    def table(self, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+        """Columns two spaces apart, each as wide as its widest cell (in terminal cells:
+        an East Asian wide character takes two)."""
+        cells = [tuple(escape(c) for c in row) for row in rows]
+        widths = [max(_width(row[i]) for row in [columns, *cells]) for i in range(len(columns))]
+        for row in [columns, *cells]:
+            self.lines.append(
+                "  ".join(c + " " * (w - _width(c)) for c, w in zip(row, widths, strict=True))
+            )
+
+    def text(self) -> str:
+        return "".join(line + "\n" for line in self.lines)
+
+
+def _width(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return sum(
+        0
+        if unicodedata.combining(ch)
+        else 2
+        if unicodedata.east_asian_width(ch) in ("W", "F")
+        else 1
+        for ch in text
+    )
 
 
 def _titled_table(console: Console, title: str, columns: list[str], rows: list[list[str]]) -> None:
     console.print()
-    console.print(title, markup=False)
+    console.print(title)
     if not rows:
-        console.print("  (none)", markup=False)
+        console.print("  (none)")
         return
-    _table(console, tuple(columns), [tuple(row) for row in rows])
+    console.table(tuple(columns), [tuple(row) for row in rows])
 
 
 def _cluster(console: Console, report: Report, inv: ClusterInventory) -> None:
+    from dra_migrate.report.inventory import age_text
+
     scope = f"namespace {inv.namespace}" if inv.namespace else "all namespaces"
     console.print(
         f"Cluster inventory of {escape(inv.source)}; {scope}; "
-        f"DRA API: {inv.dra_version or 'not served'}",
-        markup=False,
+        f"DRA API: {inv.dra_version or 'not served'}"
     )
     _titled_table(
         console,
@@ -120,69 +153,67 @@ def _cluster(console: Console, report: Report, inv: ClusterInventory) -> None:
     if findings:
         console.print()
         for f in findings:
-            console.print(f.format(), markup=False)
+            console.print(f.format())
     s = inv.summary()
     console.print()
     console.print(
         f"{s['gpuPods']} GPU pod(s) in {s['workloads']} workload(s), {s['gpusInUse']} GPU(s) "
         f"held; {s['gpuNodes']} GPU node(s) of {s['nodesRead']} ({s['devicePluginNodes']} "
         f"device plugin, {s['draNodes']} DRA, {s['nodesServedTwice']} both); "
-        f"{s['draDevices']} DRA device(s); {s['pendingClaims']} pending claim(s)",
-        markup=False,
+        f"{s['draDevices']} DRA device(s); {s['pendingClaims']} pending claim(s)"
     )
 
 
 def render(report: Report, command: str) -> str:
-    out = io.StringIO()
-    console = Console(file=out, width=1000, color_system=None, highlight=False, soft_wrap=True)
+    console = Console()
     if report.cluster is not None:
         _cluster(console, report, report.cluster)
-        return out.getvalue()
+        return console.text()
     rows = report.inventory
     if report.plan is not None:
         _plan(report, report.plan, console)
-        return out.getvalue()
+        return console.text()
     if command != "scan":
         for f in report.all_findings:
-            console.print(f.format(), markup=False)
+            console.print(f.format())
         _suppressed(console, report)
-        console.print(summary_line(report, command), markup=False)
+        console.print(summary_line(report, command))
         for line in _manual_lines(report):
-            console.print(line, markup=False)
-        return out.getvalue()
+            console.print(line)
+        return console.text()
     if rows:
-        table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-        for column in (
-            "LOCATION",
-            "WORKLOAD",
-            "POD SPEC",
-            "CONTAINER",
-            "ROLE",
-            "RESOURCE",
-            "COUNT",
-            "DEVICE CLASS",
-        ):
-            table.add_column(column, no_wrap=True)
-        for item in rows:
-            ns = f"{item.namespace}/" if item.namespace else ""
-            table.add_row(
-                _cell(f"{quote_path(item.path)}:{item.line}:{item.col}"),
-                _cell(f"{item.kind}/{ns}{item.name}"),
-                _cell(item.pod_path),
-                _cell(item.container),
-                _cell(item.role),
-                _cell(item.resource),
-                _cell(str(item.count) if item.count is not None else f"{item.value!r}?"),
-                _cell(item.device_class or "(not mapped)"),
-            )
-        console.print(table)
+        console.table(
+            (
+                "LOCATION",
+                "WORKLOAD",
+                "POD SPEC",
+                "CONTAINER",
+                "ROLE",
+                "RESOURCE",
+                "COUNT",
+                "DEVICE CLASS",
+            ),
+            [
+                (
+                    f"{quote_path(item.path)}:{item.line}:{item.col}",
+                    f"{item.kind}/{f'{item.namespace}/' if item.namespace else ''}{item.name}",
+                    item.pod_path,
+                    item.container,
+                    item.role,
+                    item.resource,
+                    str(item.count) if item.count is not None else f"{item.value!r}?",
+                    item.device_class or "(not mapped)",
+                )
+                for item in rows
+            ],
+        )
     else:
         console.print("No extended GPU requests found.")
     findings = report.all_findings
     if findings:
         console.print()
         for f in findings:
-            console.print(f.format(), markup=False)
+            console.print(f.format())
     _suppressed(console, report)
     s = report.summary()
     gpu_files = {i.path for i in rows if i.gpu}
@@ -198,14 +229,13 @@ def render(report: Report, command: str) -> str:
     console.print(
         f"{s['requests']} GPU request(s) in {len(gpu_files)} file(s){others}; "
         f"{s['files']} file(s) looked at; {s['error']} error(s), {s['warning']} warning(s), "
-        f"{s['info']} note(s){suppressed}",
-        markup=False,
+        f"{s['info']} note(s){suppressed}"
     )
     if report.api_version:
-        console.print(_api_line(report, "convert would write"), markup=False)
+        console.print(_api_line(report, "convert would write"))
     for line in _manual_lines(report):
-        console.print(line, markup=False)
-    return out.getvalue()
+        console.print(line)
+    return console.text()
 
 
 def _api_line(report: Report, verb: str) -> str:
@@ -278,18 +308,8 @@ def _next_step(report: Report, done: bool, check: bool, manual: bool) -> str:
     return "; ".join(steps) + "."
 
 
-def _table(console: Console, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*(escape(cell) for cell in row))
-    console.print(table)
-
-
 def _totals(console: Console, title: str, totals: list[Total]) -> None:
-    _table(
-        console,
+    console.table(
         (title, "WORKLOADS", "GPUS", "PER-NODE WORKLOADS"),
         [(t.key, str(t.workloads), str(t.gpus), str(t.per_node or "")) for t in totals],
     )
@@ -300,7 +320,7 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
     """The five stages and the risks, for a terminal (no markup: names are untrusted)."""
 
     def say(text: str = "") -> None:
-        console.print("\n".join(escape(line) for line in text.split("\n")), markup=False)
+        console.print("\n".join(escape(line) for line in text.split("\n")))
 
     say(
         f"dra-migrate migration plan: strategy {plan.strategy}, target resource.k8s.io/"
@@ -308,8 +328,7 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
     )
     say()
     say("== Stage 1: inventory")
-    _table(
-        console,
+    console.table(
         ("WORKLOAD", "POD SPEC", "LOCATION", "GPUS/POD", "PODS", "STRATEGY", "REASON"),
         [
             (
@@ -334,8 +353,7 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
             say(f"  {u.path}:{u.line}:{u.col}: {u.code} {u.reason}")
         say()
     say("== Stage 2: prerequisites")
-    _table(
-        console,
+    console.table(
         ("TOPIC", "REQUIREMENT", "DETAIL"),
         [(p.topic, p.requirement, p.detail) for p in plan.prerequisites],
     )
@@ -345,8 +363,7 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
     else:
         cap = plan.capacity
         say(f"Capacity against {cap.source}: {cap.devices} device(s) on {cap.nodes} node(s)")
-        _table(
-            console,
+        console.table(
             ("DEVICE CLASS", "SELECTORS", "ASKED", "PUBLISHED", "PER NODE", "PENDING"),
             [
                 (
@@ -416,4 +433,4 @@ def _suppressed(console: Console, report: Report) -> None:
     if not report.show_suppressed:
         return
     for s in report.suppressed:
-        console.print(f"{s.finding.format()} [suppressed by {s.source}]", markup=False)
+        console.print(f"{s.finding.format()} [suppressed by {s.source}]")
