@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from dra_migrate.layout import Role
-from dra_migrate.mapping import load_config
+from dra_migrate.mapping import Settings, load_config
 from dra_migrate.process import process
-from dra_migrate.plan import Settings
 from dra_migrate.report.model import Status
 from tests.conftest import SHARED, shared_dir
 from tests.invariants import check_conversion, check_untouched

@@ -6,10 +6,9 @@ import re
 from pathlib import Path
 
 from dra_migrate.layout import Role
-from dra_migrate.mapping import load_config
+from dra_migrate.mapping import Settings, load_config
 from dra_migrate.pipeline import _collisions
 from dra_migrate.process import process
-from dra_migrate.plan import Settings
 from dra_migrate.report.model import FileResult, Status
 
 SETTINGS = Settings(target="v1", config=load_config(None))

@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 
 from dra_migrate import schemas
 from dra_migrate.layout import Role
-from dra_migrate.mapping import load_config
+from dra_migrate.mapping import Settings, load_config
 from dra_migrate.process import process
-from dra_migrate.plan import Settings
 from dra_migrate.report.model import Status
 from tests.invariants import check_conversion, check_untouched, load_all, objects
 

@@ -204,8 +204,7 @@ def test_progress_bar_only_on_a_terminal_and_for_text(monkeypatch: pytest.Monkey
 
 def test_pipeline_reports_progress(tmp_path: Path) -> None:
     from dra_migrate import pipeline
-    from dra_migrate.mapping import load_config
-    from dra_migrate.plan import Settings
+    from dra_migrate.mapping import Settings, load_config
 
     for i in range(3):
         (tmp_path / f"p{i}.yaml").write_text(GPU_POD)

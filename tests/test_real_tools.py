@@ -9,9 +9,8 @@ from pathlib import Path
 
 from dra_migrate import schemas
 from dra_migrate.layout import Role
-from dra_migrate.mapping import load_config
+from dra_migrate.mapping import Settings, load_config
 from dra_migrate.process import process
-from dra_migrate.plan import Settings
 from tests.conftest import REPO, run_cli
 from tests.invariants import check_conversion, load_all, objects
 

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from dra_migrate.layout import Role
-from dra_migrate.mapping import ConfigError, load_config
+from dra_migrate.mapping import ConfigError, Settings, load_config
 from dra_migrate.pipeline import load_slices, run_validate
 from dra_migrate.process import process
-from dra_migrate.plan import Settings
 from dra_migrate.report.model import Status
 from dra_migrate.validate import ValidateSettings, check_file, cross_check
 from tests.conftest import SHARED, run_cli, shared_dir
