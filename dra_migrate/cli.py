@@ -54,60 +54,67 @@ class Options:
     changed_since: str | None = None  # report only files changed since this git ref
 
 
-def common_options(func: F) -> F:
-    decorators = [
-        click.argument("paths", nargs=-1, type=click.Path(allow_dash=True)),
-        click.option(
-            "--config",
-            "config_path",
-            type=click.Path(dir_okay=False, path_type=Path),
-            help="Mapping file (default: .dra-migrate.yaml found upward from the first path).",
-        ),
-        click.option(
-            "--target",
-            type=click.Choice(TARGETS),
-            help="resource.k8s.io version to write (default v1, served by Kubernetes 1.34+; --kube-version picks it from the cluster).",
-        ),
-        click.option(
-            "--kube-version", help="Cluster version, e.g. 1.34: picks --target and warns about it."
-        ),
-        click.option(
-            "--exclude",
-            multiple=True,
-            metavar="GLOB",
-            help="gitignore-style pattern to skip (repeatable).",
-        ),
-        click.option(
-            "--jobs",
-            "-j",
-            type=click.IntRange(min=1),
-            help="Worker processes (default: CPU count).",
-        ),
-        click.option("--stdin-filename", default="-", help="Name to use for stdin in messages."),
-        click.option(
-            "--context",
-            multiple=True,
-            metavar="PATH",
-            type=click.Path(exists=True),
-            help="Also read PATH for cross-file references, but report only on PATHS "
-            "(pre-commit hooks: --context .).",
-        ),
-        click.option(
-            "--changed-since",
-            metavar="REF",
-            help="Report only on files changed since git REF (merge base with HEAD) "
-            "and the files they reference.",
-        ),
-        click.option(
-            "--max-file-size",
-            metavar="SIZE",
-            help="Refuse files larger than this (bytes, or 64Mi; default 64Mi, or maxFileSize "
-            "in the config).",
-        ),
-    ]
-    for decorator in reversed(decorators):
-        func = decorator(func)
-    return func
+def option_group(*decorators: Callable[[Any], Any]) -> Callable[[F], F]:
+    """One decorator that applies ``decorators`` as if stacked in this order."""
+
+    def apply(func: F) -> F:
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+
+    return apply
+
+
+common_options = option_group(
+    click.argument("paths", nargs=-1, type=click.Path(allow_dash=True)),
+    click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Mapping file (default: .dra-migrate.yaml found upward from the first path).",
+    ),
+    click.option(
+        "--target",
+        type=click.Choice(TARGETS),
+        help="resource.k8s.io version to write (default v1, served by Kubernetes 1.34+; --kube-version picks it from the cluster).",
+    ),
+    click.option(
+        "--kube-version", help="Cluster version, e.g. 1.34: picks --target and warns about it."
+    ),
+    click.option(
+        "--exclude",
+        multiple=True,
+        metavar="GLOB",
+        help="gitignore-style pattern to skip (repeatable).",
+    ),
+    click.option(
+        "--jobs",
+        "-j",
+        type=click.IntRange(min=1),
+        help="Worker processes (default: CPU count).",
+    ),
+    click.option("--stdin-filename", default="-", help="Name to use for stdin in messages."),
+    click.option(
+        "--context",
+        multiple=True,
+        metavar="PATH",
+        type=click.Path(exists=True),
+        help="Also read PATH for cross-file references, but report only on PATHS "
+        "(pre-commit hooks: --context .).",
+    ),
+    click.option(
+        "--changed-since",
+        metavar="REF",
+        help="Report only on files changed since git REF (merge base with HEAD) "
+        "and the files they reference.",
+    ),
+    click.option(
+        "--max-file-size",
+        metavar="SIZE",
+        help="Refuse files larger than this (bytes, or 64Mi; default 64Mi, or maxFileSize "
+        "in the config).",
+    ),
+)
 
 
 format_option = click.option(
@@ -132,60 +139,50 @@ class Workflow:
     show_suppressed: bool
 
 
-def workflow_options(func: F) -> F:
-    decorators = [
-        format_option,
-        click.option(
-            "--output",
-            "output",
-            type=click.Path(dir_okay=False, path_type=Path),
-            help="Write the --format report to FILE; the terminal still gets the text view.",
-        ),
-        click.option(
-            "--show-suppressed",
-            is_flag=True,
-            help="List the findings that ignore comments and config entries silence.",
-        ),
-    ]
-    for decorator in reversed(decorators):
-        func = decorator(func)
-    return func
+workflow_options = option_group(
+    format_option,
+    click.option(
+        "--output",
+        "output",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Write the --format report to FILE; the terminal still gets the text view.",
+    ),
+    click.option(
+        "--show-suppressed",
+        is_flag=True,
+        help="List the findings that ignore comments and config entries silence.",
+    ),
+)
 
 
 def _cluster_options(context_flags: tuple[str, ...]) -> Callable[[F], F]:
-    def apply(func: F) -> F:
-        """How to reach the cluster: the kubeconfig and context kubectl would use."""
-        decorators = [
-            click.option(
-                "--kubeconfig",
-                type=click.Path(dir_okay=False),
-                help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, else in-cluster).",
-            ),
-            click.option(
-                *context_flags,
-                "kube_context",
-                help="kubeconfig context (default: the current one).",
-            ),
-            click.option(
-                "--request-timeout",
-                type=click.FloatRange(min=0.1),
-                default=30.0,
-                show_default=True,
-                help="Seconds to wait for each API request.",
-            ),
-            click.option(
-                "--page-size",
-                type=click.IntRange(min=1),
-                default=500,
-                show_default=True,
-                help="Objects per list request (limit/continue paging).",
-            ),
-        ]
-        for decorator in reversed(decorators):
-            func = decorator(func)
-        return func
-
-    return apply
+    """How to reach the cluster: the kubeconfig and context kubectl would use."""
+    return option_group(
+        click.option(
+            "--kubeconfig",
+            type=click.Path(dir_okay=False),
+            help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, else in-cluster).",
+        ),
+        click.option(
+            *context_flags,
+            "kube_context",
+            help="kubeconfig context (default: the current one).",
+        ),
+        click.option(
+            "--request-timeout",
+            type=click.FloatRange(min=0.1),
+            default=30.0,
+            show_default=True,
+            help="Seconds to wait for each API request.",
+        ),
+        click.option(
+            "--page-size",
+            type=click.IntRange(min=1),
+            default=500,
+            show_default=True,
+            help="Objects per list request (limit/continue paging).",
+        ),
+    )
 
 
 # inventory has no --context of its own: it takes kubectl's name (and --kube-context);
@@ -321,16 +318,20 @@ def progress_bar(fmt: str = "text") -> Iterator[Callable[[int, int], None] | Non
 
 
 def execute(
-    options: Options, edit: bool = True, fmt: str = "text", skip: tuple[Path, ...] = ()
+    options: Options,
+    edit: bool = True,
+    fmt: str = "text",
+    skip: tuple[Path, ...] = (),
+    sink: Callable[[FileResult], None] | None = None,
 ) -> Report:
+    """Run the pipeline over the paths, or over standard input part by part (``sink``
+    gets each part's result while its text is at hand)."""
     from dra_migrate import pipeline
 
     if options.paths == ("-",):
-        try:
-            data = read_stdin(options.settings.config.max_file_size)
-        except Unreadable as exc:
-            return _unread(options, exc)
-        report = pipeline.run_stream(data, options.stdin_filename, options.settings, edit)
+        report = pipeline.run_stream(
+            sys.stdin.buffer, options.stdin_filename, options.settings, edit, sink
+        )
     else:
         with progress_bar(fmt) as progress:
             report = focused(
@@ -495,9 +496,14 @@ def convert(
     except ConfigError as error:
         _fail_usage(error)
         return
+    stdin = options.paths == ("-",)
+    stream = _StreamOut(mode, check, options.stdin_filename) if stdin else None
     try:
         report = execute(
-            options, fmt=flow.fmt, skip=(output_dir,) if output_dir is not None else ()
+            options,
+            fmt=flow.fmt,
+            skip=(output_dir,) if output_dir is not None else (),
+            sink=stream.add if stream is not None else None,
         )
     except ConfigError as error:
         _fail_usage(error)
@@ -508,12 +514,11 @@ def convert(
 
         mark_pending(report)
     _suppress(report, options, "convert", check)
-    stdin = options.paths == ("-",)
     written: list[str] = []
     try:
         with _terminated_as_interrupt():
-            if stdin:
-                _stream_out(report.files[0], mode, check)
+            if stream is not None:
+                stream.emit(report.files[0])
             else:
                 roots = tuple(Path(p) for p in options.paths)
                 written = _files_out(
@@ -568,18 +573,44 @@ def _interrupted(written: list[str]) -> None:
     sys.exit(EXIT_INTERRUPTED)
 
 
-def _stream_out(result: FileResult, mode: str | None, check: bool) -> None:
-    if result.status is Status.FAILED or any(f.blocks for f in result.findings):
-        return  # nothing on stdout: a half-converted stream must never reach kubectl
-    new = result.converted if result.status is Status.CHANGED else result.original
-    if mode == "diff":
-        if result.status is Status.CHANGED and result.original is not None and new is not None:
-            from dra_migrate.writer import unified_diff
+class _StreamOut:
+    """What ``convert -`` writes to stdout (the converted stream, or its diff), gathered
+    part by part on disk and written only once the whole stream is known to be
+    processed: a half-converted stream must never reach kubectl."""
 
-            click.echo(unified_diff(result.path, result.original, new, result.regions), nl=False)
-    elif not check and new is not None:
-        sys.stdout.buffer.write(new)
-        sys.stdout.buffer.flush()
+    def __init__(self, mode: str | None, check: bool, path: str) -> None:
+        import tempfile
+
+        from dra_migrate.writer import StreamDiff
+
+        self.mode, self.check = mode, check
+        self.diff = StreamDiff(path) if mode == "diff" else None
+        self.spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by emit)
+
+    def add(self, part: FileResult) -> None:
+        new = part.converted if part.status is Status.CHANGED else part.original
+        if new is None or part.original is None:
+            return
+        if self.diff is not None:
+            self.diff.add(part.original, new, part.regions)
+        elif not self.check:
+            self.spool.write(new)
+
+    def emit(self, result: FileResult) -> None:
+        with self.spool:
+            if result.status is Status.FAILED or any(f.blocks for f in result.findings):
+                return  # nothing on stdout: a half-converted stream must never reach kubectl
+            out = sys.stdout.buffer
+            if self.diff is not None:
+                if result.status is Status.CHANGED:
+                    for text in self.diff.render():
+                        out.write(text.encode("utf-8", "surrogateescape"))
+                out.flush()
+                return
+            self.spool.seek(0)
+            while chunk := self.spool.read(1 << 20):
+                out.write(chunk)
+            out.flush()
 
 
 def _files_out(

@@ -357,8 +357,7 @@ def parse(source: Source, needles: Iterable[str] | None = None) -> list[Document
         for index, root in enumerate(roots):
             aliased: set[int] = set()
             if root is not None:
-                aliased = _check_aliases(source, root)
-                _check_duplicates(source, root)
+                aliased = _check_tree(source, root)
             docs.append(Document(index=index, root=root, end=0, aliased=aliased))
         _set_ends(text, docs)
     except yaml.MarkedYAMLError as exc:
@@ -459,26 +458,23 @@ def _syntax_finding(source: Source, exc: yaml.MarkedYAMLError) -> Finding:
     return finding("DRA004", source.path, line, col, f"malformed {what}: {problem}{context}")
 
 
-def _check_duplicates(source: Source, root: Node) -> None:
-    for node in walk(root):
-        if not isinstance(node, MappingNode):
-            continue
-        keys: dict[Any, Node] = {}
-        for key, _value in node.value:
-            if isinstance(key, ScalarNode) and key.tag != MERGE:
-                ident = key.value
-                if ident in keys:
-                    first = keys[ident].start_mark
-                    raise InputProblem(
-                        finding(
-                            "DRA005",
-                            source.path,
-                            key.start_mark.line + 1,
-                            key.start_mark.column + 1,
-                            f"duplicate key {ident!r} (first at line {first.line + 1})",
-                        )
-                    )
-                keys[ident] = key
+def _duplicate(source: Source, node: MappingNode) -> Finding | None:
+    """The first key of a mapping that repeats an earlier one (DRA005), if any."""
+    keys: dict[Any, Node] = {}
+    for key, _value in node.value:
+        if isinstance(key, ScalarNode) and key.tag != MERGE:
+            ident = key.value
+            if ident in keys:
+                first = keys[ident].start_mark
+                return finding(
+                    "DRA005",
+                    source.path,
+                    key.start_mark.line + 1,
+                    key.start_mark.column + 1,
+                    f"duplicate key {ident!r} (first at line {first.line + 1})",
+                )
+            keys[ident] = key
+    return None
 
 
 # go-yaml v2 (decode.go) refuses a document when too much of it comes from
@@ -496,15 +492,20 @@ def _allowed_alias_ratio(decoded: int) -> float:
     return 0.99 - 0.89 * (decoded - _ALIAS_LOW) / (_ALIAS_HIGH - _ALIAS_LOW)
 
 
-def _check_aliases(source: Source, root: Node) -> set[int]:
-    """Ids of nodes that appear more than once (anchors with aliases); raises
-    ``InputProblem`` (DRA030) for a recursive alias or excessive aliasing."""
+def _check_tree(source: Source, root: Node) -> set[int]:
+    """Ids of nodes that appear more than once (anchors with aliases), in one walk of
+    the tree that also checks depth and duplicate keys; raises ``InputProblem``:
+    DRA004 too deep, DRA030 a recursive alias or excessive aliasing, DRA005 the
+    first duplicate key of the document."""
     counts: dict[int, int] = {}
+    duplicate: Finding | None = None
     stack = [(root, 1)]
     while stack:
         node, depth = stack.pop()
-        counts[id(node)] = counts.get(id(node), 0) + 1
-        if counts[id(node)] > 1:
+        ident = id(node)
+        seen = counts.get(ident, 0) + 1
+        counts[ident] = seen
+        if seen > 1:
             continue
         if depth > MAX_DEPTH:
             _too_deep(source, node)
@@ -512,11 +513,19 @@ def _check_aliases(source: Source, root: Node) -> set[int]:
             for key, value in node.value:
                 stack.append((value, depth + 1))
                 stack.append((key, depth + 1))
+            if len(node.value) > 1:
+                found = _duplicate(source, node)
+                if found is not None and (
+                    duplicate is None or (found.line, found.col) < (duplicate.line, duplicate.col)
+                ):
+                    duplicate = found
         elif isinstance(node, SequenceNode):
             stack.extend((item, depth + 1) for item in node.value)
     aliased = {ident for ident, count in counts.items() if count > 1}
     if aliased:
         _expand_as_go_yaml(source, root)
+    if duplicate is not None:
+        raise InputProblem(duplicate)
     return aliased
 
 
@@ -735,10 +744,17 @@ def _merged(node: MappingNode) -> dict[str, tuple[str, Node, Node]]:
 
 
 def get(node: Node | None, key: str) -> Node | None:
-    for name, _key, value in entries(node):
-        if name == key:
-            return value
-    return None
+    """The value of ``key`` in a mapping node (merge keys resolved as ``entries`` does)."""
+    if not isinstance(node, MappingNode):
+        return None
+    found = None
+    for k, v in node.value:  # one pass, no generator: the hottest lookup of a run
+        if k.tag == MERGE:
+            hit = _merged(node).get(key)
+            return hit[2] if hit is not None else None
+        if found is None and k.value == key and isinstance(k, ScalarNode):
+            found = v
+    return found
 
 
 def get_path(node: Node | None, *keys: str) -> Node | None:

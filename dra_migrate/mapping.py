@@ -162,6 +162,8 @@ class Config:
     drivers: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # featureGates: DRA feature gates of the cluster (name, on), under --feature-gates
     feature_gates: tuple[tuple[str, bool], ...] = ()
+    # is_gpu's answers: every container of every file asks about the same few names
+    _gpu: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def published(self) -> frozenset[str]:
         """The domains and domain/name of the declared drivers, as validate knows them."""
@@ -187,7 +189,10 @@ class Config:
         )
 
     def is_gpu(self, resource: str) -> bool:
-        return self.maps(resource) or self.detects(resource)
+        known = self._gpu.get(resource)
+        if known is None:
+            known = self._gpu[resource] = self.maps(resource) or self.detects(resource)
+        return known
 
     def needles(self) -> tuple[bytes, ...]:
         """Byte strings one of which every file that needs parsing contains."""
@@ -218,6 +223,9 @@ class Settings:
     kube_version: str | None = None  # validates generated objects for this release
     # (namespace, name) of ResourceClaimTemplates defined anywhere in the input
     reserved: frozenset[tuple[str, str]] = frozenset()
+    # the same, taken in other parts of the stream being processed (stdin, part by part):
+    # names of this very file, as if it were processed whole
+    file_taken: frozenset[tuple[str, str]] = frozenset()
 
 
 def find_config(start: Path, home: Path | None = None) -> Path | None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from dra_migrate import discover, layout, suppress
 from dra_migrate.findings import Finding, finding
@@ -251,12 +253,133 @@ def _counted(results: Iterable[_T], total: int, progress: Progress) -> Iterator[
         yield result
 
 
-def run_stream(data: bytes, display: str, settings: Settings, edit: bool = True) -> Report:
-    """The stdin mode: one stream, processed whatever it mentions."""
-    from dra_migrate.layout import Role
-    from dra_migrate.process import Job, process_job
+# --- stdin ------------------------------------------------------------------------
 
-    return Report([process_job(Job("", display, Role(), data, edit), settings)])
+STREAM_PART = 1 << 20  # bytes of whole documents a stream is processed by
+_STREAM_DOC_START = re.compile(rb"---(?:[ \t\r\n]|$)")
+
+# a part's result, its text still at hand: convert writes the stream (or its diff)
+# from these, part by part
+Sink = Callable[[FileResult], None]
+
+
+@dataclass(frozen=True)
+class Part:
+    """Whole documents of a stream: bytes ``start`` to ``end`` of its copy, after
+    ``line`` lines."""
+
+    start: int
+    end: int
+    line: int
+
+
+def split_stream(stream: BinaryIO, spool: BinaryIO, limit: int) -> list[Part]:
+    """Copy ``stream`` to ``spool``, cut at document starts into parts of about
+    ``STREAM_PART`` bytes. A document (and a line) larger than ``limit`` is refused
+    (``Unreadable``, DRA011); so is a stream that cannot be cut (JSON, UTF-16) and is
+    larger than the limit as a whole."""
+    parts: list[Part] = []
+    start = doc = pos = line = part_line = 0
+    whole: bool | None = None  # decided by the first line with content
+    while True:
+        raw = stream.readline(limit + 1)
+        if not raw:
+            break
+        if whole is None:
+            head = raw.lstrip()
+            if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw:
+                whole = True  # UTF-16 or UTF-32: read whole, reported as such
+            elif head and not head.startswith(b"#"):
+                whole = head.startswith((b"{", b"["))  # JSON: one value, never cut
+        if pos > doc and _STREAM_DOC_START.match(raw):
+            doc = pos
+            if not whole and pos - start >= STREAM_PART:
+                parts.append(Part(start, pos, part_line))
+                start, part_line = pos, line
+        spool.write(raw)
+        pos += len(raw)
+        line += raw.endswith(b"\n")
+        if pos - (start if whole else doc) > limit or len(raw) > limit:
+            what = "standard input" if whole else "a document of standard input"
+            raise discover.Unreadable(
+                "DRA011", f"{what} is larger than the limit of {limit} bytes (--max-file-size)"
+            )
+    parts.append(Part(start, pos, part_line))
+    return parts
+
+
+def run_stream(
+    stream: BinaryIO,
+    display: str,
+    settings: Settings,
+    edit: bool = True,
+    sink: Sink | None = None,
+) -> Report:
+    """The stdin mode: one stream, processed whatever it mentions, part by part.
+
+    The stream is copied to a temporary file and processed a part of whole
+    documents at a time, so memory does not grow with the number of documents:
+    each part's text is handed to ``sink`` and dropped, its findings and
+    inventory (at their lines in the whole stream) kept in one result. Names of
+    templates defined anywhere in the stream, or generated for an earlier part,
+    are not generated again.
+    """
+    import tempfile
+
+    from dra_migrate.layout import Role
+    from dra_migrate.process import Job, defined_templates, process_job
+
+    with tempfile.TemporaryFile() as spool:
+        try:
+            parts = split_stream(stream, spool, settings.config.max_file_size)
+        except discover.Unreadable as exc:
+            problem = finding(exc.code, display, 1, 1, exc.message)
+            return Report([FileResult(display, Status.FAILED, [problem])])
+
+        def read(part: Part) -> bytes:
+            spool.seek(part.start)
+            return spool.read(part.end - part.start)
+
+        if len(parts) == 1:
+            result = process_job(Job("", display, Role(), read(parts[0]), edit), settings)
+            if sink is not None:
+                sink(result)
+            return Report([result])
+        taken: set[tuple[str, str]] = set()  # defined in the stream, or generated for it
+        for part in parts:
+            data = read(part)
+            if b"ResourceClaimTemplate" in data:
+                taken |= defined_templates(data)
+        merged = FileResult(display, Status.UNCHANGED, markers=[])
+        for part in parts:
+            here = dataclasses.replace(settings, file_taken=frozenset(taken))
+            result = process_job(Job("", display, Role(), read(part), edit), here)
+            taken.update(_template_key(t) for t in result.templates)
+            if sink is not None:
+                sink(result)
+            _absorb(merged, result, part.line)
+        return Report([merged])
+
+
+def _absorb(merged: FileResult, part: FileResult, offset: int) -> None:
+    """Add a part's result to the stream's, its lines counted from the stream's start."""
+    from dra_migrate import suppress
+
+    def moved(line: int) -> int:
+        return line + offset if line > 0 else line
+
+    markers = suppress.file_markers(part)  # while the part's text is at hand
+    for m in markers:
+        m.line, m.first, m.last = moved(m.line), moved(m.first), moved(m.last)
+    assert merged.markers is not None
+    merged.markers.extend(markers)
+    merged.findings.extend(dataclasses.replace(f, line=moved(f.line)) for f in part.findings)
+    merged.inventory.extend(dataclasses.replace(i, line=moved(i.line)) for i in part.inventory)
+    merged.templates.extend(part.templates)
+    merged.template_positions.extend((moved(ln), col) for ln, col in part.template_positions)
+    ranks = (Status.UNCHANGED, Status.CHANGED, Status.REPORTED, Status.FAILED)
+    if ranks.index(part.status) > ranks.index(merged.status):
+        merged.status = part.status  # a part left untouched leaves the whole stream so
 
 
 # --- validate ---------------------------------------------------------------------

@@ -158,6 +158,7 @@ def _convert(
     inventory: list[InventoryItem] = []
     plans: list[PodPlan] = []
     names = Names()
+    names.taken.update(settings.file_taken)
     for doc in docs:
         for obj in locate.objects(doc):
             if obj.kind == "ResourceClaimTemplate":
@@ -198,8 +199,16 @@ def _convert(
         return FileResult(path, _untouched(findings), findings, inventory, original=raw)
     if not plans:
         return FileResult(path, Status.UNCHANGED, findings, inventory, original=raw)
-    if not edit:  # scan: convert would rewrite this file
-        return FileResult(path, Status.CHANGED, findings, inventory, original=raw)
+    if not edit:  # scan: convert would rewrite this file, with these templates
+        return FileResult(
+            path,
+            Status.CHANGED,
+            findings,
+            inventory,
+            original=raw,
+            templates=[dict(p.template_object) for p in plans],
+            template_positions=[p.site.workload.position for p in plans],
+        )
     edits = [e for p in plans for e in p.edits]
     try:
         if source.is_json and any(not p.site.workload.list_item for p in plans):
@@ -395,8 +404,10 @@ def _introduced(
         found = check.result.findings + cross_check([check], vsettings)
         return {(f.code, f.message): f for f in found if f.severity.value == "error"}
 
-    before = errors(source, docs)
     after = errors(converted, new_docs)
+    if not after:  # the usual case: the input's own errors need not be known
+        return []
+    before = errors(source, docs)
     line, col = load.position(plans[0].site.pod)  # positions in the input, not the output
     return [
         finding(

@@ -34,7 +34,7 @@ from dra_migrate.report.migration import (
     Wave,
     Workload,
 )
-from dra_migrate.report.model import InventoryItem, Report, Status
+from dra_migrate.report.model import InventoryItem, Report, Status, location
 
 MANY_REPLICAS = 10  # DRA520 from this many pods of one pod spec
 NO_NAMESPACE = "(no namespace)"
@@ -220,14 +220,7 @@ def _workloads(rows: Sequence[InventoryItem]) -> list[Workload]:
         init = max((r.count or 0 for r in group if r.role == "init"), default=0)
         workloads.append(
             Workload(
-                path=first.path,
-                line=first.line,
-                col=first.col,
-                api_version=first.api_version,
-                kind=first.kind,
-                namespace=first.namespace,
-                name=first.name,
-                pod_path=first.pod_path,
+                **location(first),
                 containers=[
                     GpuContainer(
                         r.container, r.role, r.resource, r.count, r.device_class, r.selectors

@@ -187,7 +187,11 @@ def holds(found: list[Marker], root: Node) -> bool:
     )
 
 
-def _file_markers(result: FileResult) -> list[Marker]:
+def file_markers(result: FileResult) -> list[Marker]:
+    """The ignore comments of a result's file: found in its text, or given with it (a
+    stream processed part by part keeps its markers, not its text)."""
+    if result.markers is not None:
+        return result.markers
     if result.original is None or not has_marker(result.original):
         return []
     try:
@@ -206,7 +210,7 @@ def apply(report: Report, config: Config, command: str, check: bool = False) -> 
     codes_run = reportable(command, check)
     entries = [_Entry(e, config) for e in config.suppressions]
     for result in report.files:
-        found = _file_markers(result)
+        found = file_markers(result)
         kept: list[Finding] = []
         for f in result.findings:
             marker = next((m for m in found if m.covers(f)), None)

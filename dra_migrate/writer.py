@@ -6,7 +6,7 @@ import contextlib
 import difflib
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -47,6 +47,79 @@ def unified_diff(path: str, old: bytes, new: bytes, regions: Sequence[Region] | 
             out.extend(_marked("-", a[i1:i2]))
             out.extend(_marked("+", b[j1:j2]))
     return "".join(out)
+
+
+class StreamDiff:
+    """The unified diff of a stream converted part by part (``convert --diff -``): each
+    part's opcodes, placed in the whole stream, are grouped into hunks as for one
+    text, so hunks near a part boundary merge as they would; the lines are read
+    back from copies of the two streams on disk, so memory holds the opcodes only."""
+
+    def __init__(self, path: str) -> None:
+        import tempfile
+
+        self.path = path
+        self.ops: list[Opcode] = []
+        self.old = tempfile.TemporaryFile()  # noqa: SIM115 (closed by render)
+        self.new = tempfile.TemporaryFile()  # noqa: SIM115
+        self.lines = (0, 0)
+
+    def add(self, old: bytes, new: bytes, regions: Sequence[Region] | None) -> None:
+        a, b = _lines(old), _lines(new)
+        ops = _opcodes(a, b, regions) if regions is not None else None
+        if ops is None:
+            ops = difflib.SequenceMatcher(None, a, b).get_opcodes()
+        i0, j0 = self.lines
+        for tag, i1, i2, j1, j2 in ops:
+            if i1 == i2 and j1 == j2:
+                continue
+            op = (tag, i1 + i0, i2 + i0, j1 + j0, j2 + j0)
+            last = self.ops[-1] if self.ops else None
+            if last is not None and tag == "equal" == last[0]:
+                self.ops[-1] = ("equal", last[1], op[2], last[3], op[4])
+            else:
+                self.ops.append(op)
+        self.lines = (i0 + len(a), j0 + len(b))
+        self.old.write(old)
+        self.new.write(new)
+
+    def render(self) -> Iterator[str]:
+        """The diff, hunk by hunk ("" when nothing changed)."""
+        with self.old, self.new:
+            groups = _Known(self.ops or [("equal", 0, 0, 0, 0)]).get_grouped_opcodes(3)
+            old, new = _Cursor(self.old), _Cursor(self.new)
+            header = True
+            for group in groups:
+                if header:
+                    yield f"--- {quote_path('a/' + self.path)}\n"
+                    yield f"+++ {quote_path('b/' + self.path)}\n"
+                    header = False
+                first, last = group[0], group[-1]
+                yield f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n"
+                for tag, i1, i2, j1, j2 in group:
+                    if tag == "equal":
+                        yield from _marked(" ", old.take(i1, i2))
+                        new.take(j1, j2)
+                        continue
+                    yield from _marked("-", old.take(i1, i2))
+                    yield from _marked("+", new.take(j1, j2))
+
+
+class _Cursor:
+    """Lines of a file on disk, read forward only (hunks come in order)."""
+
+    def __init__(self, handle: Any) -> None:
+        handle.seek(0)
+        self.lines = iter(handle)
+        self.at = 0
+
+    def take(self, start: int, stop: int) -> list[str]:
+        while self.at < start:
+            next(self.lines)
+            self.at += 1
+        out = [next(self.lines).decode("utf-8", "surrogateescape") for _ in range(stop - start)]
+        self.at = max(self.at, stop)
+        return out
 
 
 class _Known(difflib.SequenceMatcher[str]):

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dra_migrate.report.model import location_dict
+
 PLAN_VERSION = 1
 
 
@@ -74,14 +76,7 @@ class Workload:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": self.path,
-            "line": self.line,
-            "col": self.col,
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-            "podPath": self.pod_path,
+            **location_dict(self),
             "containers": [c.to_dict() for c in self.containers],
             "gpusPerPod": self.gpus_per_pod,
             "replicas": self.replicas,

@@ -37,6 +37,29 @@ class Status(enum.StrEnum):
     REPORTED = "reported"  # never modified by design (Helm template, kustomize patch...)
 
 
+# The pod spec a row is about, as every report model names it: (field, JSON key).
+LOCATION = (
+    ("path", "path"),
+    ("line", "line"),
+    ("col", "col"),
+    ("api_version", "apiVersion"),
+    ("kind", "kind"),
+    ("namespace", "namespace"),
+    ("name", "name"),
+    ("pod_path", "podPath"),
+)
+
+
+def location(obj: Any) -> dict[str, Any]:
+    """The location fields of an inventory row or a workload, as keyword arguments."""
+    return {name: getattr(obj, name) for name, _key in LOCATION}
+
+
+def location_dict(obj: Any) -> dict[str, Any]:
+    """The same, with the keys of the JSON formats."""
+    return {key: getattr(obj, name) for name, key in LOCATION}
+
+
 @dataclass(frozen=True)
 class InventoryItem:
     """One extended GPU request of one container: a row of ``scan``."""
@@ -69,14 +92,7 @@ class InventoryItem:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": self.path,
-            "line": self.line,
-            "col": self.col,
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-            "podPath": self.pod_path,
+            **location_dict(self),
             "container": self.container,
             "role": self.role,
             "resource": self.resource,
@@ -100,6 +116,9 @@ class FileResult:
     # the line ranges the edits changed (old start, old end, new start, new end): the diff
     # looks only there, so it stays linear in the size of the file
     regions: list[tuple[int, int, int, int]] | None = None
+    # a stream read part by part: its ignore comments (suppress.Marker), found while
+    # each part's text was at hand; None: found in ``original`` when needed
+    markers: list[Any] | None = None
 
 
 @dataclass(frozen=True)
