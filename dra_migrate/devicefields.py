@@ -412,7 +412,7 @@ class DeviceFields:
             chosen.append("nodeSelector")
             self.node_selector(selector, f"{owner}: nodeSelector")
             terms = get(selector, "nodeSelectorTerms")
-            if len(items(terms)) != 1:
+            if terms is not None and len(items(terms)) != 1:  # missing: the schema's DRA301
                 self.add(
                     "DRA357",
                     terms or selector,

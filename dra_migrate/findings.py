@@ -167,6 +167,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA357", E, "invalid ResourceSlice"),
     Code("DRA358", E, "invalid DeviceTaintRule"),
     Code("DRA359", E, "invalid binding conditions"),
+    Code("DRA360", E, "adminAccess in a namespace without the admin-access label"),
     # 4xx: workflow: suppressions and hooks
     Code("DRA401", E, "GPU request left on the device plugin (convert --check)"),
     Code("DRA402", N, "ignore comment silences nothing"),

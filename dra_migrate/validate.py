@@ -85,7 +85,7 @@ def qualified_key_problem(key: str) -> str | None:
     return None
 
 
-NEEDLES = (b"resource.k8s.io", b"resourceClaim", b"claims")
+NEEDLES = (b"resource.k8s.io", b"resourceClaim", b"claims", b"Namespace")  # Namespace: DRA360
 CORE_GROUPS = ("", "apps", "batch")  # kinds whose pod template is exactly a core/v1 PodSpec
 
 # CEL problem code (dra_migrate.cel) -> finding code: a table, not branches.
@@ -151,6 +151,7 @@ class Request:
     mode: str
     count: int | None
     subrequests: list[Request] = field(default_factory=list)
+    admin: bool = False  # adminAccess: true (and DRAAdminAccess on)
 
 
 @dataclass
@@ -208,6 +209,8 @@ class FileCheck:
     claims: list[ClaimDef] = field(default_factory=list)
     classes: list[ClassDef] = field(default_factory=list)
     pods: list[PodRef] = field(default_factory=list)
+    # v1 Namespaces defined in the file: name -> labels (the admin-access label)
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 # --- per file ----------------------------------------------------------------------
@@ -233,7 +236,7 @@ def check_documents(
         checker.document(doc)
     findings = sorted(set(checker.findings), key=lambda f: (f.line, f.col, f.code, f.message))
     result = FileResult(source.path, Status.UNCHANGED, findings, original=raw)
-    return FileCheck(result, checker.claims, checker.classes, checker.pods)
+    return FileCheck(result, checker.claims, checker.classes, checker.pods, checker.namespaces)
 
 
 class _FileChecker:
@@ -244,6 +247,7 @@ class _FileChecker:
         self.claims: list[ClaimDef] = []
         self.classes: list[ClassDef] = []
         self.pods: list[PodRef] = []
+        self.namespaces: dict[str, dict[str, str]] = {}
         self.anchor: Node | None = None
         self.fields = DeviceFields(self, gate_state(settings.kube_version, settings.feature_gates))
 
@@ -272,6 +276,8 @@ class _FileChecker:
                     ),
                 )
                 continue
+            if obj.kind == "Namespace" and obj.api_version == "v1" and obj.name:
+                self.namespaces[obj.name] = obj.labels
             group, _, version = obj.api_version.rpartition("/")
             if group == RESOURCE_GROUP:
                 self.dra_object(obj, version)
@@ -711,7 +717,12 @@ class _FileChecker:
             number = None
         elif count_node is None:
             number = 1  # defaulted by the API server
-        return Request(name, self.where(body), device_class, selectors, mode, number)
+        admin = (
+            not subrequest
+            and load.to_data(get(body, "adminAccess")) is True
+            and self.fields.gates.enabled("DRAAdminAccess")
+        )
+        return Request(name, self.where(body), device_class, selectors, mode, number, admin=admin)
 
     def selectors(self, node: Node | None, owner: str) -> list[Selector]:
         found: list[Selector] = []
@@ -1017,6 +1028,7 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                         "short hash of the spec rolls changes out as new templates)",
                     )
                 )
+    found.extend(_admin_access(checks))
     classes = {c.name for check in checks for c in check.classes}
     known = {c.name for c in load_catalog().device_classes}
     for check in checks:
@@ -1072,6 +1084,42 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                             "pass the file with the DeviceClass, or check the name",
                         )
                     )
+    return found
+
+
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+
+
+def _admin_access(checks: Sequence[FileCheck]) -> list[Finding]:
+    """adminAccess needs the admin-access label on the claim's namespace (1.34+).
+
+    Only a Namespace defined in the input can be checked; one defined elsewhere is
+    not reported.
+    """
+    namespaces = {name: labels for check in checks for name, labels in check.namespaces.items()}
+    found = []
+    for check in checks:
+        for claim in check.claims:
+            labels = namespaces.get(claim.namespace)
+            if labels is None or labels.get(ADMIN_LABEL) == "true":
+                continue
+            for request in claim.requests:
+                if not request.admin:
+                    continue
+                w = request.where
+                found.append(
+                    finding(
+                        "DRA360",
+                        w.path,
+                        w.line,
+                        w.col,
+                        f"{claim.kind} {claim.name}: request {request.name!r} asks for "
+                        f"adminAccess, but Namespace {claim.namespace} has no label "
+                        f'{ADMIN_LABEL}: "true", so the API server rejects it',
+                        f'label the namespace {ADMIN_LABEL}: "true" (only namespaces trusted '
+                        "with every device of the cluster)",
+                    )
+                )
     return found
 
 

@@ -508,3 +508,26 @@ def test_slice_node_selector_match_fields() -> None:
     ):
         lines = _findings(SLICE.replace("  nodeName: node-1\n", fields.format(req=bad)))
         assert _codes(lines) == {"DRA357"}, (bad, lines)
+
+
+NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: monitoring\n{labels}---\n"
+
+
+def test_admin_access_needs_the_namespace_label() -> None:
+    claim = _claim("adminAccess: true").replace(
+        "metadata:\n  name: t\n", "metadata:\n  name: t\n  namespace: monitoring\n"
+    )
+
+    def codes(doc: str, gates: tuple[tuple[str, bool], ...] = ()) -> set[str]:
+        from dra_migrate.validate import cross_check
+
+        s = ValidateSettings(kube_version="1.34", external_templates=True, feature_gates=gates)
+        check = check_file("t.yaml", doc.encode(), s)
+        return _codes([f.format() for f in check.result.findings + cross_check([check], s)])
+
+    assert codes(NAMESPACE.format(labels="") + claim) == {"DRA360"}
+    labelled = "  labels:\n    resource.kubernetes.io/admin-access: 'true'\n"
+    assert codes(NAMESPACE.format(labels=labelled) + claim) == set()
+    assert codes(claim) == set()  # the namespace is not in the input: nothing to say
+    # with the gate off the field is dropped (DRA353), and no label is needed
+    assert codes(NAMESPACE.format(labels="") + claim, (("DRAAdminAccess", False),)) == {"DRA353"}
