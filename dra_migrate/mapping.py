@@ -164,6 +164,9 @@ class Config:
     feature_gates: tuple[tuple[str, bool], ...] = ()
     # is_gpu's answers: every container of every file asks about the same few names
     _gpu: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _needles: list[tuple[bytes, ...]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
 
     def published(self) -> frozenset[str]:
         """The domains and domain/name of the declared drivers, as validate knows them."""
@@ -196,6 +199,12 @@ class Config:
 
     def needles(self) -> tuple[bytes, ...]:
         """Byte strings one of which every file that needs parsing contains."""
+        if self._needles:
+            return self._needles[0]
+        self._needles.append(self._find_needles())
+        return self._needles[0]
+
+    def _find_needles(self) -> tuple[bytes, ...]:
         found: set[bytes] = set()
         for pattern in [m.name for m in self.resources] + list(self.detect):
             literal = re.split(r"[{*?\[]", pattern, maxsplit=1)[0]

@@ -256,7 +256,8 @@ def _counted(results: Iterable[_T], total: int, progress: Progress) -> Iterator[
 # --- stdin ------------------------------------------------------------------------
 
 STREAM_PART = 1 << 20  # bytes of whole documents a stream is processed by
-_STREAM_DOC_START = re.compile(rb"---(?:[ \t\r\n]|$)")
+_STREAM_DOC_STARTS = re.compile(rb"^---(?=[ \t\r\n]|$)", re.M)
+_STREAM_BLOCK = 1 << 20
 
 # a part's result, its text still at hand: convert writes the stream (or its diff)
 # from these, part by part
@@ -275,37 +276,56 @@ class Part:
 
 def split_stream(stream: BinaryIO, spool: BinaryIO, limit: int) -> list[Part]:
     """Copy ``stream`` to ``spool``, cut at document starts into parts of about
-    ``STREAM_PART`` bytes. A document (and a line) larger than ``limit`` is refused
+    ``STREAM_PART`` bytes. A document larger than ``limit`` is refused
     (``Unreadable``, DRA011); so is a stream that cannot be cut (JSON, UTF-16) and is
-    larger than the limit as a whole."""
+    larger than the limit as a whole. Read a block at a time: a Python step per
+    line would cost more than processing the parts."""
     parts: list[Part] = []
     start = doc = pos = line = part_line = 0
     whole: bool | None = None  # decided by the first line with content
+    carry = b""  # an unfinished line, read on with the next block
     while True:
-        raw = stream.readline(limit + 1)
-        if not raw:
-            break
+        block = stream.read(_STREAM_BLOCK)
+        data = carry + block if carry else block
+        cut = len(data) if not block else data.rfind(b"\n") + 1
+        done, carry = data[:cut], data[cut:]
         if whole is None:
-            head = raw.lstrip()
-            if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw:
-                whole = True  # UTF-16 or UTF-32: read whole, reported as such
-            elif head and not head.startswith(b"#"):
-                whole = head.startswith((b"{", b"["))  # JSON: one value, never cut
-        if pos > doc and _STREAM_DOC_START.match(raw):
-            doc = pos
-            if not whole and pos - start >= STREAM_PART:
-                parts.append(Part(start, pos, part_line))
-                start, part_line = pos, line
-        spool.write(raw)
-        pos += len(raw)
-        line += raw.endswith(b"\n")
-        if pos - (start if whole else doc) > limit or len(raw) > limit:
+            whole = _uncuttable(done if block else data)
+        if not whole:
+            for match in _STREAM_DOC_STARTS.finditer(done):
+                at = pos + match.start()
+                if at <= doc:
+                    continue
+                if at - doc > limit:
+                    break  # refused below
+                doc = at
+                if at - start >= STREAM_PART:
+                    parts.append(Part(start, at, part_line))
+                    start, part_line = at, line + done.count(b"\n", 0, match.start())
+        spool.write(done)
+        pos += len(done)
+        line += done.count(b"\n")
+        if pos + len(carry) - (start if whole else doc) > limit:
             what = "standard input" if whole else "a document of standard input"
             raise discover.Unreadable(
                 "DRA011", f"{what} is larger than the limit of {limit} bytes (--max-file-size)"
             )
+        if not block:
+            break
     parts.append(Part(start, pos, part_line))
     return parts
+
+
+def _uncuttable(head: bytes) -> bool | None:
+    """A stream that is one value (JSON) or not UTF-8 (UTF-16, UTF-32): never cut.
+    None: nothing with content yet."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head[:4096]:
+        return True
+    for raw in head.split(b"\n"):
+        text = raw.strip()
+        if text and not text.startswith(b"#"):
+            return text.startswith((b"{", b"["))
+    return None
 
 
 def run_stream(

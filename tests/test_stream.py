@@ -187,3 +187,21 @@ def test_split_stream_cuts_only_at_document_starts() -> None:
         assert part.line == text[: part.start].count(b"\n")
         if part.start:
             assert text[part.start : part.start + 4] == b"---\n"
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1 << 20])
+def test_split_stream_does_not_depend_on_how_the_stream_is_read(
+    monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    import io
+
+    text = (stream(*(config_map(i) for i in range(30))) + "# no newline at the end").encode()
+    monkeypatch.setattr(pipeline, "STREAM_PART", 100)
+    monkeypatch.setattr(pipeline, "_STREAM_BLOCK", 1 << 20)
+    expected = pipeline.split_stream(io.BytesIO(text), io.BytesIO(), 1 << 20)
+    monkeypatch.setattr(pipeline, "_STREAM_BLOCK", block)
+    spool = io.BytesIO()
+    assert pipeline.split_stream(io.BytesIO(text), spool, 1 << 20) == expected
+    assert spool.getvalue() == text and len(expected) > 5
+    with pytest.raises(pipeline.discover.Unreadable):
+        pipeline.split_stream(io.BytesIO(text), io.BytesIO(), 60)  # every document is larger
