@@ -11,6 +11,7 @@ the parsing and planning code.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,16 +200,19 @@ def _convert(
         return FileResult(path, _untouched(findings), findings, inventory, original=raw)
     if not plans:
         return FileResult(path, Status.UNCHANGED, findings, inventory, original=raw)
-    if not edit:  # scan: convert would rewrite this file, with these templates
-        return FileResult(
-            path,
-            Status.CHANGED,
-            findings,
-            inventory,
-            original=raw,
-            templates=[dict(p.template_object) for p in plans],
-            template_positions=[p.site.workload.position for p in plans],
-        )
+    # convert would rewrite this file, with these templates
+    changed = functools.partial(
+        FileResult,
+        path,
+        Status.CHANGED,
+        findings,
+        inventory,
+        original=raw,
+        templates=[dict(p.template_object) for p in plans],
+        template_positions=[p.site.workload.position for p in plans],
+    )
+    if not edit:  # scan
+        return changed()
     edits = [e for p in plans for e in p.edits]
     try:
         if source.is_json and any(not p.site.workload.list_item for p in plans):
@@ -251,18 +255,7 @@ def _convert(
             )
         )
         return FileResult(path, Status.FAILED, findings, inventory, original=raw)
-    templates = [dict(p.template_object) for p in plans]
-    return FileResult(
-        path,
-        Status.CHANGED,
-        findings,
-        inventory,
-        original=raw,
-        converted=source.encode(text),
-        templates=templates,
-        template_positions=[p.site.workload.position for p in plans],
-        regions=regions,
-    )
+    return changed(converted=source.encode(text), regions=regions)
 
 
 def _overlaid(workload: locate.Workload, overlays: list[str], path: str) -> Finding:
