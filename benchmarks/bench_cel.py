@@ -26,7 +26,12 @@ SELECTORS = {
         "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
     ),
     "per-device uuid": "device.attributes['gpu.nvidia.com'].uuid.startsWith('GPU-0')",
+    "uuid equality": (
+        "device.attributes['gpu.nvidia.com'].uuid == 'GPU-00000000-0000-0000-0000-000000000000'"
+    ),
     "map iteration": "device.attributes['gpu.nvidia.com'].exists(n, n == 'cudaComputeCapability')",
+    # string functions are evaluated by cel-python on each device (no direct path)
+    "cel-python path": "device.attributes['gpu.nvidia.com'].uuid.lowerAscii().startsWith('gpu-0')",
 }
 
 

@@ -1184,3 +1184,130 @@ def test_fixed_reads_are_projected_and_dynamic_ones_are_not() -> None:
     )
     assert compile_selector(f"{NV}.exists(n, n == 'uuid')").paths is None
     assert compile_selector("cel.bind(d, device, d.driver == 'x')").paths is None
+
+
+# -- the direct path (selectors compiled to closures) agrees with cel-python --------
+
+_NAMES = ["productName", "index", "uuid", "ver", "flag"]
+_LITERALS = ["'A'", '"B"', "1", "0", "1.5", "true", "semver('1.0.0')", "quantity('40Gi')"]
+
+
+def _paths() -> st.SearchStrategy[str]:
+    name = st.sampled_from(_NAMES)
+    return st.one_of(
+        name.map(lambda n: f"{NV}.{n}"),
+        name.map(lambda n: f"{NV}['{n}']"),
+        name.map(lambda n: f"device.attributes['gpu.amd.com'].{n}"),
+        st.just("device.driver"),
+        st.just(f"{NVCAP}.memory"),
+    )
+
+
+def _atoms() -> st.SearchStrategy[str]:
+    path, lit, name = _paths(), st.sampled_from(_LITERALS), st.sampled_from(_NAMES)
+    op = st.sampled_from(["==", "!=", "<", "<=", ">", ">="])
+    return st.one_of(
+        st.tuples(path, op, lit).map(lambda t: f"{t[0]} {t[1]} {t[2]}"),
+        st.tuples(lit, op, path).map(lambda t: f"{t[0]} {t[1]} {t[2]}"),
+        name.map(lambda n: f"has({NV}.{n})"),
+        path.map(lambda p: f"{p}.startsWith('A')"),
+        path.map(lambda p: f"{p}.matches('^[AB]')"),
+        st.tuples(path, st.lists(lit, max_size=3)).map(lambda t: f"{t[0]} in [{', '.join(t[1])}]"),
+        path.map(lambda p: f"{p}.compareTo(quantity('40Gi')) >= 0"),
+        path.map(lambda p: f"{p}.isGreaterThan(semver('1.0.0'))"),
+        name.map(lambda n: f"{NV}.exists(n, n == '{n}')"),
+        st.just(f"{NV}.all(n, {NV}[n] != 'B')"),
+        path.map(lambda p: f"['A', 'B'].exists_one(x, x == {p})"),
+        st.tuples(name, lit).map(lambda t: f"cel.bind(g, {NV}, g.{t[0]} == {t[1]})"),
+        name.map(lambda n: f"cel.bind(g, {NV}, has(g.{n}))"),
+        st.sampled_from(["'gpu.nvidia.com' in device.attributes", "true", "false"]),
+        path,  # not a bool: an error at the top
+    )
+
+
+_SELECTORS = st.recursive(
+    _atoms(),
+    lambda inner: st.one_of(
+        st.tuples(inner, inner).map(lambda t: f"({t[0]} && {t[1]})"),
+        st.tuples(inner, inner).map(lambda t: f"({t[0]} || {t[1]})"),
+        inner.map(lambda e: f"!({e})"),
+        st.tuples(inner, inner, inner).map(lambda t: f"({t[0]} ? {t[1]} : {t[2]})"),
+    ),
+    max_leaves=6,
+)
+
+_ATTRIBUTE_VALUES = st.one_of(
+    st.sampled_from(["A", "B", "Ab"]),
+    st.integers(-1, 2),
+    st.booleans(),
+    st.sampled_from(["0.9.0", "1.0.0", "2.0.0-rc.1"]).map(SemVer.parse),
+)
+
+
+@pytest.mark.filterwarnings("ignore:Generating overly large repr")
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _SELECTORS,
+    st.sampled_from(["gpu.nvidia.com", "gpu.amd.com"]),
+    st.dictionaries(st.sampled_from(_NAMES), _ATTRIBUTE_VALUES, max_size=4),
+    st.sampled_from([None, "20Gi", "80Gi", "40Gi", "not-a-quantity"]),
+)
+def test_direct_path_answers_like_cel_python(
+    expression: str, driver: str, attributes: dict[str, Any], memory: str | None
+) -> None:
+    """The closures answer every device exactly as cel-python's evaluator does."""
+    from dra_migrate.cel import _evaluate_tree, _parse, compile_selector
+
+    device = Device(
+        driver,
+        "d",
+        "n",
+        {"gpu.nvidia.com": attributes} if attributes else {},
+        {"gpu.nvidia.com": {"memory": memory}} if memory else {},
+    )
+    fresh: bool | str
+    direct: bool | str
+    try:
+        fresh = _evaluate_tree(_parse(expression), device)
+    except CelEvaluationError as exc:
+        fresh = str(exc)
+    program = compile_selector(expression)
+    try:
+        direct = program.matches(device)
+    except CelEvaluationError as exc:
+        direct = str(exc)
+    assert direct == fresh, (expression, device)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        f"{NV}.uuid == 'GPU-1'",
+        f"{NV}.uuid.startsWith('GPU-0') && {NV}['index'] >= 2",
+        f"{NV}.productName.matches('H100') || !has({NV}.uuid)",
+        f"{NV}.driverVersion.isGreaterThan(semver('550.0.0'))",
+        f"{NVCAP}.memory.compareTo(quantity('40Gi')) >= 0",
+        f"{NV}.exists(n, n == 'cudaComputeCapability')",
+        f"cel.bind(g, {NV}, g.index in [0, 1] ? g.uuid != '' : false)",
+        "'gpu.nvidia.com' in device.attributes",
+    ],
+)
+def test_common_selectors_take_the_direct_path(expression: str) -> None:
+    from dra_migrate.cel import compile_selector
+
+    assert compile_selector(expression).direct is not None
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        f"{NV}.index + 1 > 2",  # arithmetic: overflow and types stay with cel-python
+        f"{NV}.productName.lowerAscii() == 'a'",
+        "device.attributes.exists(d, d == 'gpu.nvidia.com')",
+        f"{NV}.map(n, n).size() > 0",
+    ],
+)
+def test_other_selectors_use_cel_python(expression: str) -> None:
+    from dra_migrate.cel import compile_selector
+
+    assert compile_selector(expression).direct is None
