@@ -1992,6 +1992,17 @@ def _runtime() -> _Runtime:
 
         return compare
 
+    def contains(item: Any, container: Any) -> Any:
+        """``item in container`` as cel-go has it: heterogeneous elements are unequal."""
+        for v in (item, container):
+            if isinstance(v, CELEvalError):
+                return v
+        if kind(container) == "list":
+            return celtypes.BoolType(any(equals(item, c) is True for c in container))
+        if kind(container) == "map":
+            return celtypes.BoolType(any(equals(item, k) is True for k in container))
+        return err(f"no such overload: {kind(item)} in {kind(container)}")
+
     # -- semver and quantity library --------------------------------------------
     def semver(text: Any, normalize: Any = False) -> Any:
         if kind(text) != "string" or kind(normalize) != "bool":
@@ -2170,6 +2181,7 @@ def _runtime() -> _Runtime:
     functions.update(
         {
             "_==_": eq,
+            "_in_": contains,
             "_!=_": ne,
             "_<_": ordering("<", lambda c: c < 0),
             "_<=_": ordering("<=", lambda c: c <= 0),
@@ -2477,7 +2489,10 @@ class SelectorProgram:
         """Like :func:`evaluate_selector`; raises :class:`CelEvaluationError`."""
         if self.refused is not None:
             raise CelEvaluationError(self.refused)
-        if self.direct is not None and _plain_device(device):
+        shape = _device_shape(device)
+        if shape == "broken":  # the whole device fails, whatever the selector reads
+            return _evaluate_tree(self.tree, device)
+        if self.direct is not None and shape == "plain":
             try:
                 value = self.direct(device, {})
             except _Fallback:
@@ -2610,17 +2625,23 @@ def _capacity_quantity(text: str) -> Quantity | None:
         return None
 
 
-def _plain_device(device: Device) -> bool:
-    """True when every value of ``device`` is one the direct path models exactly."""
-    for names in device.attributes.values():
-        for v in names.values():
-            if type(v) not in (str, int, bool, SemVer):
-                return False
+def _device_shape(device: Device) -> str:
+    """``plain`` when every value is one the direct path models exactly; ``broken``
+    when a value fails the whole device (an invalid version, an unparsable
+    capacity), as Kubernetes fails it; ``other`` (list attributes) otherwise."""
+    shape = "plain"
     for caps in device.capacity.values():
         for text in caps.values():
             if _capacity_quantity(str(text)) is None:
-                return False
-    return True
+                return "broken"
+    for names in device.attributes.values():
+        for v in names.values():
+            t = type(v)
+            if t is InvalidVersion:
+                return "broken"
+            if t not in (str, int, bool, SemVer):
+                shape = "other"
+    return shape
 
 
 def _plain_kind(v: Any) -> str:
