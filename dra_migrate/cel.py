@@ -2687,6 +2687,85 @@ _ORDER_TESTS: dict[str, Callable[[int], bool]] = {
 }
 
 
+def _strict(fns: list[_Fn], op: Callable[..., Any]) -> _Fn:
+    """A call of ``op`` on the operands' values; an operand's error is the result.
+
+    ``op`` raises :class:`_Fallback` for operand types it does not model.
+    """
+    if len(fns) == 1:
+        (only,) = fns
+
+        def unary(d: Device, env: _Bindings) -> Any:
+            v = only(d, env)
+            return v if isinstance(v, _Err) else op(v)
+
+        return unary
+    first, second = fns
+
+    def binary(d: Device, env: _Bindings) -> Any:
+        a = first(d, env)
+        if isinstance(a, _Err):
+            return a
+        b = second(d, env)
+        return b if isinstance(b, _Err) else op(a, b)
+
+    return binary
+
+
+def _need(value: bool) -> None:
+    if not value:
+        raise _Fallback
+
+
+def _not(v: Any) -> bool:
+    _need(type(v) is bool)
+    return not v
+
+
+def _ordering(test: Callable[[int], bool]) -> Callable[[Any, Any], bool]:
+    def compare(a: Any, b: Any) -> bool:
+        ka, kb = _plain_kind(a), _plain_kind(b)
+        if ka in _NUMERIC and kb in _NUMERIC:
+            if a != a or b != b:  # NaN
+                return False
+        else:
+            _need(ka == kb and ka in ("string", "bool"))
+        return test((a > b) - (a < b))
+
+    return compare
+
+
+def _string_test(test: Callable[[str, str], bool]) -> Callable[[Any, Any], bool]:
+    def f(s: Any, a: Any) -> bool:
+        _need(type(s) is str and type(a) is str)
+        return test(s, a)
+
+    return f
+
+
+def _typed_compare(result: Callable[[int], Any]) -> Callable[[Any, Any], Any]:
+    def f(a: Any, b: Any) -> Any:
+        if isinstance(a, SemVer) and isinstance(b, SemVer):
+            return result(a.compare(b))
+        if isinstance(a, Quantity) and isinstance(b, Quantity):
+            return result(a.compare(b))
+        raise _Fallback
+
+    return f
+
+
+_STRING_TESTS: dict[str, Callable[[str, str], bool]] = {
+    "startsWith": str.startswith,
+    "endsWith": str.endswith,
+    "contains": str.__contains__,
+}
+_TYPED_COMPARES: dict[str, Callable[[int], Any]] = {
+    "compareTo": lambda c: c,
+    "isGreaterThan": lambda c: c > 0,
+    "isLessThan": lambda c: c < 0,
+}
+
+
 class _DirectCompiler:
     """Compile a Lark CEL tree into a closure ``(device, variables) -> value | _Err``."""
 
@@ -2723,13 +2802,10 @@ class _DirectCompiler:
 
         def ternary(d: Device, env: _Bindings) -> Any:
             c = cond(d, env)
-            if c is True:
-                return yes(d, env)
-            if c is False:
-                return no(d, env)
             if isinstance(c, _Err):
                 return c
-            raise _Fallback
+            _need(type(c) is bool)
+            return yes(d, env) if c else no(d, env)
 
         return ternary
 
@@ -2739,28 +2815,22 @@ class _DirectCompiler:
     def c_conditionaland(self, node: Any) -> _Fn:
         return self.logical(node, False)
 
-    def logical(self, node: Any, is_or: bool) -> _Fn:
+    def logical(self, node: Any, absorbing: bool) -> _Fn:
+        """``||`` (true absorbs) or ``&&`` (false absorbs), commutative as in cel-go."""
         if len(node.children) == 1:
             return self.compile(node.children[0])
         left, right = (self.compile(c) for c in node.children)
-        absorbing = is_or  # true absorbs ||, false absorbs &&
 
         def op(d: Device, env: _Bindings) -> Any:
             a = left(d, env)
             if a is absorbing:
                 return a
-            if a is not (not absorbing) and not isinstance(a, _Err):
-                raise _Fallback
+            _need(a is (not absorbing) or isinstance(a, _Err))
             b = right(d, env)
             if b is absorbing:
                 return b
-            if isinstance(a, _Err):
-                if b is (not absorbing) or isinstance(b, _Err):
-                    return a
-                raise _Fallback
-            if b is (not absorbing) or isinstance(b, _Err):
-                return b
-            raise _Fallback
+            _need(b is (not absorbing) or isinstance(b, _Err))
+            return a if isinstance(a, _Err) else b
 
         return op
 
@@ -2770,17 +2840,7 @@ class _DirectCompiler:
         op, operand_node = node.children
         if op.data != "unary_not":
             raise _Unsupported
-        operand = self.compile(operand_node)
-
-        def negate(d: Device, env: _Bindings) -> Any:
-            v = operand(d, env)
-            if type(v) is bool:
-                return not v
-            if isinstance(v, _Err):
-                return v
-            raise _Fallback
-
-        return negate
+        return _strict([self.compile(operand_node)], _not)
 
     def c_relation(self, node: Any) -> _Fn:
         if len(node.children) == 1:
@@ -2789,61 +2849,23 @@ class _DirectCompiler:
         symbol = _COMPARE_OPS[str(op_node.data)]
         if symbol == "in":
             return self.membership(op_node.children[0], right_node)
-        left, right = self.compile(op_node.children[0]), self.compile(right_node)
-        if symbol in ("==", "!="):
-            negated = symbol == "!="
-
-            def equality(d: Device, env: _Bindings) -> Any:
-                a = left(d, env)
-                if isinstance(a, _Err):
-                    return a
-                b = right(d, env)
-                if isinstance(b, _Err):
-                    return b
-                return _plain_equals(a, b) is not negated
-
-            return equality
-        test = _ORDER_TESTS[symbol]
-
-        def ordering(d: Device, env: _Bindings) -> Any:
-            a = left(d, env)
-            if isinstance(a, _Err):
-                return a
-            b = right(d, env)
-            if isinstance(b, _Err):
-                return b
-            ka, kb = _plain_kind(a), _plain_kind(b)
-            if ka in _NUMERIC and kb in _NUMERIC:
-                if a != a or b != b:  # NaN
-                    return False
-            elif ka != kb or ka not in ("string", "bool"):
-                raise _Fallback
-            return test((a > b) - (a < b))
-
-        return ordering
+        operands = [self.compile(op_node.children[0]), self.compile(right_node)]
+        if symbol == "==":
+            return _strict(operands, _plain_equals)
+        if symbol == "!=":
+            return _strict(operands, lambda a, b: not _plain_equals(a, b))
+        return _strict(operands, _ordering(_ORDER_TESTS[symbol]))
 
     def membership(self, element_node: Any, container_node: Any) -> _Fn:
         element = self.compile(element_node)
         container = _unwrap(container_node)
         if container is not None and container.data == "list_lit":
-            items = [
-                self.compile(c)
-                for c in (container.children[0].children if container.children else [])
-            ]
 
-            def in_list(d: Device, env: _Bindings) -> Any:
-                x = element(d, env)
-                if isinstance(x, _Err):
-                    return x
-                if isinstance(x, (SemVer, Quantity)):
-                    raise _Fallback
-                values = [item(d, env) for item in items]
-                for v in values:
-                    if isinstance(v, _Err):
-                        return v
+            def in_list(x: Any, values: list[Any]) -> bool:
+                _need(not isinstance(x, (SemVer, Quantity)))
                 return any(_plain_equals(x, v) for v in values)
 
-            return in_list
+            return _strict([element, self.c_list_lit(container)], in_list)
         if (
             container is not None
             and container.data == "member_dot"
@@ -2856,8 +2878,7 @@ class _DirectCompiler:
                 x = element(d, env)
                 if isinstance(x, _Err):
                     return x
-                if type(x) is not str:
-                    raise _Fallback
+                _need(type(x) is str)
                 return x in (d.attributes if table == "attributes" else d.capacity)
 
             return in_table
@@ -2920,11 +2941,7 @@ class _DirectCompiler:
         name = str(node.children[0].value)
         if name not in self.scope:
             raise _Unsupported  # device on its own, undeclared names: cel-python words them
-
-        def variable(d: Device, env: _Bindings) -> Any:
-            return env[name]
-
-        return variable
+        return lambda d, env: env[name]
 
     def c_member_index(self, node: Any) -> _Fn:
         receiver_node, key_node = node.children
@@ -2942,123 +2959,85 @@ class _DirectCompiler:
                 k = key(d, env)
                 if isinstance(k, _Err):
                     return k
-                if type(k) is not str:
-                    raise _Fallback
+                _need(type(k) is str)
                 return d.attributes.get(k, _EMPTY_MAP)
 
             return domain_map
-        receiver = self.compile(receiver_node)
 
-        def index(d: Device, env: _Bindings) -> Any:
-            r = receiver(d, env)
-            if isinstance(r, _Err):
-                return r
-            k = key(d, env)
-            if isinstance(k, _Err):
-                return k
-            if type(r) is not dict or type(k) is not str:
-                raise _Fallback
-            if k not in r:
-                return _Err(f"no such key: {k}")
-            return r[k]
+        def index(r: Any, k: Any) -> Any:
+            _need(type(r) is dict and type(k) is str)
+            return r[k] if k in r else _Err(f"no such key: {k}")
 
-        return index
+        return _strict([self.compile(receiver_node), key], index)
+
+    def attribute_map(self, receiver_node: Any) -> _Fn:
+        """A receiver that must be an attribute map (``device`` itself is not one here)."""
+        if _ident_name(receiver_node) == "device" or _namespace_of(receiver_node) is not None:
+            raise _Unsupported
+        return self.compile(receiver_node)
 
     def c_member_dot(self, node: Any) -> _Fn:
         receiver_node, ident = node.children
+        missing = _Err(f"no such key: {ident.value}")
         name = str(ident.value)
-        if _ident_name(receiver_node) == "device" or _namespace_of(receiver_node) is not None:
-            raise _Unsupported
-        receiver = self.compile(receiver_node)
-        missing = _Err(f"no such key: {name}")
 
-        def field(d: Device, env: _Bindings) -> Any:
-            r = receiver(d, env)
-            if isinstance(r, _Err):
-                return r
-            if type(r) is not dict:
-                raise _Fallback
+        def field(r: Any) -> Any:
+            _need(type(r) is dict)
             return r.get(name, missing)
 
-        return field
+        return _strict([self.attribute_map(receiver_node)], field)
 
-    def comprehension(self, node: Any, method: str, args: list[Any]) -> _Fn:
-        var = _ident_name(args[0])
+    def scoped(self, var_node: Any, body_node: Any) -> tuple[str, _Fn]:
+        """A variable's name and the body compiled with the variable in scope."""
+        var = _ident_name(var_node)
         if var is None or var == "device" or var in _NAMESPACES or var in self.scope:
             raise _Unsupported
-        receiver = self.compile(node.children[0])
         self.scope.add(var)
         try:
-            predicate = self.compile(args[1])
+            return var, self.compile(body_node)
         finally:
             self.scope.discard(var)
 
-        def elements(d: Device, env: _Bindings) -> Any:
+    def comprehension(self, node: Any, method: str, args: list[Any]) -> _Fn:
+        receiver = self.compile(node.children[0])
+        var, predicate = self.scoped(args[0], args[1])
+        one = method in ("exists_one", "existsOne")
+        absorbing = method == "exists"  # exists stops at true, all at false
+
+        def loop(d: Device, env: _Bindings) -> Any:
             r = receiver(d, env)
             if isinstance(r, _Err):
                 return r
-            if type(r) is dict:
-                return list(r)
-            if type(r) is list:
-                return r
-            raise _Fallback  # not a list or map: cel-python words the error
-
-        if method in ("exists_one", "existsOne"):
-
-            def exists_one(d: Device, env: _Bindings) -> Any:
-                items = elements(d, env)
-                if isinstance(items, _Err):
-                    return items
-                inner = dict(env)
-                count = 0
-                for x in items:
-                    inner[var] = x
-                    v = predicate(d, inner)
-                    if v is True:
-                        count += 1
-                    elif isinstance(v, _Err):
-                        return v
-                    elif v is not False:
-                        raise _Fallback
-                return count == 1
-
-            return exists_one
-        absorbing = method == "exists"  # exists stops at true, all at false
-
-        def quantifier(d: Device, env: _Bindings) -> Any:
-            items = elements(d, env)
-            if isinstance(items, _Err):
-                return items
+            _need(type(r) in (dict, list))  # otherwise cel-python words the error
             inner = dict(env)
             error = None
-            for x in items:
+            count = 0
+            for x in r:
                 inner[var] = x
                 v = predicate(d, inner)
-                if v is absorbing:
-                    return v
                 if isinstance(v, _Err):
+                    if one:
+                        return v
                     error = error or v
-                elif v is not (not absorbing):
-                    raise _Fallback
+                    continue
+                _need(type(v) is bool)
+                if one:
+                    count += v
+                elif v is absorbing:
+                    return v
+            if one:
+                return count == 1
             return error or (not absorbing)
 
-        return quantifier
+        return loop
 
     def bind(self, args: list[Any]) -> _Fn:
-        var = _ident_name(args[0])
-        if var is None or var == "device" or var in _NAMESPACES or var in self.scope:
-            raise _Unsupported
         init = self.compile(args[1])
-        self.scope.add(var)
-        try:
-            body = self.compile(args[2])
-        finally:
-            self.scope.discard(var)
+        var, body = self.scoped(args[0], args[2])
 
         def bound(d: Device, env: _Bindings) -> Any:
             value = init(d, env)
-            if isinstance(value, _Err):
-                raise _Fallback
+            _need(not isinstance(value, _Err))
             inner = dict(env)
             inner[var] = value
             return body(d, inner)
@@ -3068,20 +3047,13 @@ class _DirectCompiler:
     def presence(self, target: Any) -> _Fn:
         """``has(x.name)`` on a map value (a bound attribute map)."""
         receiver_node, ident = target.children
-        if _ident_name(receiver_node) == "device":
-            raise _Unsupported
-        receiver = self.compile(receiver_node)
         name = str(ident.value)
 
-        def has(d: Device, env: _Bindings) -> Any:
-            r = receiver(d, env)
-            if isinstance(r, _Err):
-                return r
-            if type(r) is not dict:
-                raise _Fallback
+        def has(r: Any) -> bool:
+            _need(type(r) is dict)
             return name in r
 
-        return has
+        return _strict([self.attribute_map(receiver_node)], has)
 
     def c_ident_arg(self, node: Any) -> _Fn:
         name = str(node.children[0].value)
@@ -3103,25 +3075,27 @@ class _DirectCompiler:
 
             return has
         if name in ("semver", "quantity") and args:
-            # a constant argument: the value (or its error) is computed once
-            texts = [_unwrap(a) for a in args]
-            text = _string_literal(args[0])
-            normalize: Any = False
-            if len(args) == 2:
-                flag = texts[1]
-                if flag is None or flag.data != "literal" or flag.children[0].type != "BOOL_LIT":
-                    raise _Unsupported
-                normalize = str(flag.children[0].value) == "true"
-            if text is None or len(args) > (2 if name == "semver" else 1):
-                raise _Unsupported
-            try:
-                value: Any = (
-                    SemVer.parse(text, normalize) if name == "semver" else parse_quantity(text)
-                )
-            except ValueError as exc:
-                value = _Err(str(exc))
-            return lambda d, env: value
+            return self.constant_ctor(name, args)
         raise _Unsupported
+
+    def constant_ctor(self, name: str, args: list[Any]) -> _Fn:
+        """``semver("…"[, bool])`` or ``quantity("…")`` of literals: the value (or its
+        error) is computed once."""
+        text = _string_literal(args[0])
+        normalize = False
+        if len(args) == 2:
+            flag = _unwrap(args[1])
+            if flag is None or flag.data != "literal" or flag.children[0].type != "BOOL_LIT":
+                raise _Unsupported
+            normalize = str(flag.children[0].value) == "true"
+        if text is None or len(args) > (2 if name == "semver" else 1):
+            raise _Unsupported
+        value: Any
+        try:
+            value = SemVer.parse(text, normalize) if name == "semver" else parse_quantity(text)
+        except ValueError as exc:
+            value = _Err(str(exc))
+        return lambda d, env: value
 
     def c_member_dot_arg(self, node: Any) -> _Fn:
         receiver_node, ident = node.children[0], node.children[1]
@@ -3134,70 +3108,24 @@ class _DirectCompiler:
             raise _Unsupported
         if method in ("all", "exists", "exists_one", "existsOne") and len(arg_nodes) == 2:
             return self.comprehension(node, method, arg_nodes)
-        args = [self.compile(a) for a in arg_nodes]
-        receiver = self.compile(receiver_node)
-        if method in ("startsWith", "endsWith", "contains") and len(args) == 1:
-            (arg,) = args
-            test = {
-                "startsWith": str.startswith,
-                "endsWith": str.endswith,
-                "contains": str.__contains__,
-            }[method]
-
-            def string_test(d: Device, env: _Bindings) -> Any:
-                s = receiver(d, env)
-                if isinstance(s, _Err):
-                    return s
-                a = arg(d, env)
-                if isinstance(a, _Err):
-                    return a
-                if type(s) is not str or type(a) is not str:
-                    raise _Fallback
-                return test(s, a)
-
-            return string_test
-        if method == "matches" and len(args) == 1:
-            pattern = _string_literal(node.children[2].children[0])
+        if len(arg_nodes) != 1:
+            raise _Unsupported
+        operands = [self.compile(receiver_node), self.compile(arg_nodes[0])]
+        if method in _STRING_TESTS:
+            return _strict(operands, _string_test(_STRING_TESTS[method]))
+        if method in _TYPED_COMPARES:
+            return _strict(operands, _typed_compare(_TYPED_COMPARES[method]))
+        if method == "matches":
+            pattern = _string_literal(arg_nodes[0])
             if pattern is None:
                 raise _Unsupported
             import re2  # type: ignore[import-untyped]  # cel-python's RE2, like cel-go
 
             try:
-                compiled = re2.compile(pattern)
+                search = re2.compile(pattern).search
             except re2.error:
                 raise _Unsupported from None
-
-            def matches(d: Device, env: _Bindings) -> Any:
-                s = receiver(d, env)
-                if isinstance(s, _Err):
-                    return s
-                if type(s) is not str:
-                    raise _Fallback
-                return compiled.search(s) is not None
-
-            return matches
-        if method in ("compareTo", "isGreaterThan", "isLessThan") and len(args) == 1:
-            (arg,) = args
-            result = {
-                "compareTo": lambda c: c,
-                "isGreaterThan": lambda c: c > 0,
-                "isLessThan": lambda c: c < 0,
-            }[method]
-
-            def compare(d: Device, env: _Bindings) -> Any:
-                a = receiver(d, env)
-                if isinstance(a, _Err):
-                    return a
-                b = arg(d, env)
-                if isinstance(b, _Err):
-                    return b
-                if isinstance(a, SemVer) and isinstance(b, SemVer):
-                    return result(a.compare(b))
-                if isinstance(a, Quantity) and isinstance(b, Quantity):
-                    return result(a.compare(b))
-                raise _Fallback
-
-            return compare
+            return _strict(operands, _string_test(lambda s, _: search(s) is not None))
         raise _Unsupported
 
 

@@ -1147,7 +1147,6 @@ _PROPERTY_SELECTORS = [
 )
 def test_compiled_selectors_answer_like_a_fresh_evaluation(devices: list[Any]) -> None:
     """Results cached per value of what a selector reads equal evaluating each device anew."""
-    from dra_migrate.cel import _evaluate_tree, _parse, compile_selector
 
     built = [
         Device(
@@ -1160,19 +1159,26 @@ def test_compiled_selectors_answer_like_a_fresh_evaluation(devices: list[Any]) -
         for i, (driver, attrs, memory) in enumerate(devices)
     ]
     for expression in _PROPERTY_SELECTORS:
-        program = compile_selector(expression)
         for device in built:
-            fresh: bool | str
-            cached: bool | str
-            try:
-                fresh = _evaluate_tree(_parse(expression), device)
-            except CelEvaluationError as exc:
-                fresh = str(exc)
-            try:
-                cached = program.matches(device)
-            except CelEvaluationError as exc:
-                cached = str(exc)
-            assert cached == fresh, (expression, device)
+            fresh, compiled = _fresh_and_compiled(expression, device)
+            assert compiled == fresh, (expression, device)
+
+
+def _fresh_and_compiled(expression: str, device: Device) -> tuple[bool | str, bool | str]:
+    """cel-python's answer on a fresh parse, and the compiled program's (cached, direct);
+    an error is its message."""
+    from dra_migrate.cel import _evaluate_tree, _parse, compile_selector
+
+    answers: list[bool | str] = []
+    for evaluate in (
+        lambda: _evaluate_tree(_parse(expression), device),
+        lambda: compile_selector(expression).matches(device),
+    ):
+        try:
+            answers.append(evaluate())
+        except CelEvaluationError as exc:
+            answers.append(str(exc))
+    return answers[0], answers[1]
 
 
 def test_fixed_reads_are_projected_and_dynamic_ones_are_not() -> None:
@@ -1256,8 +1262,6 @@ def test_direct_path_answers_like_cel_python(
     expression: str, driver: str, attributes: dict[str, Any], memory: str | None
 ) -> None:
     """The closures answer every device exactly as cel-python's evaluator does."""
-    from dra_migrate.cel import _evaluate_tree, _parse, compile_selector
-
     device = Device(
         driver,
         "d",
@@ -1265,17 +1269,7 @@ def test_direct_path_answers_like_cel_python(
         {"gpu.nvidia.com": attributes} if attributes else {},
         {"gpu.nvidia.com": {"memory": memory}} if memory else {},
     )
-    fresh: bool | str
-    direct: bool | str
-    try:
-        fresh = _evaluate_tree(_parse(expression), device)
-    except CelEvaluationError as exc:
-        fresh = str(exc)
-    program = compile_selector(expression)
-    try:
-        direct = program.matches(device)
-    except CelEvaluationError as exc:
-        direct = str(exc)
+    fresh, direct = _fresh_and_compiled(expression, device)
     assert direct == fresh, (expression, device)
 
 
