@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import ipaddress
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -325,6 +326,379 @@ class InvalidVersion:
 
 
 # --------------------------------------------------------------------------
+# Values of the Kubernetes CEL libraries beyond semver and quantity: optional
+# (cel-go's OptionalTypes), net.IP and net.CIDR (k8s.io/apiserver library.IP/CIDR)
+
+
+_NO_VALUE = object()
+
+
+@dataclass(frozen=True, eq=False)
+class OptionalValue:
+    """``optional.of(x)`` / ``optional.none()``."""
+
+    value: Any = _NO_VALUE
+
+    @property
+    def present(self) -> bool:
+        return self.value is not _NO_VALUE
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OptionalValue):
+            return NotImplemented
+        if not (self.present and other.present):
+            return self.present == other.present
+        return bool(self.value == other.value)
+
+    def __hash__(self) -> int:
+        return hash(self.present)
+
+    def __str__(self) -> str:
+        return f"optional.of({self.value})" if self.present else "optional.none()"
+
+
+_IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _parse_ip(text: str) -> _IPAddress:
+    """``ip()`` of k8s.io/apiserver: netip.ParseAddr without zones or IPv4-mapped IPv6."""
+    if "%" in text:
+        raise ValueError(f"IP address {_go_quote(text)} with zone value is not allowed")
+    try:
+        addr = ipaddress.ip_address(text)
+    except ValueError as exc:
+        raise ValueError(
+            f"IP Address {_go_quote(text)} parse error during conversion from string: {exc}"
+        ) from None
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        raise ValueError(f"IPv4-mapped IPv6 address {_go_quote(text)} is not allowed")
+    return addr
+
+
+@functools.lru_cache(maxsize=256)
+def _regex(pattern: str) -> Any:
+    """An RE2 pattern (cel-python's module, RE2 like cel-go), compiled once, quietly;
+    raises ValueError for an invalid one."""
+    import re2  # type: ignore[import-untyped]
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every parse error on stderr
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        if isinstance(message, bytes):
+            message = message.decode("utf-8", "replace")
+        raise ValueError(f"invalid regular expression: {message}") from None
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), name)
+
+
+def _go_quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True)
+class IPValue:
+    """A ``net.IP`` value."""
+
+    addr: _IPAddress
+
+    def __str__(self) -> str:
+        return str(self.addr)
+
+    @property
+    def family(self) -> int:
+        return self.addr.version
+
+    def is_unspecified(self) -> bool:
+        return self.addr.is_unspecified
+
+    def is_loopback(self) -> bool:
+        if self.addr.version == 4:
+            return self.addr in ipaddress.ip_network("127.0.0.0/8")
+        return int(self.addr) == 1
+
+    def is_link_local_multicast(self) -> bool:  # Go netip rules
+        if self.addr.version == 4:
+            return self.addr in ipaddress.ip_network("224.0.0.0/24")
+        return (int(self.addr) >> 112) & 0xFF0F == 0xFF02
+
+    def is_link_local_unicast(self) -> bool:
+        if self.addr.version == 4:
+            return self.addr in ipaddress.ip_network("169.254.0.0/16")
+        return self.addr in ipaddress.ip_network("fe80::/10")
+
+    def is_global_unicast(self) -> bool:
+        """Go's netip.Addr.IsGlobalUnicast: private ranges count as global."""
+        if self.addr.version == 4 and int(self.addr) in (0, 0xFFFFFFFF):
+            return False
+        return not (
+            self.addr.is_unspecified
+            or self.is_loopback()
+            or self.addr.is_multicast
+            or self.is_link_local_unicast()
+        )
+
+
+@dataclass(frozen=True)
+class CIDRValue:
+    """A ``net.CIDR`` value: an address (not necessarily masked) and a prefix length."""
+
+    addr: _IPAddress
+    bits: int
+
+    @classmethod
+    def parse(cls, text: str) -> CIDRValue:
+        """``cidr()`` of k8s.io/apiserver: netip.ParsePrefix without IPv4-mapped IPv6."""
+        prefix = "network address parse error during conversion from string: "
+        address, slash, bits = text.rpartition("/")
+        if not slash:
+            raise ValueError(f"{prefix}netip.ParsePrefix({_go_quote(text)}): no '/'")
+        if "%" in address:
+            raise ValueError(
+                f"{prefix}netip.ParsePrefix({_go_quote(text)}): IPv6 zones cannot be present in a prefix"
+            )
+        try:
+            addr = ipaddress.ip_address(address)
+        except ValueError as exc:
+            raise ValueError(f"{prefix}netip.ParsePrefix({_go_quote(text)}): {exc}") from None
+        limit = 32 if addr.version == 4 else 128
+        if not re.fullmatch(r"0|[1-9][0-9]{0,2}", bits) or int(bits) > limit:
+            raise ValueError(
+                f"{prefix}netip.ParsePrefix({_go_quote(text)}): bad bits after slash: {_go_quote(bits)}"
+            )
+        if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+            raise ValueError(f"IPv4-mapped IPv6 address {_go_quote(text)} is not allowed")
+        return cls(addr, int(bits))
+
+    def __str__(self) -> str:
+        return f"{self.addr}/{self.bits}"
+
+    def network(self) -> Any:
+        return ipaddress.ip_network(f"{self.addr}/{self.bits}", strict=False)
+
+    def masked(self) -> CIDRValue:
+        return CIDRValue(self.network().network_address, self.bits)
+
+    def contains_ip(self, ip: IPValue) -> bool:
+        return ip.addr.version == self.addr.version and ip.addr in self.network()
+
+    def contains_cidr(self, other: CIDRValue) -> bool:
+        # k8s.io/apiserver: Masked() == PrefixFrom(other.Addr(), Bits()) && Bits() <= other.Bits()
+        return (
+            other.addr.version == self.addr.version
+            and self.masked().addr == other.addr
+            and self.bits <= other.bits
+        )
+
+
+_URL_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+@dataclass(frozen=True)
+class URLValue:
+    """A ``kubernetes.URL`` value (k8s.io/apiserver library.URLs)."""
+
+    text: str
+    scheme: str
+    host: str
+    path: str
+    query: str
+
+    @classmethod
+    def parse(cls, text: str) -> URLValue:
+        """Go's url.ParseRequestURI rules: an absolute URI or an absolute path."""
+        import urllib.parse
+
+        problem = ""
+        if not text:
+            problem = "empty url"
+        elif any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+            problem = "net/url: invalid control character in URL"
+        elif not _URL_SCHEME.match(text) and not text.startswith("/"):
+            problem = "invalid URI for request"
+        if problem:
+            raise ValueError(
+                f"URL parse error during conversion from string: parse {_go_quote(text)}: {problem}"
+            )
+        parts = urllib.parse.urlsplit(text)
+        host = parts.netloc.rpartition("@")[2]  # Go's URL.Host has no user information
+        return cls(text, parts.scheme, host, parts.path, parts.query)
+
+    def hostname(self) -> str:
+        host = self.host
+        if host.startswith("["):
+            return host[1 : host.find("]")] if "]" in host else host[1:]
+        return host.partition(":")[0]
+
+    def port(self) -> str:
+        host = self.host
+        if host.startswith("["):
+            rest = host[host.find("]") + 1 :] if "]" in host else ""
+            return rest[1:] if rest.startswith(":") else ""
+        return host.partition(":")[2]
+
+    def escaped_path(self) -> str:
+        """Go's URL.EscapedPath: the path as written when it is validly escaped."""
+        import urllib.parse
+
+        if re.fullmatch(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@\[\]/]|%[0-9A-Fa-f]{2})*", self.path):
+            return self.path
+        return urllib.parse.quote(urllib.parse.unquote(self.path), safe="-_.~$&+,/:;=@")
+
+    def query_map(self) -> dict[str, list[str]]:
+        import urllib.parse
+
+        result: dict[str, list[str]] = {}
+        for key, value in urllib.parse.parse_qsl(self.query, keep_blank_values=True):
+            result.setdefault(key, []).append(value)
+        return result
+
+
+# --------------------------------------------------------------------------
+# cel-go's strings extension format() (ext.Strings version 2)
+
+
+_FORMAT_CLAUSE = re.compile(r"%(?:\.(\d+))?([a-zA-Z%])")
+
+
+def _format_value_text(value: Any, in_list: bool = False) -> str:
+    """``%s`` of one value, as cel-go's formatter writes it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _format_double(value)
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, str):
+        return _go_quote(str(value)) if in_list else str(value)
+    if isinstance(value, bytes):
+        text = bytes(value).decode("utf-8", errors="replace")
+        return _go_quote(text) if in_list else text
+    if isinstance(value, list):
+        return "[" + ", ".join(_format_value_text(v, True) for v in value) + "]"
+    if isinstance(value, dict):
+        entries = sorted(
+            (_format_value_text(k, True), _format_value_text(v, True)) for k, v in value.items()
+        )
+        return "{" + ", ".join(f"{k}: {v}" for k, v in entries) + "}"
+    return str(value)
+
+
+def _format_double(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    text = repr(value)
+    return text[:-2] if text.endswith(".0") else text
+
+
+def cel_format(template: str, args: list[Any]) -> str:
+    """``template.format(args)``; raises ValueError with cel-go's wording."""
+    out: list[str] = []
+    index = 0
+    pos = 0
+    for m in _FORMAT_CLAUSE.finditer(template):
+        out.append(template[pos : m.start()])
+        pos = m.end()
+        precision, verb = m.group(1), m.group(2)
+        if verb == "%":
+            out.append("%")
+            continue
+        if index >= len(args):
+            raise ValueError(f"index {index} out of range")
+        value = args[index]
+        index += 1
+        out.append(_format_clause(verb, precision, value))
+    if "%" in template[pos:]:
+        raise ValueError("could not parse formatting clause: unrecognized formatting clause")
+    out.append(template[pos:])
+    return "".join(out)
+
+
+def _format_clause(verb: str, precision: str | None, value: Any) -> str:
+    is_int = isinstance(value, int) and not isinstance(value, bool)
+    if verb == "s":
+        return _format_value_text(value)
+    if verb == "d":
+        if not is_int:
+            raise ValueError(
+                "decimal clause can only be used on integers, was given " + _type_name(value)
+            )
+        return str(int(value))
+    if verb in ("f", "e"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            what = "fixed-point" if verb == "f" else "scientific"
+            raise ValueError(
+                f"{what} clause can only be used on doubles, was given {_type_name(value)}"
+            )
+        number = float(value)
+        if math.isnan(number) or math.isinf(number):
+            return _format_double(number)
+        digits = 6 if precision is None else int(precision)
+        return f"{number:.{digits}{verb}}"
+    if verb == "b":
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        if not is_int:
+            raise ValueError(
+                "only integers and bools can be formatted as binary, was given " + _type_name(value)
+            )
+        return format(int(value), "b")
+    if verb == "o":
+        if not is_int:
+            raise ValueError(
+                "octal clause can only be used on integers, was given " + _type_name(value)
+            )
+        return format(int(value), "o")
+    if verb in ("x", "X"):
+        if is_int:
+            text = format(int(value), "x")
+        elif isinstance(value, str):
+            text = str(value).encode("utf-8").hex()
+        elif isinstance(value, bytes):
+            text = bytes(value).hex()
+        else:
+            raise ValueError(
+                "only integers, byte buffers, and strings can be formatted as hex, was given "
+                + _type_name(value)
+            )
+        return text.upper() if verb == "X" else text
+    raise ValueError("could not parse formatting clause: unrecognized formatting clause")
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, float):
+        return "double"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bytes):
+        return "bytes"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "map"
+    return type(value).__name__
+
+
+def cel_quote(text: str) -> str:
+    """``strings.quote(s)``: a double-quoted CEL string literal."""
+    escapes = {char: "\\" + letter for letter, char in _ESCAPES.items()}
+    escapes.update({"\\": "\\\\", '"': '\\"'})
+    return '"' + "".join(escapes.get(c, c) for c in text) + '"'
+
+
+# --------------------------------------------------------------------------
 # ResourceSlices → devices
 
 
@@ -493,6 +867,18 @@ _TERMINAL_TEXT = {
 }
 
 
+# cel-go's optional syntax (cel.OptionalTypes, in Kubernetes since 1.28), added to
+# cel-python's grammar: ``x.?field`` and ``x[?key]``.
+_OPTIONAL_SYNTAX = {
+    "member         : member_dot | member_dot_arg | member_index": (
+        " | member_dot_opt | member_index_opt"
+    ),
+    'member_index   : member "[" expr "]"\n': (
+        'member_dot_opt : member "." "?" IDENT\nmember_index_opt : member "[" "?" expr "]"\n'
+    ),
+}
+
+
 @functools.lru_cache(maxsize=1)
 def _lark_parser() -> Any:
     """An LALR parser for cel-python's CEL grammar (built once, ~0.1 s)."""
@@ -508,6 +894,10 @@ def _lark_parser() -> Any:
         return token
 
     grammar = (Path(celpy.__file__).parent / "cel.lark").read_text(encoding="utf-8")
+    for rule, optional in _OPTIONAL_SYNTAX.items():
+        if rule not in grammar:  # pragma: no cover - a cel-python grammar we do not know
+            raise RuntimeError(f"cel-python's CEL grammar has no rule {rule.strip()!r}")
+        grammar = grammar.replace(rule, rule + optional)
     return lark.Lark(
         grammar,
         parser="lalr",
@@ -651,7 +1041,7 @@ _TYPE_NAMES = frozenset(
     {"int", "uint", "double", "string", "bytes", "bool", "list", "map", "null_type", "type", "dyn"}
 )
 _NAMESPACES = frozenset(
-    {"cel", "sets", "optional", "strings", "math", "base64", "format", "lists", "regex"}
+    {"cel", "sets", "optional", "strings", "math", "base64", "format", "lists", "regex", "ip"}
 )
 _MACROS_1VAR = frozenset({"all", "exists", "exists_one", "existsOne", "map", "filter"})
 _MACROS_2VAR = frozenset(
@@ -725,7 +1115,6 @@ _MEMBER_FUNCTIONS = frozenset(
         "join",
         "format",
         "quote",
-        "reverse",
         "isSorted",
         "sum",
         "min",
@@ -764,6 +1153,7 @@ _MEMBER_FUNCTIONS = frozenset(
         "containsCIDR",
         "masked",
         "prefixLength",
+        "ip",
         "hasValue",
         "value",
         "orValue",
@@ -810,7 +1200,6 @@ _STRING_METHODS = {
     "substring": "string",
     "trim": "string",
     "format": "string",
-    "reverse": "string",
     "find": "string",
     "findAll": "list",
 }
@@ -1003,6 +1392,7 @@ class _Checker:
 
     def n_list_lit(self, node: Any, scope: Mapping[str, _T]) -> _T:
         items = [self.infer(c, scope) for c in (node.children[0].children if node.children else [])]
+        self.check_homogeneous(items)
         literal = (
             tuple(i.literal for i in items) if items and all(i.is_literal for i in items) else None
         )
@@ -1011,10 +1401,32 @@ class _Checker:
         )
 
     def n_map_lit(self, node: Any, scope: Mapping[str, _T]) -> _T:
-        for child in node.children:
-            if hasattr(child, "data"):
-                self.infer(child, scope)
+        entries = list(node.children[0].children) if node.children else []
+        typed = [self.infer(e, scope) for e in entries]
+        self.check_homogeneous(typed[0::2])
+        self.check_homogeneous(typed[1::2])
         return self.t("map", node)
+
+    def check_homogeneous(self, items: list[_T]) -> None:
+        """Kubernetes compiles with cel.HomogeneousAggregateLiterals: the elements of a
+        list literal (the keys, the values of a map literal) have one type."""
+        first: _T | None = None
+        for item in items:
+            if item.kind not in _SCALAR | {"list", "map", "semver", "quantity"}:
+                continue
+            if item.origin == "attribute":  # attribute values are dyn to cel-go
+                continue
+            if first is None:
+                first = item
+            elif item.kind != first.kind:
+                self.add(
+                    "type",
+                    item.start,
+                    f"expected type {_cel_type(first)!r} but found {_cel_type(item)!r}: "
+                    "the elements of a literal must have one type",
+                    "convert them, e.g. string(x), or write separate comparisons",
+                )
+                return
 
     def n_mapinits(self, node: Any, scope: Mapping[str, _T]) -> _T:
         for child in node.children:
@@ -1071,6 +1483,17 @@ class _Checker:
             offset = key.offset
             if receiver.kind in ("attrs", "caps", "attr_map", "cap_map"):
                 return self.select(receiver, str(key.literal), offset, node)
+        device_map = receiver.kind in ("attrs", "caps", "attr_map", "cap_map")
+        if device_map and key.kind in _NOT_BOOL | {"bool"} and key.kind != "string":
+            self.add(
+                "type",
+                key.start,
+                f"found no matching overload for '_[_]' applied to a device map and "
+                f"{_cel_type(key)!r}: device maps are keyed by strings",
+                f"write the key as a string: [{_cel_str(_literal_text(key.literal))}]"
+                if key.is_literal
+                else "",
+            )
         if receiver.kind == "attrs":
             return self.t("attr_map", node)
         if receiver.kind == "caps":
@@ -1446,6 +1869,8 @@ class _Checker:
                 "it takes a string",
             )
             return self.t("bool" if name.startswith("is") else _DYN, node, origin="call")
+        if name == "matches" and len(typed) == 2:
+            self.check_regex(typed[1])
         if name in ("semver", "quantity") and typed:
             self.check_ctor(name, typed)
             return self.t("semver" if name == "semver" else "quantity", node, origin="call")
@@ -1476,6 +1901,8 @@ class _Checker:
             "isURL": "bool",
             "isIP": "bool",
             "isCIDR": "bool",
+            "ip": "ip",
+            "cidr": "cidr",
         }.get(name, _DYN)
         return self.t(result, node, origin="call")
 
@@ -1536,17 +1963,27 @@ class _Checker:
                 return self.call_bind(node, args, scope)
             for a in args:
                 self.infer(a, scope)
-            return self.t(_DYN, node, origin="call")
+            qualified = f"{namespace}.{name}"
+            if qualified not in _NAMESPACE_FUNCTIONS:
+                close = difflib.get_close_matches(qualified, sorted(_NAMESPACE_FUNCTIONS), n=2)
+                self.add(
+                    "unknown-function",
+                    _start(receiver_node),
+                    f"the Kubernetes CEL environment has no function {qualified!r}",
+                    ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else "",
+                )
+            return self.t(_NAMESPACE_FUNCTIONS.get(qualified, _DYN), node, origin="call")
         # macros bind variables
-        if (
-            name in _MACROS_1VAR | _MACROS_2VAR
-            and len(args) >= 2
-            and all(_ident_name(a) for a in args[:-1])
-        ):
-            self.infer(receiver_node, scope)
-            n_vars = len(args) - 1 if name in _MACROS_2VAR and len(args) == 3 else 1
-            if name == "map" and len(args) == 3:
-                n_vars = 1
+        n_vars = _macro_vars(name, args)
+        if n_vars:
+            receiver = self.infer(receiver_node, scope)
+            if receiver.kind in _SCALAR | {"semver", "quantity"} and receiver.origin != "attribute":
+                self.add(
+                    "type",
+                    receiver.start,
+                    f"expression of type {_cel_type(receiver)!r} cannot be the range of a "
+                    "comprehension (must be list, map, or dynamic)",
+                )
             inner = dict(scope)
             for a in args[:n_vars]:
                 inner[str(_ident_name(a))] = _T(_DYN)
@@ -1575,9 +2012,26 @@ class _Checker:
         body = self.infer(args[2], inner)
         return dataclasses.replace(body, start=_start(node), end=_end(node))
 
+    def check_regex(self, pattern: _T) -> None:
+        """Kubernetes validates regular expression literals when it compiles
+        (cel.ValidateRegexLiterals, since 1.29)."""
+        if pattern.kind != "string" or not pattern.is_literal:
+            return
+        try:
+            _regex(str(pattern.literal))
+        except ValueError as exc:
+            self.add(
+                "syntax",
+                pattern.offset,
+                f"{exc} (in {pattern.literal!r})",
+                "regular expressions are RE2 syntax; escape a literal [ as \\\\[",
+            )
+
     def method(self, receiver: _T, name: str, offset: int, args: list[_T], node: Any) -> _T:
         kind = receiver.kind
         subject = self.src(receiver) or "value"
+        if name in ("matches", "find", "findAll") and args:
+            self.check_regex(args[0])
         if name not in _MEMBER_FUNCTIONS:
             close = [_FUNCTION_ALIASES[name]] if name in _FUNCTION_ALIASES else []
             close = close or difflib.get_close_matches(
@@ -1663,6 +2117,21 @@ _STRING_FUNCTIONS = frozenset(
 )
 
 
+def _literal_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _cel_type(t: _T) -> str:
+    """cel-go's name of a checked type."""
+    names = {
+        "semver": "kubernetes.Semver",
+        "quantity": "kubernetes.Quantity",
+        "ip": "net.IP",
+        "cidr": "net.CIDR",
+    }
+    return names.get(t.kind, t.kind)
+
+
 def _kind_text(t: _T) -> str:
     return {
         "semver": "a version",
@@ -1677,6 +2146,8 @@ def _kind_text(t: _T) -> str:
         "list": "a list",
         "map": "a map",
         "type": "a type",
+        "ip": "an IP address (net.IP)",
+        "cidr": "a CIDR (net.CIDR)",
         "device": "the device object",
     }.get(t.kind, t.kind)
 
@@ -1731,7 +2202,43 @@ def _namespace_of(receiver_node: Any) -> str | None:
     return name if name in _NAMESPACES else None
 
 
-_COMPREHENSIONS = _MACROS_1VAR | _MACROS_2VAR
+_COMPREHENSIONS = _MACROS_1VAR | _MACROS_2VAR | {"optMap", "optFlatMap"}
+_MACROS_2VAR_ONLY = frozenset({"transformList", "transformMap", "transformMapEntry"})
+# Functions called on a namespace, with their result kind for the checker.
+_NAMESPACE_FUNCTIONS = {
+    "cel.bind": _DYN,
+    "sets.contains": "bool",
+    "sets.intersects": "bool",
+    "sets.equivalent": "bool",
+    "optional.of": _DYN,
+    "optional.none": _DYN,
+    "optional.ofNonZeroValue": _DYN,
+    "strings.quote": "string",
+    "ip.isCanonical": "bool",
+}
+
+
+def _macro_vars(method: str, args: list[Any]) -> int:
+    """How many variables a comprehension macro call binds; 0 when it is no macro.
+
+    One-variable macros take (x, expr) or, for map(), (x, filter, expr); the
+    two-variable ones (ext.TwoVarComprehensions) take (k, v, expr) or, for the
+    transforms, (k, v, filter, expr). optMap/optFlatMap take (x, expr).
+    """
+    n = len(args)
+    if method in _MACROS_2VAR_ONLY:
+        count = 2 if n in (3, 4) else 0
+    elif method in ("all", "exists", "existsOne", "exists_one"):
+        count = {2: 1, 3: 2}.get(n, 0)
+    elif method == "map":
+        count = 1 if n in (2, 3) else 0
+    elif method in ("filter", "optMap", "optFlatMap"):
+        count = 1 if n == 2 else 0
+    else:
+        return 0
+    return count if count and all(_ident_name(a) for a in args[:count]) else 0
+
+
 _DEVICE_MAPS = frozenset({"attributes", "capacity"})
 
 
@@ -1920,6 +2427,14 @@ def _runtime() -> _Runtime:
             return "kubernetes.Semver"
         if isinstance(v, Quantity):
             return "kubernetes.Quantity"
+        if isinstance(v, OptionalValue):
+            return "optional_type"
+        if isinstance(v, IPValue):
+            return "net.IP"
+        if isinstance(v, CIDRValue):
+            return "net.CIDR"
+        if isinstance(v, URLValue):
+            return "kubernetes.URL"
         return type(v).__name__
 
     def number(v: Any) -> Fraction | float:
@@ -1929,12 +2444,18 @@ def _runtime() -> _Runtime:
 
     def equals(a: Any, b: Any) -> Any:
         """cel-go's a.Equal(b): True/False, or an error value."""
-        if isinstance(a, (SemVer, Quantity)):
+        if isinstance(a, (SemVer, Quantity, IPValue, CIDRValue, URLValue)):
             if type(a) is type(b):
                 return a == b
             return err(f"no such overload: {kind(a)} == {kind(b)}")
-        if isinstance(b, (SemVer, Quantity)):
+        if isinstance(b, (SemVer, Quantity, IPValue, CIDRValue, URLValue)):
             return False
+        if isinstance(a, OptionalValue) or isinstance(b, OptionalValue):
+            if type(a) is not type(b):
+                return False
+            if not (a.present and b.present):
+                return a.present == b.present
+            return equals(a.value, b.value)
         ka, kb = kind(a), kind(b)
         if ka == "null" or kb == "null":
             return ka == kb
@@ -2235,6 +2756,267 @@ def _runtime() -> _Runtime:
         "equivalent": set_equivalent,
     }
 
+    # -- optional values (cel-go OptionalTypes) ------------------------------------
+    def has_value(o: Any) -> Any:
+        if not isinstance(o, OptionalValue):
+            return err(f"no such overload: {kind(o)}.hasValue()")
+        return celtypes.BoolType(o.present)
+
+    def optional_value(o: Any) -> Any:
+        if not isinstance(o, OptionalValue):
+            return err(f"no such overload: {kind(o)}.value()")
+        return o.value if o.present else err("optional.none() dereference")
+
+    def or_value(o: Any, default: Any) -> Any:
+        if not isinstance(o, OptionalValue):
+            return err(f"no such overload: {kind(o)}.orValue()")
+        return o.value if o.present else default
+
+    def optional_or(o: Any, other: Any) -> Any:
+        if not isinstance(o, OptionalValue) or not isinstance(other, OptionalValue):
+            return err(f"no such overload: {kind(o)}.or({kind(other)})")
+        return o if o.present else other
+
+    def of_non_zero(v: Any) -> Any:
+        zero = v is None or (not isinstance(v, (SemVer, Quantity, IPValue, CIDRValue)) and not v)
+        return OptionalValue() if zero else OptionalValue(v)
+
+    # -- net.IP and net.CIDR (k8s.io/apiserver library.IP, library.CIDR) --------------
+    def to_ip(v: Any) -> Any:
+        if isinstance(v, CIDRValue):  # cidr.ip()
+            return IPValue(v.addr)
+        if kind(v) != "string":
+            return err(f"no such overload: ip({kind(v)})")
+        try:
+            return IPValue(_parse_ip(str(v)))
+        except ValueError as exc:
+            return err(str(exc))
+
+    def to_cidr(v: Any) -> Any:
+        if kind(v) != "string":
+            return err(f"no such overload: cidr({kind(v)})")
+        try:
+            return CIDRValue.parse(str(v))
+        except ValueError as exc:
+            return err(str(exc))
+
+    def predicate(name: str, accepts: type, test: Callable[..., Any]) -> Callable[..., Any]:
+        def f(v: Any, *rest: Any) -> Any:
+            if not isinstance(v, accepts):
+                return err(f"no such overload: {kind(v)}.{name}()")
+            return test(v, *rest)
+
+        return f
+
+    def is_ip(v: Any) -> Any:
+        if kind(v) != "string":
+            return err(f"no such overload: isIP({kind(v)})")
+        return celtypes.BoolType(not isinstance(to_ip(v), CELEvalError))
+
+    def is_cidr(v: Any) -> Any:
+        if kind(v) != "string":
+            return err(f"no such overload: isCIDR({kind(v)})")
+        return celtypes.BoolType(not isinstance(to_cidr(v), CELEvalError))
+
+    def ip_is_canonical(v: Any) -> Any:
+        if kind(v) != "string":
+            return err(f"no such overload: ip.isCanonical({kind(v)})")
+        ip = to_ip(v)
+        return ip if isinstance(ip, CELEvalError) else celtypes.BoolType(str(ip) == str(v))
+
+    def contains_ip(c: CIDRValue, other: Any) -> Any:
+        ip = to_ip(other) if kind(other) == "string" else other
+        if isinstance(ip, CELEvalError) or not isinstance(ip, IPValue):
+            return ip if isinstance(ip, CELEvalError) else err("no such overload: containsIP")
+        return celtypes.BoolType(c.contains_ip(ip))
+
+    def contains_cidr(c: CIDRValue, other: Any) -> Any:
+        net = to_cidr(other) if kind(other) == "string" else other
+        if isinstance(net, CELEvalError) or not isinstance(net, CIDRValue):
+            return net if isinstance(net, CELEvalError) else err("no such overload: containsCIDR")
+        return celtypes.BoolType(c.contains_cidr(net))
+
+    base_string = base_functions["string"]
+
+    def to_string(v: Any) -> Any:
+        if isinstance(v, (IPValue, CIDRValue)):
+            return celtypes.StringType(str(v))
+        if isinstance(v, URLValue):
+            return celtypes.StringType(v.text)
+        return base_string(v)
+
+    def ip_test(method: str) -> Callable[[Any], Any]:
+        return predicate(method, IPValue, lambda v: celtypes.BoolType(getattr(v, _snake(method))()))
+
+    # -- strings extension: format, quote; regex library: find, findAll ------------------
+    def format_fn(template: Any, args: Any) -> Any:
+        if kind(template) != "string" or kind(args) != "list":
+            return err(f"no such overload: {kind(template)}.format({kind(args)})")
+        try:
+            return celtypes.StringType(cel_format(str(template), [plain(a) for a in args]))
+        except ValueError as exc:
+            return err(str(exc))
+
+    def plain(v: Any) -> Any:
+        """A CEL value as the Python value it stands for (bool, int, float, str, ...)."""
+        k = kind(v)
+        if k == "bool":
+            return bool(v)
+        if k in ("int", "uint"):
+            return int(v)
+        if k == "double":
+            return float(v)
+        if k == "string":
+            return str(v)
+        if k == "bytes":
+            return bytes(v)
+        if k == "list":
+            return [plain(x) for x in v]
+        if k == "map":
+            return {plain(key): plain(x) for key, x in v.items()}
+        return v
+
+    def quote(text: Any) -> Any:
+        if kind(text) != "string":
+            return err(f"no such overload: strings.quote({kind(text)})")
+        return celtypes.StringType(cel_quote(str(text)))
+
+    def regex_find(s: Any, pattern: Any, limit: Any = None) -> Any:
+        if kind(s) != "string" or kind(pattern) != "string":
+            return err(f"no such overload: {kind(s)}.find({kind(pattern)})")
+        try:
+            compiled = _regex(str(pattern))
+        except ValueError as exc:
+            return err(str(exc))
+        if limit is None:
+            m = compiled.search(str(s))
+            return celtypes.StringType(m.group(0) if m else "")
+        found = [m.group(0) for m in compiled.finditer(str(s))]
+        n = int(limit)
+        if n >= 0:
+            found = found[:n]
+        return celtypes.ListType([celtypes.StringType(f) for f in found])
+
+    def regex_matches(s: Any, pattern: Any) -> Any:
+        if kind(s) != "string" or kind(pattern) != "string":
+            return err(f"no such overload: {kind(s)}.matches({kind(pattern)})")
+        try:
+            return celtypes.BoolType(_regex(str(pattern)).search(str(s)) is not None)
+        except ValueError as exc:
+            return err(str(exc))
+
+    def regex_find_all(s: Any, pattern: Any, limit: Any = -1) -> Any:
+        if kind(limit) != "int":
+            return err("no such overload: findAll")
+        return regex_find(s, pattern, limit)
+
+    # -- lists library (k8s.io/apiserver library.Lists) ---------------------------
+    def comparable_list(name: str, items: Any) -> Any:
+        if kind(items) != "list":
+            return err(f"no such overload: {kind(items)}.{name}()")
+        kinds = {kind(i) for i in items}
+        if len(kinds) > 1 and not kinds <= _NUMERIC:
+            return err(f"no such overload: {name}() of mixed types")
+        return None
+
+    def is_sorted(items: Any) -> Any:
+        problem = comparable_list("isSorted", items)
+        if problem is not None:
+            return problem
+        return celtypes.BoolType(all(items[i] <= items[i + 1] for i in range(len(items) - 1)))
+
+    def list_sum(items: Any) -> Any:
+        problem = comparable_list("sum", items)
+        if problem is not None:
+            return problem
+        if not items:
+            return celtypes.IntType(0)
+        total = items[0]
+        for item in items[1:]:
+            total = total + item
+        return total
+
+    def list_extreme(name: str, pick: Callable[..., Any]) -> Callable[[Any], Any]:
+        def f(items: Any) -> Any:
+            problem = comparable_list(name, items)
+            if problem is not None:
+                return problem
+            if not items:
+                return err(f"{name}(list) argument must not be empty")
+            return pick(items)
+
+        return f
+
+    def to_url(v: Any) -> Any:
+        if kind(v) != "string":
+            return err(f"no such overload: url({kind(v)})")
+        try:
+            return URLValue.parse(str(v))
+        except ValueError as exc:
+            return err(str(exc))
+
+    def is_url(v: Any) -> Any:
+        if kind(v) != "string":
+            return err(f"no such overload: isURL({kind(v)})")
+        return celtypes.BoolType(not isinstance(to_url(v), CELEvalError))
+
+    def url_part(name: str, get: Callable[[URLValue], Any]) -> Callable[[Any], Any]:
+        return predicate(name, URLValue, lambda u: plain_to_cel(get(u)))
+
+    def plain_to_cel(v: Any) -> Any:
+        if isinstance(v, str):
+            return celtypes.StringType(v)
+        if isinstance(v, dict):
+            return celtypes.MapType({celtypes.StringType(k): plain_to_cel(x) for k, x in v.items()})
+        if isinstance(v, list):
+            return celtypes.ListType([plain_to_cel(x) for x in v])
+        return v
+
+    NAMESPACED: dict[str, Callable[..., Any]] = {
+        "optional.of": OptionalValue,
+        "optional.none": OptionalValue,
+        "optional.ofNonZeroValue": of_non_zero,
+        "strings.quote": quote,
+        "ip.isCanonical": ip_is_canonical,
+    }
+    LIBRARY_FUNCTIONS: dict[str, Callable[..., Any]] = {
+        "hasValue": has_value,
+        "value": optional_value,
+        "orValue": or_value,
+        "or": optional_or,
+        "ip": to_ip,
+        "isIP": is_ip,
+        "cidr": to_cidr,
+        "isCIDR": is_cidr,
+        "family": predicate("family", IPValue, lambda v: celtypes.IntType(v.family)),
+        "isUnspecified": ip_test("isUnspecified"),
+        "isLoopback": ip_test("isLoopback"),
+        "isLinkLocalMulticast": ip_test("isLinkLocalMulticast"),
+        "isLinkLocalUnicast": ip_test("isLinkLocalUnicast"),
+        "isGlobalUnicast": ip_test("isGlobalUnicast"),
+        "containsIP": predicate("containsIP", CIDRValue, contains_ip),
+        "containsCIDR": predicate("containsCIDR", CIDRValue, contains_cidr),
+        "masked": predicate("masked", CIDRValue, lambda c: c.masked()),
+        "prefixLength": predicate("prefixLength", CIDRValue, lambda c: celtypes.IntType(c.bits)),
+        "string": to_string,
+        "url": to_url,
+        "isURL": is_url,
+        "getScheme": url_part("getScheme", lambda u: u.scheme),
+        "getHost": url_part("getHost", lambda u: u.host),
+        "getHostname": url_part("getHostname", URLValue.hostname),
+        "getPort": url_part("getPort", URLValue.port),
+        "getEscapedPath": url_part("getEscapedPath", URLValue.escaped_path),
+        "getQuery": url_part("getQuery", URLValue.query_map),
+        "format": format_fn,
+        "find": regex_find,
+        "matches": regex_matches,
+        "findAll": regex_find_all,
+        "isSorted": is_sorted,
+        "sum": list_sum,
+        "max": list_extreme("max", max),
+        "min": list_extreme("min", min),
+    }
+
     class K8sEvaluator(Evaluator):
         """cel-python's evaluator plus cel.bind (cel-go ext.Bindings) and a cost budget.
 
@@ -2315,37 +3097,201 @@ def _runtime() -> _Runtime:
             return self.visit(tree.children[1] if condition else tree.children[2])
 
         def member_dot_arg(self, tree: Any) -> Any:
-            receiver, method = tree.children[0], tree.children[1]
-            if str(method.value) == "bind" and _ident_name(receiver) == "cel":
-                args = list(tree.children[2].children) if len(tree.children) > 2 else []
-                name = _ident_name(args[0]) if len(args) == 3 else None
-                if name is None:
-                    return CELEvalError(
-                        "cel.bind() takes a variable name, a value and an expression"
-                    )
-                value = self.visit(args[1])
-                if isinstance(value, CELEvalError):
-                    return value
+            receiver, method_token = tree.children[0], tree.children[1]
+            method = str(method_token.value)
+            args = list(tree.children[2].children) if len(tree.children) > 2 else []
+            namespace = _namespace_of(receiver)
+            if namespace == "cel" and method == "bind":
+                return self.bind(args)
+            if namespace is not None and f"{namespace}.{method}" in NAMESPACED:
+                values = [self.operand(a) for a in args]
+                for v in values:
+                    if isinstance(v, CELEvalError):
+                        return v
                 try:
-                    return self.sub_evaluator(args[2]).evaluate({name: value})
-                except CELEvalError as exc:
-                    return exc
-            if str(method.value) in _COMPREHENSIONS and len(tree.children) > 2:
-                target = self.visit(receiver)
-                if isinstance(target, CELEvalError):
-                    return target
-                if kind(target) not in ("list", "map"):
-                    return err(f"got '{kind(target)}', expected iterable type")
-            if _ident_name(receiver) == "sets" and str(method.value) in SET_FUNCTIONS:
-                args = list(tree.children[2].children) if len(tree.children) > 2 else []
-                values = [self.visit(a) for a in args]
+                    return NAMESPACED[f"{namespace}.{method}"](*values)
+                except TypeError:
+                    return err(f"no such overload: {namespace}.{method}")
+            if namespace == "sets" and method in SET_FUNCTIONS:
+                values = [self.operand(a) for a in args]
                 for v in values:
                     if isinstance(v, CELEvalError):
                         return v
                 if len(values) != 2 or any(kind(v) != "list" for v in values):
-                    return err(f"no such overload: sets.{method.value}")
-                return SET_FUNCTIONS[str(method.value)](values[0], values[1])
+                    return err(f"no such overload: sets.{method}")
+                return SET_FUNCTIONS[method](values[0], values[1])
+            n_vars = _macro_vars(method, args)
+            if n_vars:
+                names = [str(_ident_name(a)) for a in args[:n_vars]]
+                return self.comprehension(receiver, method, args, names)
+            if method == "min" and not args:  # cel-python reads min() as a macro
+                return LIBRARY_FUNCTIONS["min"](self.operand(receiver))
             return super().member_dot_arg(tree)
+
+        def bind(self, args: list[Any]) -> Any:
+            name = _ident_name(args[0]) if len(args) == 3 else None
+            if name is None:
+                return err("cel.bind() takes a variable name, a value and an expression")
+            value = self.visit(args[1])
+            if isinstance(value, CELEvalError):
+                return value
+            return self.nested(args[2], {name: value})
+
+        def nested(self, node: Any, variables: dict[str, Any]) -> Any:
+            """``node`` evaluated with ``variables`` bound; an error is a value."""
+            try:
+                return self.sub_evaluator(node).evaluate(variables)
+            except CELEvalError as exc:
+                return exc
+
+        def comprehension(
+            self, receiver: Any, method: str, args: list[Any], names: list[str]
+        ) -> Any:
+            """The comprehension macros, one- and two-variable (cel-go ext.TwoVarComprehensions).
+
+            ``all``/``exists`` are commutative like ``&&``/``||``: a true (false) element
+            decides, otherwise an error is the result. ``optMap``/``optFlatMap`` map an
+            optional value.
+            """
+            target = self.operand(receiver)
+            if isinstance(target, CELEvalError):
+                return target
+            if method in ("optMap", "optFlatMap"):
+                if not isinstance(target, OptionalValue) or len(args) != 2:
+                    return err(f"no such overload: {kind(target)}.{method}()")
+                if not target.present:
+                    return target
+                mapped = self.nested(args[1], {names[0]: target.value})
+                if method == "optMap" or isinstance(mapped, CELEvalError):
+                    return mapped if isinstance(mapped, CELEvalError) else OptionalValue(mapped)
+                return (
+                    mapped
+                    if isinstance(mapped, OptionalValue)
+                    else err("optFlatMap: not an optional")
+                )
+            if kind(target) not in ("list", "map"):
+                return err(f"got '{kind(target)}', expected iterable type")
+            two = len(names) == 2
+            if two:
+                pairs = list(target.items()) if kind(target) == "map" else list(enumerate(target))
+                elements = [{names[0]: self.key_value(k), names[1]: v} for k, v in pairs]
+            else:
+                elements = [{names[0]: x} for x in target]
+            body = args[-1]
+            condition = args[-2] if len(args) == (4 if two else 3) else None
+            if method in ("all", "exists"):
+                decisive = method == "exists"
+                error = None
+                for variables in elements:
+                    v = self.nested(body, variables)
+                    if isinstance(v, CELEvalError):
+                        error = error or v
+                    elif not isinstance(v, celtypes.BoolType):
+                        return err(f"no such overload: {method}() of a {kind(v)} predicate")
+                    elif bool(v) is decisive:
+                        return celtypes.BoolType(decisive)
+                return error or celtypes.BoolType(not decisive)
+            if method in ("exists_one", "existsOne"):
+                count = 0
+                for variables in elements:
+                    v = self.nested(body, variables)
+                    if isinstance(v, CELEvalError):
+                        return v
+                    if not isinstance(v, celtypes.BoolType):
+                        return err(f"no such overload: {method}() of a {kind(v)} predicate")
+                    count += bool(v)
+                return celtypes.BoolType(count == 1)
+            results: list[tuple[dict[str, Any], Any]] = []
+            for variables in elements:
+                if condition is not None or method == "filter":
+                    keep = self.nested(condition if condition is not None else body, variables)
+                    if isinstance(keep, CELEvalError):
+                        return keep
+                    if not isinstance(keep, celtypes.BoolType):
+                        return err(f"no such overload: {method}() of a {kind(keep)} filter")
+                    if not keep:
+                        continue
+                    if method == "filter":
+                        results.append((variables, variables[names[0]]))
+                        continue
+                v = self.nested(body, variables)
+                if isinstance(v, CELEvalError):
+                    return v
+                results.append((variables, v))
+            if method in ("map", "filter", "transformList"):
+                return celtypes.ListType([v for _, v in results])
+            if method == "transformMap":
+                return celtypes.MapType({variables[names[0]]: v for variables, v in results})
+            merged: dict[Any, Any] = {}
+            for _, entry in results:  # transformMapEntry
+                if kind(entry) != "map":
+                    return err(
+                        f"transformMapEntry: the expression must give a map, not {kind(entry)}"
+                    )
+                for k, v in entry.items():
+                    if k in merged:
+                        return err(f"insert failed: key {k} already exists")
+                    merged[k] = v
+            return celtypes.MapType(merged)
+
+        @staticmethod
+        def key_value(k: Any) -> Any:
+            return celtypes.IntType(k) if type(k) is int else k
+
+        def member_dot_opt(self, tree: Any) -> Any:
+            """``x.?name``: optional.of(x.name) when x has the key, else optional.none()."""
+            return self.optional_select(
+                tree.children[0], celtypes.StringType(tree.children[1].value)
+            )
+
+        def member_index_opt(self, tree: Any) -> Any:
+            key = self.operand(tree.children[1])
+            if isinstance(key, CELEvalError):
+                return key
+            return self.optional_select(tree.children[0], key)
+
+        def optional_select(self, receiver_node: Any, key: Any) -> Any:
+            receiver = self.operand(receiver_node)
+            if isinstance(receiver, CELEvalError):
+                return receiver
+            if isinstance(receiver, OptionalValue):
+                if not receiver.present:
+                    return receiver
+                receiver = receiver.value
+            if isinstance(receiver, DefaultMap):  # Kubernetes' device maps find every key
+                return OptionalValue(receiver[key])
+            if kind(receiver) == "map":
+                return OptionalValue(receiver[key]) if key in receiver else OptionalValue()
+            if kind(receiver) == "list" and kind(key) == "int":
+                return (
+                    OptionalValue(receiver[int(key)])
+                    if 0 <= int(key) < len(receiver)
+                    else OptionalValue()
+                )
+            return err(f"no such overload: optional selection on {kind(receiver)}")
+
+        def member_dot(self, tree: Any) -> Any:
+            """Field selection; on an optional value it stays optional (cel-go)."""
+            receiver = self.operand(tree.children[0])
+            if isinstance(receiver, OptionalValue):
+                if not receiver.present:
+                    return receiver
+                inner = receiver.value
+                name = str(tree.children[1].value)
+                if kind(inner) != "map":
+                    return err(f"no such overload: field selection on {kind(inner)}")
+                if name not in inner and not isinstance(inner, DefaultMap):
+                    return err(f"no such key: {name}")
+                return OptionalValue(inner[name])
+            if isinstance(receiver, CELEvalError):
+                return receiver
+            if isinstance(receiver, celtypes.MapType):
+                name = str(tree.children[1].value)
+                try:
+                    return receiver[name]
+                except KeyError:
+                    return err(f"no such member in mapping: {name!r}")
+            return super().member_dot(tree)
 
     class DefaultMap(celtypes.MapType):
         """A map whose missing keys read as an empty map (Kubernetes' unknown-domain rule)."""
@@ -2355,6 +3301,8 @@ def _runtime() -> _Runtime:
                 return super().__getitem__(key)
             except KeyError:
                 return celtypes.MapType({})
+
+    functions.update(LIBRARY_FUNCTIONS)
 
     def activation() -> Any:
         return Activation(package=None, annotations={}, functions=functions)
@@ -3119,11 +4067,9 @@ class _DirectCompiler:
             pattern = _string_literal(arg_nodes[0])
             if pattern is None:
                 raise _Unsupported
-            import re2  # type: ignore[import-untyped]  # cel-python's RE2, like cel-go
-
             try:
-                search = re2.compile(pattern).search
-            except re2.error:
+                search = _regex(pattern).search
+            except ValueError:
                 raise _Unsupported from None
             return _strict(operands, _string_test(lambda s, _: search(s) is not None))
         raise _Unsupported

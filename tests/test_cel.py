@@ -578,6 +578,37 @@ def a100() -> Device:
             "'  a '.trim() == 'a' && 'a-b'.replace('-', '_') == 'a_b' && 'abc'.substring(1) == 'bc'",
             True,
         ),
+        # optional syntax and values (cel.OptionalTypes)
+        (f"{NV}.?productName.orValue('') == 'NVIDIA A100-PCIE-40GB'", True),
+        (f"{NV}.?migProfile.orValue('none') == 'none'", True),
+        (f"{NV}.?migProfile.hasValue()", False),
+        ("device.attributes[?'gpu.amd.com'].hasValue()", True),  # device maps find every domain
+        (f"{NV}[?'type'].value() == 'gpu'", True),
+        (f"{NV}.?migProfile.or(optional.of('x')).value() == 'x'", True),
+        (f"{NV}.?type.optMap(t, t + '!').value() == 'gpu!'", True),
+        # format() and quote() of the strings extension
+        (f"'%s/%d'.format([{NV}.type, 40]) == 'gpu/40'", True),
+        ("'%.1f GiB'.format([40.0]) == '40.0 GiB' && strings.quote('ab') == '\"ab\"'", True),
+        # two-variable comprehensions
+        (f"{NV}.all(name, value, name != 'migProfile')", True),
+        (f"{NV}.exists(name, value, name == 'type' && value == 'gpu')", True),
+        (f"{NV}.existsOne(name, value, name == 'type')", True),
+        ("[10, 20].transformList(i, v, i * v) == [0, 20]", True),
+        ("{'a': 1}.transformMap(k, v, v + 1) == {'a': 2}", True),
+        ("['a', 'b'].transformMapEntry(i, v, {v: i}) == {'a': 0, 'b': 1}", True),
+        # ip and cidr libraries
+        ("cidr('10.0.0.0/8').containsIP(ip('10.1.2.3')) && ip('10.1.2.3').family() == 4", True),
+        ("isIP('::1') && !isIP('1.2.3') && isCIDR('fd00::/8') && !isCIDR('10.0.0.0/33')", True),
+        (
+            "ip('fe80::1').isLinkLocalUnicast() && string(cidr('10.0.0.7/8').masked()) == '10.0.0.0/8'",
+            True,
+        ),
+        # regex and lists libraries
+        ("'gpu-12a'.find('[0-9]+') == '12' && 'a1b2'.findAll('[0-9]') == ['1', '2']", True),
+        (
+            "[3, 1, 2].min() == 1 && [3, 1, 2].max() == 3 && [1, 2].sum() == 3 && [1, 2].isSorted()",
+            True,
+        ),
     ],
 )
 def test_evaluate(a100: Device, expression: str, expected: bool) -> None:
@@ -599,6 +630,18 @@ def test_evaluate(a100: Device, expression: str, expected: bool) -> None:
         ("device.driver ==", "syntax error"),
         ("gpu.type == 'gpu'", "undeclared reference to 'gpu'"),
         ("quantity('1e100').asInteger() > 0", "cannot convert value to integer"),
+        (f"{NV}.?migProfile.value() == 'x'", "optional.none() dereference"),
+        ("'%d'.format(['x']) == ''", "decimal clause can only be used on integers"),
+        ("'%s %s'.format(['x']) == ''", "index 1 out of range"),
+        ("ip('10.0.0.256').family() == 4", "parse error during conversion from string"),
+        ("ip('::ffff:1.2.3.4').family() == 6", "IPv4-mapped IPv6 address"),
+        ("cidr('10.0.0.0/33').prefixLength() == 33", "bad bits after slash"),
+        (
+            "[1, 1].transformMapEntry(i, v, {v: i}).size() == 1",
+            "insert failed: key 1 already exists",
+        ),
+        (f"{NV}.productName.matches({NV}.type + '[')", "invalid regular expression"),
+        ("[1, 0].all(x, 10 / x > 0)", "divide by zero"),
     ],
 )
 def test_evaluate_errors(a100: Device, expression: str, needle: str) -> None:
@@ -1305,3 +1348,48 @@ def test_other_selectors_use_cel_python(expression: str) -> None:
     from dra_migrate.cel import compile_selector
 
     assert compile_selector(expression).direct is None
+
+
+@pytest.mark.parametrize(
+    ("expression", "code", "needle"),
+    [
+        ("lists.range(3).size() == 3", "unknown-function", "'lists.range'"),
+        ("math.greatest(1, 2) == 2", "unknown-function", "'math.greatest'"),
+        ("'abc'.reverse() == 'cba'", "unknown-function", "'reverse'"),
+        ("'x'.matches('[')", "syntax", "invalid regular expression: missing ]"),
+        ("[1, 'a'].size() == 2", "type", "expected type 'int' but found 'string'"),
+        ("{'a': 1, 2: 1}.size() == 2", "type", "expected type 'string' but found 'int'"),
+        ("'fish'.exists(x, x == 'f')", "type", "cannot be the range of a comprehension"),
+        ("isIP(cidr('10.0.0.0/8'))", "type", "no matching overload for 'isIP'"),
+    ],
+)
+def test_what_the_kubernetes_environment_lacks_is_a_compile_error(
+    expression: str, code: str, needle: str
+) -> None:
+    problem = only(expression, code)
+    assert needle in problem.message
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        f"{NV}.?productName.orValue('') == 'x'",
+        "device.attributes[?'gpu.nvidia.com'].hasValue()",
+        f"{NV}.all(k, v, k != '')",
+        f"{NV}.transformList(k, v, k).size() > 0",
+        "'%s'.format([device.driver]) != ''",
+        "ip.isCanonical('::1') && cidr('::/0').containsIP('::1')",
+        "strings.quote(device.driver) != ''",
+        "optional.none().hasValue() == false",
+        "sets.contains([1], [1])",
+        "[dyn(1), 'a'].size() == 2",
+        f"[{NV}.productName, 'x'].size() == 2",  # attribute values are dyn to cel-go
+    ],
+)
+def test_what_the_kubernetes_environment_has_compiles(expression: str) -> None:
+    assert errors(check_selector(expression)) == []
+
+
+def test_device_maps_are_keyed_by_strings() -> None:
+    problem = only("device.attributes[true].x", "type")
+    assert "keyed by strings" in problem.message and "['true']" in problem.hint
