@@ -30,8 +30,11 @@ SELECTORS = {
         "device.attributes['gpu.nvidia.com'].uuid == 'GPU-00000000-0000-0000-0000-000000000000'"
     ),
     "map iteration": "device.attributes['gpu.nvidia.com'].exists(n, n == 'cudaComputeCapability')",
-    # string functions are evaluated by cel-python on each device (no direct path)
-    "cel-python path": "device.attributes['gpu.nvidia.com'].uuid.lowerAscii().startsWith('gpu-0')",
+    "string functions": (
+        "device.attributes['gpu.nvidia.com'].uuid.lowerAscii().startsWith('gpu-0')"
+    ),
+    # other string functions are evaluated by cel-python on each device (no direct path)
+    "cel-python path": "device.attributes['gpu.nvidia.com'].uuid.trim().startsWith('GPU-0')",
 }
 
 

@@ -559,6 +559,215 @@ class URLValue:
 
 
 # --------------------------------------------------------------------------
+# The Kubernetes format library (k8s.io/apiserver library.Format, since 1.31):
+# format.<name>() and format.named(name), <Format>.validate(s) -> ?list<string>
+
+_EXAMPLES = "(e.g. {}, regex used for validation is '{}')"
+_DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN = _DNS1123_LABEL + "(\\." + _DNS1123_LABEL + ")*"
+_DNS1035_LABEL = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_QUALIFIED_NAME = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE = "(" + _QUALIFIED_NAME + ")?"
+_UUID = re.compile(
+    r"(?i)(^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$)|(^[0-9a-f]{32}$)"
+)
+
+
+def _regex_error(message: str, pattern: str, *examples: str) -> str:
+    """apimachinery's validation.RegexError wording."""
+    shown = ",  or ".join(f"'{e}'" for e in examples)
+    return f"{message} {_EXAMPLES.format(shown, pattern)}"
+
+
+def _check(value: str, pattern: str, limit: int, message: str, *examples: str) -> list[str]:
+    errors = []
+    if len(value) > limit:
+        errors.append(f"must be no more than {limit} characters")
+    if not re.fullmatch(pattern, value):
+        errors.append(_regex_error(message, pattern, *examples))
+    return errors
+
+
+def _dns1123_label(value: str) -> list[str]:
+    return _check(
+        value,
+        _DNS1123_LABEL,
+        63,
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+        "'-', and must start and end with an alphanumeric character",
+        "my-name",
+        "123-abc",
+    )
+
+
+def _dns1123_subdomain(value: str) -> list[str]:
+    return _check(
+        value,
+        _DNS1123_SUBDOMAIN,
+        253,
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+        "'-' or '.', and must start and end with an alphanumeric character",
+        "example.com",
+    )
+
+
+def _dns1035_label(value: str) -> list[str]:
+    return _check(
+        value,
+        _DNS1035_LABEL,
+        63,
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+        "with an alphabetic character, and end with an alphanumeric character",
+        "my-name",
+        "abc-123",
+    )
+
+
+def _qualified_name(value: str) -> list[str]:
+    parts = value.split("/")
+    if len(parts) > 2:
+        return [
+            _regex_error(
+                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
+                "must start and end with an alphanumeric character",
+                _QUALIFIED_NAME,
+                "MyName",
+                "my.name",
+                "123-abc",
+            )
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    errors = []
+    name = parts[-1]
+    if len(parts) == 2:
+        if not parts[0]:
+            errors.append("prefix part must be non-empty")
+        else:
+            errors += ["prefix part " + e for e in _dns1123_subdomain(parts[0])]
+    if not name:
+        errors.append("name part must be non-empty")
+    elif len(name) > 63:
+        errors.append("name part must be no more than 63 characters")
+    if name and not re.fullmatch(_QUALIFIED_NAME, name):
+        errors.append(
+            _regex_error(
+                "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+                "start and end with an alphanumeric character",
+                _QUALIFIED_NAME,
+                "MyName",
+                "my.name",
+                "123-abc",
+            )
+        )
+    return errors
+
+
+def _label_value(value: str) -> list[str]:
+    return _check(
+        value,
+        _LABEL_VALUE,
+        63,
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+        "or '.', and must start and end with an alphanumeric character",
+        "MyValue",
+        "my_value",
+        "12345",
+    )
+
+
+def _prefix(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """apimachinery's NameIs...(name, prefix=true): a trailing dash is masked first."""
+
+    def f(value: str) -> list[str]:
+        if len(value) > 1 and value.endswith("-"):
+            value = value[:-2] + "a"
+        return check(value)
+
+    return f
+
+
+def _uri(value: str) -> list[str]:
+    try:
+        URLValue.parse(value)
+    except ValueError as exc:
+        return [str(exc).replace("URL parse error during conversion from string: ", "")]
+    return []
+
+
+def _byte(value: str) -> list[str]:
+    import base64
+    import binascii
+
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return ["invalid base64"]
+    return []
+
+
+def _date(value: str) -> list[str]:
+    import datetime
+
+    try:
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            raise ValueError(value)
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        return ["invalid date"]
+    return []
+
+
+def _datetime(value: str) -> list[str]:
+    import datetime
+
+    m = re.fullmatch(
+        r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", value
+    )
+    try:
+        if m is None:
+            raise ValueError(value)
+        zone = "+00:00" if m.group(4) in ("Z", "z") else m.group(4)
+        datetime.datetime.fromisoformat(f"{m.group(1)}T{m.group(2)}{zone}")
+    except ValueError:
+        return ["invalid datetime"]
+    return []
+
+
+def _uuid(value: str) -> list[str]:
+    return [] if _UUID.search(value) else ["does not match the UUID format"]
+
+
+NAMED_FORMATS: dict[str, Callable[[str], list[str]]] = {
+    "dns1123Label": _dns1123_label,
+    "dns1123Subdomain": _dns1123_subdomain,
+    "dns1035Label": _dns1035_label,
+    "qualifiedName": _qualified_name,
+    "dns1123LabelPrefix": _prefix(_dns1123_label),
+    "dns1123SubdomainPrefix": _prefix(_dns1123_subdomain),
+    "dns1035LabelPrefix": _prefix(_dns1035_label),
+    "labelValue": _label_value,
+    "uri": _uri,
+    "uuid": _uuid,
+    "byte": _byte,
+    "date": _date,
+    "datetime": _datetime,
+}
+
+
+@dataclass(frozen=True)
+class FormatValue:
+    """A ``kubernetes.NamedFormat`` value."""
+
+    name: str
+
+    def validate(self, value: str) -> list[str]:
+        return NAMED_FORMATS[self.name](value)
+
+    def __str__(self) -> str:
+        return f"format.{self.name}()"
+
+
+# --------------------------------------------------------------------------
 # cel-go's strings extension format() (ext.Strings version 2)
 
 
@@ -2215,6 +2424,8 @@ _NAMESPACE_FUNCTIONS = {
     "optional.ofNonZeroValue": _DYN,
     "strings.quote": "string",
     "ip.isCanonical": "bool",
+    "format.named": _DYN,
+    **{f"format.{name}": _DYN for name in NAMED_FORMATS},
 }
 
 
@@ -2435,6 +2646,8 @@ def _runtime() -> _Runtime:
             return "net.CIDR"
         if isinstance(v, URLValue):
             return "kubernetes.URL"
+        if isinstance(v, FormatValue):
+            return "kubernetes.NamedFormat"
         return type(v).__name__
 
     def number(v: Any) -> Fraction | float:
@@ -2444,11 +2657,11 @@ def _runtime() -> _Runtime:
 
     def equals(a: Any, b: Any) -> Any:
         """cel-go's a.Equal(b): True/False, or an error value."""
-        if isinstance(a, (SemVer, Quantity, IPValue, CIDRValue, URLValue)):
+        if isinstance(a, (SemVer, Quantity, IPValue, CIDRValue, URLValue, FormatValue)):
             if type(a) is type(b):
                 return a == b
             return err(f"no such overload: {kind(a)} == {kind(b)}")
-        if isinstance(b, (SemVer, Quantity, IPValue, CIDRValue, URLValue)):
+        if isinstance(b, (SemVer, Quantity, IPValue, CIDRValue, URLValue, FormatValue)):
             return False
         if isinstance(a, OptionalValue) or isinstance(b, OptionalValue):
             if type(a) is not type(b):
@@ -2972,7 +3185,24 @@ def _runtime() -> _Runtime:
             return celtypes.ListType([plain_to_cel(x) for x in v])
         return v
 
+    def format_named(name: Any) -> Any:
+        if kind(name) != "string":
+            return err(f"no such overload: format.named({kind(name)})")
+        return (
+            OptionalValue(FormatValue(str(name))) if str(name) in NAMED_FORMATS else OptionalValue()
+        )
+
+    def format_validate(f: Any, value: Any) -> Any:
+        if not isinstance(f, FormatValue) or kind(value) != "string":
+            return err(f"no such overload: {kind(f)}.validate({kind(value)})")
+        problems = f.validate(str(value))
+        if not problems:
+            return OptionalValue()
+        return OptionalValue(celtypes.ListType([celtypes.StringType(p) for p in problems]))
+
     NAMESPACED: dict[str, Callable[..., Any]] = {
+        "format.named": format_named,
+        **{f"format.{name}": functools.partial(FormatValue, name) for name in NAMED_FORMATS},
         "optional.of": OptionalValue,
         "optional.none": OptionalValue,
         "optional.ofNonZeroValue": of_non_zero,
@@ -3001,6 +3231,7 @@ def _runtime() -> _Runtime:
         "string": to_string,
         "url": to_url,
         "isURL": is_url,
+        "validate": format_validate,
         "getScheme": url_part("getScheme", lambda u: u.scheme),
         "getHost": url_part("getHost", lambda u: u.host),
         "getHostname": url_part("getHostname", URLValue.hostname),
@@ -3707,6 +3938,28 @@ _STRING_TESTS: dict[str, Callable[[str, str], bool]] = {
     "endsWith": str.endswith,
     "contains": str.__contains__,
 }
+
+
+def _ascii_case(offset: int, low: str, high: str) -> Callable[[Any], str]:
+    """lowerAscii/upperAscii: only ASCII letters change, as in cel-go."""
+
+    def f(s: Any) -> str:
+        _need(type(s) is str)
+        return "".join(chr(ord(c) + offset) if low <= c <= high else c for c in s)
+
+    return f
+
+
+def _size(v: Any) -> int:
+    _need(type(v) in (str, list, dict))
+    return len(v)
+
+
+_STRING_FUNCTIONS_DIRECT: dict[str, Callable[[Any], Any]] = {
+    "lowerAscii": _ascii_case(32, "A", "Z"),
+    "upperAscii": _ascii_case(-32, "a", "z"),
+    "size": _size,
+}
 _TYPED_COMPARES: dict[str, Callable[[int], Any]] = {
     "compareTo": lambda c: c,
     "isGreaterThan": lambda c: c > 0,
@@ -4056,6 +4309,8 @@ class _DirectCompiler:
             raise _Unsupported
         if method in ("all", "exists", "exists_one", "existsOne") and len(arg_nodes) == 2:
             return self.comprehension(node, method, arg_nodes)
+        if not arg_nodes and method in _STRING_FUNCTIONS_DIRECT:
+            return _strict([self.compile(receiver_node)], _STRING_FUNCTIONS_DIRECT[method])
         if len(arg_nodes) != 1:
             raise _Unsupported
         operands = [self.compile(receiver_node), self.compile(arg_nodes[0])]

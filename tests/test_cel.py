@@ -603,6 +603,15 @@ def a100() -> Device:
             "ip('fe80::1').isLinkLocalUnicast() && string(cidr('10.0.0.7/8').masked()) == '10.0.0.0/8'",
             True,
         ),
+        # url and named format libraries
+        (
+            "url('https://[::1]:8080/a b?x=1').getPort() == '8080' && isURL('/p') && !isURL('p')",
+            True,
+        ),
+        ("url('https://h/a b').getEscapedPath() == '/a%20b'", True),
+        ("format.dns1123Label().validate(device.driver).hasValue()", True),  # dots
+        ("format.dns1123Subdomain().validate(device.driver).hasValue()", False),
+        ("format.named('uuid').value().validate('not-a-uuid').value().size() == 1", True),
         # regex and lists libraries
         ("'gpu-12a'.find('[0-9]+') == '12' && 'a1b2'.findAll('[0-9]') == ['1', '2']", True),
         (
@@ -1261,6 +1270,9 @@ def _atoms() -> st.SearchStrategy[str]:
         name.map(lambda n: f"has({NV}.{n})"),
         path.map(lambda p: f"{p}.startsWith('A')"),
         path.map(lambda p: f"{p}.matches('^[AB]')"),
+        path.map(lambda p: f"{p}.lowerAscii().startsWith('a')"),
+        path.map(lambda p: f"{p}.upperAscii() == 'AB'"),
+        path.map(lambda p: f"{p}.size() > 1"),
         st.tuples(path, st.lists(lit, max_size=3)).map(lambda t: f"{t[0]} in [{', '.join(t[1])}]"),
         path.map(lambda p: f"{p}.compareTo(quantity('40Gi')) >= 0"),
         path.map(lambda p: f"{p}.isGreaterThan(semver('1.0.0'))"),
@@ -1320,6 +1332,7 @@ def test_direct_path_answers_like_cel_python(
     "expression",
     [
         f"{NV}.uuid == 'GPU-1'",
+        f"{NV}.productName.lowerAscii().contains('h100') && {NV}.uuid.size() == 40",
         f"{NV}.uuid.startsWith('GPU-0') && {NV}['index'] >= 2",
         f"{NV}.productName.matches('H100') || !has({NV}.uuid)",
         f"{NV}.driverVersion.isGreaterThan(semver('550.0.0'))",
@@ -1339,7 +1352,7 @@ def test_common_selectors_take_the_direct_path(expression: str) -> None:
     "expression",
     [
         f"{NV}.index + 1 > 2",  # arithmetic: overflow and types stay with cel-python
-        f"{NV}.productName.lowerAscii() == 'a'",
+        f"{NV}.productName.trim() == 'a'",
         "device.attributes.exists(d, d == 'gpu.nvidia.com')",
         f"{NV}.map(n, n).size() > 0",
     ],
