@@ -579,48 +579,57 @@ def _regex_error(message: str, pattern: str, *examples: str) -> str:
     return f"{message} {_EXAMPLES.format(shown, pattern)}"
 
 
-def _check(value: str, pattern: str, limit: int, message: str, *examples: str) -> list[str]:
-    errors = []
-    if len(value) > limit:
-        errors.append(f"must be no more than {limit} characters")
-    if not re.fullmatch(pattern, value):
-        errors.append(_regex_error(message, pattern, *examples))
-    return errors
+@dataclass(frozen=True)
+class _RegexFormat:
+    """A format that is a regular expression and a length limit (apimachinery)."""
+
+    pattern: str
+    limit: int
+    message: str
+    examples: tuple[str, ...]
+
+    def __call__(self, value: str) -> list[str]:
+        errors = []
+        if len(value) > self.limit:
+            errors.append(f"must be no more than {self.limit} characters")
+        if not re.fullmatch(self.pattern, value):
+            errors.append(_regex_error(self.message, self.pattern, *self.examples))
+        return errors
 
 
-def _dns1123_label(value: str) -> list[str]:
-    return _check(
-        value,
-        _DNS1123_LABEL,
-        63,
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-        "'-', and must start and end with an alphanumeric character",
-        "my-name",
-        "123-abc",
-    )
-
-
-def _dns1123_subdomain(value: str) -> list[str]:
-    return _check(
-        value,
-        _DNS1123_SUBDOMAIN,
-        253,
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-        "'-' or '.', and must start and end with an alphanumeric character",
-        "example.com",
-    )
-
-
-def _dns1035_label(value: str) -> list[str]:
-    return _check(
-        value,
-        _DNS1035_LABEL,
-        63,
-        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
-        "with an alphabetic character, and end with an alphanumeric character",
-        "my-name",
-        "abc-123",
-    )
+_QUALIFIED_NAME_MESSAGE = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+    "an alphanumeric character"
+)
+_QUALIFIED_NAME_EXAMPLES = ("MyName", "my.name", "123-abc")
+_DNS1123_LABEL_FORMAT = _RegexFormat(
+    _DNS1123_LABEL,
+    63,
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+    "'-', and must start and end with an alphanumeric character",
+    ("my-name", "123-abc"),
+)
+_DNS1123_SUBDOMAIN_FORMAT = _RegexFormat(
+    _DNS1123_SUBDOMAIN,
+    253,
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+    "'-' or '.', and must start and end with an alphanumeric character",
+    ("example.com",),
+)
+_DNS1035_LABEL_FORMAT = _RegexFormat(
+    _DNS1035_LABEL,
+    63,
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+    "with an alphabetic character, and end with an alphanumeric character",
+    ("my-name", "abc-123"),
+)
+_LABEL_VALUE_FORMAT = _RegexFormat(
+    _LABEL_VALUE,
+    63,
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+    "or '.', and must start and end with an alphanumeric character",
+    ("MyValue", "my_value", "12345"),
+)
 
 
 def _qualified_name(value: str) -> list[str]:
@@ -628,12 +637,9 @@ def _qualified_name(value: str) -> list[str]:
     if len(parts) > 2:
         return [
             _regex_error(
-                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
-                "must start and end with an alphanumeric character",
+                "a qualified name " + _QUALIFIED_NAME_MESSAGE,
                 _QUALIFIED_NAME,
-                "MyName",
-                "my.name",
-                "123-abc",
+                *_QUALIFIED_NAME_EXAMPLES,
             )
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
@@ -643,7 +649,7 @@ def _qualified_name(value: str) -> list[str]:
         if not parts[0]:
             errors.append("prefix part must be non-empty")
         else:
-            errors += ["prefix part " + e for e in _dns1123_subdomain(parts[0])]
+            errors += ["prefix part " + e for e in _DNS1123_SUBDOMAIN_FORMAT(parts[0])]
     if not name:
         errors.append("name part must be non-empty")
     elif len(name) > 63:
@@ -651,28 +657,10 @@ def _qualified_name(value: str) -> list[str]:
     if name and not re.fullmatch(_QUALIFIED_NAME, name):
         errors.append(
             _regex_error(
-                "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-                "start and end with an alphanumeric character",
-                _QUALIFIED_NAME,
-                "MyName",
-                "my.name",
-                "123-abc",
+                "name part " + _QUALIFIED_NAME_MESSAGE, _QUALIFIED_NAME, *_QUALIFIED_NAME_EXAMPLES
             )
         )
     return errors
-
-
-def _label_value(value: str) -> list[str]:
-    return _check(
-        value,
-        _LABEL_VALUE,
-        63,
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
-        "or '.', and must start and end with an alphanumeric character",
-        "MyValue",
-        "my_value",
-        "12345",
-    )
 
 
 def _prefix(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
@@ -738,14 +726,14 @@ def _uuid(value: str) -> list[str]:
 
 
 NAMED_FORMATS: dict[str, Callable[[str], list[str]]] = {
-    "dns1123Label": _dns1123_label,
-    "dns1123Subdomain": _dns1123_subdomain,
-    "dns1035Label": _dns1035_label,
+    "dns1123Label": _DNS1123_LABEL_FORMAT,
+    "dns1123Subdomain": _DNS1123_SUBDOMAIN_FORMAT,
+    "dns1035Label": _DNS1035_LABEL_FORMAT,
     "qualifiedName": _qualified_name,
-    "dns1123LabelPrefix": _prefix(_dns1123_label),
-    "dns1123SubdomainPrefix": _prefix(_dns1123_subdomain),
-    "dns1035LabelPrefix": _prefix(_dns1035_label),
-    "labelValue": _label_value,
+    "dns1123LabelPrefix": _prefix(_DNS1123_LABEL_FORMAT),
+    "dns1123SubdomainPrefix": _prefix(_DNS1123_SUBDOMAIN_FORMAT),
+    "dns1035LabelPrefix": _prefix(_DNS1035_LABEL_FORMAT),
+    "labelValue": _LABEL_VALUE_FORMAT,
     "uri": _uri,
     "uuid": _uuid,
     "byte": _byte,
