@@ -9,9 +9,10 @@ and errors point at the line of the offending value.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -409,11 +410,7 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
 
 
 def _check_schema(data: dict[str, Any], root: Node, display: str) -> None:
-    import jsonschema
-
-    schema = json.loads(schema_path("config.schema.json").read_text(encoding="utf-8"))
-    validator = jsonschema.Draft7Validator(schema)
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(_config_checker()(data), key=lambda e: list(map(str, e.absolute_path)))
     if not errors:
         return
     error = errors[0]
@@ -421,6 +418,22 @@ def _check_schema(data: dict[str, Any], root: Node, display: str) -> None:
     line, col = load.position(node)
     where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
     raise ConfigError(f"invalid configuration at {where}: {error.message}", display, line, col)
+
+
+@functools.cache
+def _config_checker() -> Callable[[Any], list[Any]]:
+    """The configuration schema, compiled by ``schema_engine`` (jsonschema's draft 7
+    answers without importing jsonschema on every run of a configured project)."""
+    from dra_migrate import schema_engine
+
+    schema = json.loads(schema_path("config.schema.json").read_text(encoding="utf-8"))
+    try:
+        return schema_engine.compile_schema(schema)
+    except schema_engine.Unsupported:
+        import jsonschema
+
+        validator = jsonschema.Draft7Validator(schema)
+        return lambda data: list(validator.iter_errors(data))
 
 
 def _build(data: Mapping[str, Any]) -> Config:

@@ -1,26 +1,30 @@
-"""A compiled validator for the part of JSON Schema the bundled Kubernetes schemas use.
+"""A compiled validator for the part of JSON Schema the bundled schemas use.
 
 The strict schemas of ``schemas/kubernetes/`` use eight keywords: ``type``,
 ``properties``, ``additionalProperties``, ``items``, ``required``, ``enum``,
 ``oneOf`` and local ``$ref`` (plus annotations such as ``format`` and
-``description``, which validate nothing without a format checker). This module
-compiles such a schema once into nested closures and reports what jsonschema's
-``Draft202012Validator`` reports for it: the same errors, with the same
-keyword, path, instance, subschema and message, in any order. A schema with any
-other keyword is refused (``Unsupported``) and ``schemas`` uses jsonschema for
-it.
+``description``, which validate nothing without a format checker); the
+configuration schema adds ``pattern``, the size bounds, ``minimum``,
+``const``, ``propertyNames`` and ``if``/``then``/``else``. This module compiles
+such a schema once into nested closures and reports what jsonschema's
+validator for its draft (2020-12, or 7 for the configuration) reports: the
+same errors, with the same keyword, path, instance, subschema and message, in
+the same order for one path. A schema with any other keyword is refused
+(``Unsupported``) and its caller uses jsonschema for it.
 
 Why not jsonschema every time: importing it (with referencing, attrs and
 rpds) costs a one-file pre-commit run about 100 ms, more than the whole of the
 rest of its work, and it validates a Deployment several times slower than the
 compiled closures. ``tests/test_schema_engine.py`` holds the two to the same
-answers on generated objects and on every object of the corpus.
+answers on generated objects and configurations and on every object of the
+corpus.
 """
 
 from __future__ import annotations
 
 import datetime
 import numbers
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -55,6 +59,36 @@ _KEYWORDS = {
     "enum": "_k_enum",
     "oneOf": "_k_one_of",
     "$ref": "_k_ref",
+    # used by the configuration schema (config.schema.json)
+    "pattern": "_k_pattern",
+    "minimum": "_k_minimum",
+    "const": "_k_const",
+    "propertyNames": "_k_property_names",
+    "if": "_k_if",
+    "then": "_k_companion",  # applied by "if"
+    "else": "_k_companion",
+}
+# minLength, maxItems, ... -> the instances it applies to, whether it is a lower bound,
+# and its messages
+# (jsonschema's wording: the message for a bound of 1 or 0, and otherwise)
+_SIZES: dict[str, tuple[Callable[[Any], bool], bool, tuple[str, str]]] = {
+    "minLength": (lambda v: isinstance(v, str), True, ("should be non-empty", "is too short")),
+    "maxLength": (lambda v: isinstance(v, str), False, ("is expected to be empty", "is too long")),
+    "minItems": (
+        lambda v: isinstance(v, (list, tuple)),
+        True,
+        ("should be non-empty", "is too short"),
+    ),
+    "maxItems": (
+        lambda v: isinstance(v, (list, tuple)),
+        False,
+        ("is expected to be empty", "is too long"),
+    ),
+    "minProperties": (
+        lambda v: isinstance(v, Mapping),
+        True,
+        ("should be non-empty", "does not have enough properties"),
+    ),
 }
 
 
@@ -105,8 +139,10 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 
 def compile_schema(root: Any) -> Callable[[Any], list[Violation]]:
     """A function from an instance to its violations; ``Unsupported`` when ``root``
-    uses a keyword outside the subset."""
-    compiler = _Compiler(root)
+    uses a keyword outside the subset. A draft-07 schema (``$schema``) gets draft 7's
+    rule that ``$ref`` ignores the keywords beside it."""
+    draft7 = isinstance(root, Mapping) and "draft-07" in str(root.get("$schema", ""))
+    compiler = _Compiler(root, draft7)
     check = compiler.compile(root)
 
     def validate(instance: Any) -> list[Violation]:
@@ -118,8 +154,9 @@ def compile_schema(root: Any) -> Callable[[Any], list[Violation]]:
 
 
 class _Compiler:
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: Any, draft7: bool = False) -> None:
         self.root = root
+        self.draft7 = draft7
         self.refs: dict[str, _Check] = {}
 
     def compile(self, schema: Any) -> _Check:
@@ -142,6 +179,8 @@ class _Compiler:
             return refuse
         if not isinstance(schema, Mapping):
             raise Unsupported(f"a subschema must be an object or a boolean, not {schema!r}")
+        if self.draft7 and "$ref" in schema:
+            return self._k_ref(schema["$ref"], schema)
         built = [
             self._keyword(keyword, value, schema)
             for keyword, value in schema.items()
@@ -160,6 +199,8 @@ class _Compiler:
         return all_of
 
     def _keyword(self, keyword: str, value: Any, schema: Mapping[str, Any]) -> _Check | None:
+        if keyword in _SIZES:
+            return self._k_size(keyword, value, schema)
         name = _KEYWORDS.get(keyword)
         if name is None:
             raise Unsupported(f"JSON Schema keyword {keyword!r}")
@@ -337,6 +378,70 @@ class _Compiler:
             refs[value](instance, path, out)
 
         return check
+
+    def _k_pattern(self, value: Any, schema: Mapping[str, Any]) -> _Check:
+        regex = re.compile(value)
+
+        def check(instance: Any, path: Path, out: list[Violation]) -> None:
+            if isinstance(instance, str) and not regex.search(instance):
+                message = f"{instance!r} does not match {value!r}"
+                out.append(Violation(path, "pattern", value, instance, schema, message))
+
+        return check
+
+    def _k_size(self, keyword: str, value: Any, schema: Mapping[str, Any]) -> _Check:
+        applies, at_least, (edge, other) = _SIZES[keyword]
+        message = edge if value == (1 if at_least else 0) else other
+
+        def check(instance: Any, path: Path, out: list[Violation]) -> None:
+            if applies(instance) and (len(instance) < value if at_least else len(instance) > value):
+                out.append(
+                    Violation(path, keyword, value, instance, schema, f"{instance!r} {message}")
+                )
+
+        return check
+
+    def _k_minimum(self, value: Any, schema: Mapping[str, Any]) -> _Check:
+        def check(instance: Any, path: Path, out: list[Violation]) -> None:
+            if _TYPES["number"](instance) and instance < value:
+                message = f"{instance!r} is less than the minimum of {value!r}"
+                out.append(Violation(path, "minimum", value, instance, schema, message))
+
+        return check
+
+    def _k_const(self, value: Any, schema: Mapping[str, Any]) -> _Check:
+        def check(instance: Any, path: Path, out: list[Violation]) -> None:
+            if not _equal(instance, value):
+                out.append(
+                    Violation(path, "const", value, instance, schema, f"{value!r} was expected")
+                )
+
+        return check
+
+    def _k_property_names(self, value: Any, schema: Mapping[str, Any]) -> _Check:
+        sub = self.compile(value)
+
+        def check(instance: Any, path: Path, out: list[Violation]) -> None:
+            if isinstance(instance, Mapping):
+                for key in instance:
+                    sub(key, path, out)  # errors about a key are at the mapping's path
+
+        return check
+
+    def _k_if(self, value: Any, schema: Mapping[str, Any]) -> _Check:
+        test = self.compile(value)
+        then = self.compile(schema["then"]) if "then" in schema else _nothing
+        otherwise = self.compile(schema["else"]) if "else" in schema else _nothing
+
+        def check(instance: Any, path: Path, out: list[Violation]) -> None:
+            found: list[Violation] = []
+            test(instance, path, found)
+            (otherwise if found else then)(instance, path, out)
+
+        return check
+
+    def _k_companion(self, value: Any, schema: Mapping[str, Any]) -> None:
+        return None  # "then" and "else" act through "if" (alone they do nothing)
 
     def _resolve(self, ref: str) -> Any:
         node = self.root
