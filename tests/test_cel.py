@@ -1406,3 +1406,61 @@ def test_what_the_kubernetes_environment_has_compiles(expression: str) -> None:
 def test_device_maps_are_keyed_by_strings() -> None:
     problem = only("device.attributes[true].x", "type")
     assert "keyed by strings" in problem.message and "['true']" in problem.hint
+
+
+# --- the analysed grammar is kept in the user's cache folder ---------------------------
+
+
+def _fresh_parser(monkeypatch: pytest.MonkeyPatch, cache_home: Path) -> Any:
+    from dra_migrate import cel
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
+    cel._lark_parser.cache_clear()
+    cel._parse.cache_clear()
+    return cel._lark_parser()
+
+
+def test_the_grammar_is_built_once_and_then_read_from_the_users_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from dra_migrate import cel
+
+    built = _fresh_parser(monkeypatch, tmp_path)
+    [cached] = (tmp_path / "dra-migrate").glob("cel-grammar-*.pickle")
+    assert (tmp_path / "dra-migrate").stat().st_mode & 0o077 == 0  # a private folder
+    loaded = _fresh_parser(monkeypatch, tmp_path)
+    assert loaded is not built and cached.is_file()
+    # the loaded parser keeps the lexer callback: true/false keep their positions
+    tree = loaded.parse("x == true")
+    assert [t.type for t in tree.scan_values(lambda t: t == "true")] == ["BOOL_LIT"]
+    assert tree == built.parse("x == true")
+    cel._lark_parser.cache_clear()
+
+
+def test_a_damaged_cache_file_is_rebuilt_silently(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dra_migrate import cel
+
+    _fresh_parser(monkeypatch, tmp_path)
+    [cached] = (tmp_path / "dra-migrate").glob("cel-grammar-*.pickle")
+    cached.write_bytes(b"\x80\x05not a pickle at all")
+    parser = _fresh_parser(monkeypatch, tmp_path)
+    assert parser.parse("1 == 1") is not None
+    assert cached.read_bytes()[:1] == b"\x80" and len(cached.read_bytes()) > 1000  # rewritten
+    assert capsys.readouterr().err == ""
+    cel._lark_parser.cache_clear()
+
+
+def test_a_cache_folder_others_may_write_is_not_used(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from dra_migrate import cel
+
+    shared = tmp_path / "dra-migrate"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    parser = _fresh_parser(monkeypatch, tmp_path)
+    assert parser.parse("1 == 1") is not None
+    assert list(shared.iterdir()) == []  # nothing read from, nothing written to it
+    cel._lark_parser.cache_clear()
