@@ -274,6 +274,32 @@ def _git_files(root: Path | str, patterns: tuple[str, ...] = (".",)) -> list[str
     return sorted({name for name in out.decode("utf-8", "surrogateescape").split("\0") if name})
 
 
+def containing(paths: Iterable[str], needle: str) -> set[str] | None:
+    """Real paths of the files under the folders of ``paths`` (tracked, or untracked
+    and not ignored) whose text contains ``needle``, as ``git grep`` finds them
+    (in C, on every core); None where a folder is outside a git work tree."""
+    found: set[str] = set()
+    for raw in paths:
+        if not os.path.isdir(raw):
+            continue
+        try:
+            done = subprocess.run(
+                ["git", "grep", "-l", "-z", "-F", "-I", "--untracked", "-e", needle, "--", "."],
+                cwd=raw,
+                capture_output=True,
+                timeout=120,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if done.returncode not in (0, 1):  # 1: no file has it
+            return None
+        root = _real(raw)
+        for rel in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            if rel:
+                found.add(_real(os.path.join(root, rel)))
+    return found
+
+
 # A backslash escape in a JSON or double-quoted YAML string can spell any
 # character ("nvidia.com\u002fgpu"): bytes with one are parsed, not ruled out.
 _ESCAPE = re.compile(rb"\\(?:[uUx/]|\r?\n)")

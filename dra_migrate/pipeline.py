@@ -57,7 +57,17 @@ def run(
     todo: list[tuple[int, discover.Candidate, bytes]] = []
     results: dict[int, FileResult] = {}
     templates_elsewhere: set[tuple[str, str]] = set()
+    # files not reported on are read only for the templates they define: git finds them
+    defining = None if reported is None else discover.containing(paths, "ResourceClaimTemplate")
     for index, candidate in enumerate(candidates):
+        if (
+            reported is not None
+            and defining is not None
+            and not candidate.explicit
+            and candidate.real not in reported
+            and candidate.real not in defining
+        ):
+            continue
         try:
             data = discover.read_file(candidate.path, config.max_file_size)
         except discover.Unreadable as exc:

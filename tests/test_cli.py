@@ -299,3 +299,68 @@ def test_a_yaml_file_may_start_with_a_flow_mapping(repo: Path) -> None:
     done = run_cli(["convert", "--write", "flow.yaml"], repo)
     assert done.returncode == 0, done.stderr
     assert "\n---\n" in (repo / "flow.yaml").read_text()
+
+
+# --- --context: the rest of the repository is read for references, not converted ------
+
+_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: main
+          image: img:1
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+_DEFINED = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: train-gpu
+  namespace: ml
+spec:
+  spec:
+    devices:
+      requests:
+        - name: gpu
+          exactly:
+            deviceClassName: gpu.nvidia.com
+"""
+
+
+@pytest.mark.parametrize("in_git", [True, False], ids=["git work tree", "plain folder"])
+def test_context_names_avoid_templates_defined_in_untouched_files(
+    tmp_path: Path, in_git: bool
+) -> None:
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "job.yaml").write_text(_JOB)
+    (tmp_path / "apps" / "other.yaml").write_text(_JOB.replace("train", "other"))
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "templates.yaml").write_text(_DEFINED)
+    if in_git:
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "x"]):
+            subprocess.run([*git, *args], cwd=tmp_path, check=True)
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(
+            main, ["convert", "--check", "--diff", "--context", ".", "apps/job.yaml"]
+        )
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 1, result.output
+    # the name the staged file would take is defined elsewhere: another is generated
+    assert "resourceClaimTemplateName: train-gpu-" in result.stdout
+    assert "DRA210" in result.stderr
+    # only the staged file is reported (and the other GPU file is not converted)
+    assert "other.yaml" not in result.stdout + result.stderr
