@@ -117,27 +117,26 @@ def build(reals: Iterable[str], gpu: Callable[[bytes], bool] = lambda _data: Fal
     is still known as one, and every kustomization of that git work tree, so a
     base given alone still knows the overlays that patch it."""
     layout = Layout()
-    folders: set[Path] = set()
+    folders: set[str] = set()  # looked at already (strings: thousands of folders)
     files: list[Path] = []
-    named: set[str] = set()  # the folders of ``reals``, each looked at once
     for given in reals:
-        folder_name, _, name = given.rpartition(os.sep)
+        parent, _, name = given.rpartition(os.sep)
         if name in KUSTOMIZATION_NAMES:
             files.append(Path(given))
-        if folder_name in named:
-            continue
-        named.add(folder_name)
-        folder = Path(folder_name or os.sep)
-        for parent in (folder, *folder.parents):
-            if parent in folders:
-                break
+        while parent not in folders:
             folders.add(parent)
-            files.extend(parent / k for k in KUSTOMIZATION_NAMES)
-            if (parent / ".git").exists():
+            here = parent or os.sep
+            files.extend(
+                Path(here, k) for k in KUSTOMIZATION_NAMES if os.path.isfile(os.path.join(here, k))
+            )
+            if os.path.exists(os.path.join(here, ".git")):
                 # every kustomization of the work tree: an overlay in another folder
                 # patches a base given alone (dra-migrate convert base/)
-                files.extend(_work_tree_kustomizations(parent))
+                files.extend(_work_tree_kustomizations(Path(here)))
                 break
+            if not parent:
+                break
+            parent = parent.rpartition(os.sep)[0]
     seen: set[Path] = set()
     for path in files:
         if path.name not in KUSTOMIZATION_NAMES or not path.is_file():
