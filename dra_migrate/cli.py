@@ -336,7 +336,7 @@ def execute(
         with progress_bar(fmt) as progress:
             report = focused(
                 options,
-                lambda paths, only: pipeline.run(
+                lambda paths, only, context: pipeline.run(
                     paths,
                     options.settings,
                     options.excludes,
@@ -345,6 +345,7 @@ def execute(
                     progress,
                     skip,
                     only,
+                    context,
                 ),
             )
     report.findings.extend(options.notes)
@@ -353,20 +354,25 @@ def execute(
     return report
 
 
-def focused(options: Options, run: Callable[[tuple[str, ...], set[Path] | None], Report]) -> Report:
+def focused(
+    options: Options,
+    run: Callable[[tuple[str, ...], set[Path] | None, tuple[str, ...]], Report],
+) -> Report:
     """Run over the paths and --context, report on the paths or what changed (focus.py);
-    ``run`` is told which files are reported on (None: all)."""
+    ``run`` is given the paths, the files reported on (None: all) and the context."""
     if not options.context and options.changed_since is None:
-        return run(options.paths, None)
+        return run(options.paths, None, ())
     from dra_migrate import focus
 
     excludes = [*options.settings.config.exclude, *options.excludes]
     keep = focus.files_under(options.paths, excludes)
-    if options.changed_since is not None:
+    if options.changed_since is None:  # --context: the rest is read for references only
+        report = run(options.paths, None, options.context)
+    else:
         universe = keep | focus.files_under(options.context, excludes)
         keep &= focus.changed_since(options.changed_since, Path(options.paths[0]))
         keep |= focus.referenced(keep, universe)
-    report = run(tuple(dict.fromkeys(options.paths + options.context)), keep)
+        report = run(tuple(dict.fromkeys(options.paths + options.context)), keep, ())
     focus.narrow(report, keep)
     return report
 
@@ -787,8 +793,8 @@ def validate_command(
             report = focused(
                 options,
                 # validate reads every file: its cross-file checks need the references
-                lambda paths, _only: pipeline.run_validate(
-                    paths,
+                lambda paths, _only, context: pipeline.run_validate(
+                    tuple(dict.fromkeys(paths + context)),
                     settings,
                     options.settings.config,
                     options.excludes,

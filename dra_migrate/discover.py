@@ -9,6 +9,7 @@ at all: most files of a real repository never mention a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -274,13 +275,18 @@ def _git_files(root: Path | str, patterns: tuple[str, ...] = (".",)) -> list[str
     return sorted({name for name in out.decode("utf-8", "surrogateescape").split("\0") if name})
 
 
-def containing(paths: Iterable[str], needle: str) -> set[str] | None:
-    """Real paths of the files under the folders of ``paths`` (tracked, or untracked
-    and not ignored) whose text contains ``needle``, as ``git grep`` finds them
-    (in C, on every core); None where a folder is outside a git work tree."""
+def containing(paths: Iterable[str], needle: str, excludes: Iterable[str] = ()) -> set[str] | None:
+    """Real paths of the files under ``paths`` (tracked, or untracked and not
+    ignored; ``excludes`` applied) whose text contains ``needle``, as ``git grep``
+    finds them (in C, on every core); None where a folder is outside a git work
+    tree. A file named in ``paths`` is in when it contains the needle."""
     found: set[str] = set()
+    spec = _Excludes(list(excludes))
     for raw in paths:
         if not os.path.isdir(raw):
+            with contextlib.suppress(Unreadable):
+                if needle.encode() in read_file(raw):
+                    found.add(_real(raw))
             continue
         try:
             done = subprocess.run(
@@ -295,7 +301,7 @@ def containing(paths: Iterable[str], needle: str) -> set[str] | None:
             return None
         root = _real(raw)
         for rel in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
-            if rel:
+            if rel and rel.lower().endswith(EXTENSIONS) and not _matches(spec, rel):
                 found.add(_real(os.path.join(root, rel)))
     return found
 

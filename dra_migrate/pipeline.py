@@ -38,25 +38,35 @@ def run(
     progress: Progress = None,
     skip: Sequence[Path] = (),
     only: Iterable[Path] | None = None,
+    context: Sequence[str] = (),
 ) -> Report:
     """Every file under ``paths`` (never under ``skip``, the output folder).
 
-    ``only``: the real paths of the files to report on (``--context``,
-    ``--changed-since``); the others are read for the templates they define and
-    the kustomizations they hold, never converted: the names generated for the
-    files reported avoid every template defined anywhere, and a file outside
-    ``only`` is converted by the run that reports on it.
+    ``only``: the real paths of the files to report on (``--changed-since``); the
+    others are read for the templates they define and the kustomizations they
+    hold, never converted: the names generated for the files reported avoid every
+    template defined anywhere, and a file outside ``only`` is converted by the run
+    that reports on it. ``context`` (``--context``): folders and files read for
+    the same, and nothing else; in a git work tree git names the files that
+    define templates, so a hook run on one staged file costs that file, not the
+    repository.
     """
     config = settings.config
+    every_exclude = [*config.exclude, *excludes]
     reported = None if only is None else {str(p) for p in only}
-    candidates = list(discover.expand(paths, [*config.exclude, *excludes], skip))
+    candidates = list(discover.expand(paths, every_exclude, skip))
+    defining_context = discover.containing(context, "ResourceClaimTemplate", every_exclude)
+    if defining_context is None:  # outside git: every file of the context is read
+        around = [c.real for c in discover.expand(context, every_exclude, skip)]
+    else:
+        around = sorted(defining_context)
     needles = config.needles()
     repo_layout = layout.build(
-        (c.real for c in candidates), lambda data: discover.mentions(data, needles)
+        [*(c.real for c in candidates), *around], lambda data: discover.mentions(data, needles)
     )
     todo: list[tuple[int, discover.Candidate, bytes]] = []
     results: dict[int, FileResult] = {}
-    templates_elsewhere: set[tuple[str, str]] = set()
+    templates_elsewhere = _defined_in(around, config.max_file_size)
     # files not reported on are read only for the templates they define: git finds them
     defining = None if reported is None else discover.containing(paths, "ResourceClaimTemplate")
     for index, candidate in enumerate(candidates):
@@ -92,7 +102,7 @@ def run(
     from dra_migrate.process import Job
 
     work = [
-        (i, Job(c.path, c.display, repo_layout.role(c.path, c.real), data, edit))
+        (i, Job(c.path, c.display, repo_layout.role(c.path, c.real), data, edit, False))
         for i, c, data in todo
     ]
     if templates_elsewhere:
@@ -104,6 +114,21 @@ def run(
     files = [results[i] for i in sorted(results)]
     changed = {Path(candidates[i].real) for i, r in results.items() if r.status is Status.CHANGED}
     return Report(files, _collisions(files) + _renamings(repo_layout, changed))
+
+
+def _defined_in(files: Iterable[str], limit: int) -> set[tuple[str, str]]:
+    """(namespace, name) of the ResourceClaimTemplates the files define."""
+    found: set[tuple[str, str]] = set()
+    for path in files:
+        try:
+            data = discover.read_file(path, limit)
+        except discover.Unreadable:
+            continue  # reported by the run whose paths hold it
+        if b"ResourceClaimTemplate" in data:
+            from dra_migrate.process import defined_templates
+
+            found |= defined_templates(data)
+    return found
 
 
 def _worth_parsing(data: bytes, needles: Iterable[bytes]) -> bool:
@@ -405,8 +430,8 @@ def _absorb(merged: FileResult, part: FileResult, offset: int) -> None:
     merged.markers.extend(markers)
     merged.findings.extend(dataclasses.replace(f, line=moved(f.line)) for f in part.findings)
     merged.inventory.extend(dataclasses.replace(i, line=moved(i.line)) for i in part.inventory)
-    merged.templates.extend(part.templates)
-    merged.template_positions.extend((moved(ln), col) for ln, col in part.template_positions)
+    # the generated templates are not kept: their names are taken (run_stream), and a
+    # stream has no other file whose templates could collide with them
     ranks = (Status.UNCHANGED, Status.CHANGED, Status.REPORTED, Status.FAILED)
     if ranks.index(part.status) > ranks.index(merged.status):
         merged.status = part.status  # a part left untouched leaves the whole stream so

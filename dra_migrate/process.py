@@ -39,6 +39,10 @@ class Job:
     role: Role
     data: bytes | None = None  # the content, read once by discovery (None: read it here)
     edit: bool = True  # False for scan: plan and report, write no text
+    # False: a result keeps the file's text only where it is written or diffed (a
+    # converted file) or read again (ignore comments): a run over install bundles
+    # would otherwise hold every bundle in memory until the end (stdin keeps it)
+    keep_text: bool = True
 
 
 def uses_templates(path: Path) -> bool:
@@ -85,7 +89,11 @@ def process_job(job: Job, settings: Settings) -> FileResult:
         problem = finding(exc.code, job.display, 1, 1, exc.message)
         return FileResult(job.display, Status.FAILED, [problem])
     try:
-        return process(job.display, raw, job.role, settings, job.edit)
+        result = process(job.display, raw, job.role, settings, job.edit)
+        written = job.edit and result.status is Status.CHANGED
+        if not job.keep_text and not written and not suppress.has_marker(raw):
+            result.original = None
+        return result
     except InputProblem as problem:
         return FileResult(job.display, Status.FAILED, [problem.finding], original=raw)
     except RecursionError:
