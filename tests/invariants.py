@@ -189,3 +189,21 @@ def check_untouched(original: str, converted: str, gpu_names: Iterable[str]) -> 
             raise AssertionError(f"line lost or reordered: {line!r}") from None
     for comment in re.findall(r"(?:^|\s)(#.*)$", original, re.M):
         assert comment.strip() in converted, f"comment lost: {comment!r}"
+
+
+def claim_template(name: str, namespace: str = "ml", device_class: str = "gpu.nvidia.com") -> str:
+    """A ResourceClaimTemplate manifest asking for one device of ``device_class``."""
+    return f"""\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  spec:
+    devices:
+      requests:
+        - name: gpu
+          exactly:
+            deviceClassName: {device_class}
+"""

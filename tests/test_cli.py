@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from dra_migrate.cli import main
 from tests.conftest import run_cli
+from tests.invariants import claim_template
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -321,20 +322,7 @@ spec:
               nvidia.com/gpu: 1
 """
 
-_DEFINED = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata:
-  name: train-gpu
-  namespace: ml
-spec:
-  spec:
-    devices:
-      requests:
-        - name: gpu
-          exactly:
-            deviceClassName: gpu.nvidia.com
-"""
+_DEFINED = claim_template("train-gpu")
 
 
 @pytest.mark.parametrize("in_git", [True, False], ids=["git work tree", "plain folder"])

@@ -19,25 +19,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.invariants import claim_template
 from tests.test_cli import DEPLOYMENT
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-TEMPLATE = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata:
-  name: shared-gpu
-  namespace: ml
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: gpu.nvidia.com
-"""
+TEMPLATE = claim_template("shared-gpu")
 
 CLAIMING_POD = """\
 apiVersion: v1

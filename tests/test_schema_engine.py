@@ -197,12 +197,13 @@ def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return found
 
 
-@st.composite
-def _mutated(draw: st.DrawFn) -> tuple[str, Any]:
-    base = draw(st.sampled_from([_DEPLOYMENT, _TEMPLATE]))
-    obj = copy.deepcopy(base)
-    for _ in range(draw(st.integers(1, 4))):
-        paths = [p for p in _paths(obj) if len(p) > 2]  # apiVersion and kind pick the schema
+def _mutate(
+    draw: st.DrawFn, obj: Any, odd: list[Any], keys: list[Any], depth: int, times: int
+) -> Any:
+    """``obj`` with ``times`` random edits below ``depth``: a value replaced by an odd
+    one, an entry deleted, a key or a list item added."""
+    for _ in range(draw(st.integers(1, times))):
+        paths = [p for p in _paths(obj) if len(p) > depth]
         if not paths:
             break
         path = draw(st.sampled_from(paths))
@@ -210,15 +211,24 @@ def _mutated(draw: st.DrawFn) -> tuple[str, Any]:
         for part in path[:-1]:
             holder = holder[part]
         action = draw(st.sampled_from(["replace", "delete", "add"]))
+        value = copy.deepcopy(draw(st.sampled_from(odd)))
         if action == "replace":
-            holder[path[-1]] = copy.deepcopy(draw(st.sampled_from(_ODD_VALUES)))
+            holder[path[-1]] = value
         elif action == "delete" and isinstance(holder, dict):
             del holder[path[-1]]
         elif isinstance(holder, dict):
-            key = draw(st.sampled_from(["extra", "Name", 7, "nmae", "requests"]))
-            holder[key] = copy.deepcopy(draw(st.sampled_from(_ODD_VALUES)))
+            holder[draw(st.sampled_from(keys))] = value
         else:
-            holder.append(copy.deepcopy(draw(st.sampled_from(_ODD_VALUES))))
+            holder.append(value)
+    return obj
+
+
+@st.composite
+def _mutated(draw: st.DrawFn) -> tuple[str, Any]:
+    base = draw(st.sampled_from([_DEPLOYMENT, _TEMPLATE]))
+    # below depth 2: apiVersion and kind pick the schema
+    keys = ["extra", "Name", 7, "nmae", "requests"]
+    obj = _mutate(draw, copy.deepcopy(base), _ODD_VALUES, keys, 2, 4)
     name = _schema_file(obj)
     assert name is not None
     return name, obj
@@ -333,24 +343,8 @@ _CONFIG_ODD = [
 
 @st.composite
 def _mutated_config(draw: st.DrawFn) -> Any:
-    obj = _config_example()
-    for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _paths(obj) if p]
-        path = draw(st.sampled_from(paths))
-        holder = obj
-        for part in path[:-1]:
-            holder = holder[part]
-        action = draw(st.sampled_from(["replace", "delete", "add"]))
-        if action == "replace":
-            holder[path[-1]] = copy.deepcopy(draw(st.sampled_from(_CONFIG_ODD)))
-        elif action == "delete" and isinstance(holder, dict):
-            del holder[path[-1]]
-        elif isinstance(holder, dict):
-            key = draw(st.sampled_from(["extra", "Bad Key", "DRAx", "codes", "when", "version"]))
-            holder[key] = copy.deepcopy(draw(st.sampled_from(_CONFIG_ODD)))
-        else:
-            holder.append(copy.deepcopy(draw(st.sampled_from(_CONFIG_ODD))))
-    return obj
+    keys = ["extra", "Bad Key", "DRAx", "codes", "when", "version"]
+    return _mutate(draw, _config_example(), _CONFIG_ODD, keys, 0, 3)
 
 
 def test_the_configuration_schema_compiles_and_the_example_is_valid() -> None:

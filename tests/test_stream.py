@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from dra_migrate import pipeline
 from dra_migrate.cli import main
+from tests.invariants import claim_template
 
 
 def job(name: str, count: int = 1, extra: str = "") -> str:
@@ -45,20 +46,7 @@ def config_map(i: int) -> str:
     return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\ndata:\n  k: v{i}\n"
 
 
-TEMPLATE_LATE = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata:
-  name: a-gpu
-  namespace: ml
-spec:
-  spec:
-    devices:
-      requests:
-        - name: gpu
-          exactly:
-            deviceClassName: gpu.nvidia.com
-"""
+TEMPLATE_LATE = claim_template("a-gpu")
 
 
 def stream(*docs: str) -> str:
