@@ -334,6 +334,10 @@ def split_stream(stream: BinaryIO, spool: BinaryIO, limit: int) -> list[Part]:
                 if at - doc > limit:
                     break  # refused below
                 doc = at
+                # a directive (%YAML, %TAG) belongs to the document after it: no cut there
+                previous = done.rfind(b"\n", 0, max(match.start() - 1, 0)) + 1
+                if done.startswith(b"%", previous) and previous < match.start():
+                    continue
                 if at - start >= STREAM_PART:
                     parts.append(Part(start, at, part_line))
                     start, part_line = at, line + done.count(b"\n", 0, match.start())

@@ -79,6 +79,8 @@ CASES: dict[str, str] = {
     "ignored": stream(
         job("a"), config_map(1), job("b", extra="  # dra-migrate: ignore[DRA401]"), job("c")
     ),
+    # a directive belongs to the document after it: the stream is never cut between them
+    "directives": stream(job("a"), config_map(1) + "...\n%YAML 1.1\n", job("b"), config_map(2)),
     # a count Kubernetes reads as octal, in a later part
     "octal": stream(*(config_map(i) for i in range(4)), job("o", extra="").replace(": 1", ": 010")),
 }
