@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dra_migrate.report.model import REQUEST, as_json
+
 
 def age_text(seconds: int) -> str:
     """``2540247`` seconds as ``29d9h``: the two largest units, as kubectl prints ages."""
@@ -34,14 +36,7 @@ class GpuRequest:
     device_class: str | None  # the mapping's DeviceClass, None when not mapped
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "container": self.container,
-            "role": self.role,
-            "resource": self.resource,
-            "count": self.count,
-            "value": self.value,
-            "deviceClass": self.device_class,
-        }
+        return as_json(self, REQUEST)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dra_migrate.report.model import location_dict
+from dra_migrate.report.model import REQUEST, as_json, location_dict
 
 PLAN_VERSION = 1
 
@@ -26,14 +26,9 @@ class GpuContainer:
     selectors: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "container": self.container,
-            "role": self.role,
-            "resource": self.resource,
-            "count": self.count,
-            "deviceClass": self.device_class,
-            "selectors": list(self.selectors),
-        }
+        # as scan's rows, without the value as written (counts only here)
+        fields = tuple(f for f in REQUEST if f[0] != "value")
+        return {**as_json(self, fields), "selectors": list(self.selectors)}
 
 
 @dataclass

@@ -55,9 +55,25 @@ def location(obj: Any) -> dict[str, Any]:
     return {name: getattr(obj, name) for name, _key in LOCATION}
 
 
+# A container's GPU request, as every report model names it: (field, JSON key).
+REQUEST = (
+    ("container", "container"),
+    ("role", "role"),
+    ("resource", "resource"),
+    ("count", "count"),
+    ("value", "value"),
+    ("device_class", "deviceClass"),
+)
+
+
+def as_json(obj: Any, table: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """The fields of ``table`` of a report row, with the keys of the JSON formats."""
+    return {key: getattr(obj, name) for name, key in table}
+
+
 def location_dict(obj: Any) -> dict[str, Any]:
-    """The same, with the keys of the JSON formats."""
-    return {key: getattr(obj, name) for name, key in LOCATION}
+    """The location fields with the keys of the JSON formats."""
+    return as_json(obj, LOCATION)
 
 
 @dataclass(frozen=True)
@@ -91,15 +107,7 @@ class InventoryItem:
         return not any(fnmatch.fnmatchcase(self.resource, p) for p in OTHER_ACCELERATORS)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            **location_dict(self),
-            "container": self.container,
-            "role": self.role,
-            "resource": self.resource,
-            "count": self.count,
-            "value": self.value,
-            "deviceClass": self.device_class,
-        }
+        return {**location_dict(self), **as_json(self, REQUEST)}
 
 
 @dataclass
