@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +29,9 @@ class Candidate:
     display: str  # as the user will see it: relative to where they named it
     explicit: bool  # named on the command line (not found by walking a directory)
     real: str  # links resolved: tells two names of one file apart
+    # git grep read it as text and found none of the patterns of ``expand(unless=...)``:
+    # nothing in it needs reading again
+    ruled_out: bool = False
 
 
 class Unreadable(Exception):
@@ -133,11 +136,22 @@ def _real(path: str) -> str:
 
 
 def expand(
-    paths: Iterable[str], excludes: Iterable[str], skip: Iterable[Path] = ()
+    paths: Iterable[str],
+    excludes: Iterable[str],
+    skip: Iterable[Path] = (),
+    unless: Sequence[bytes] = (),
+    limit: int = DEFAULT_MAX_FILE_SIZE,
 ) -> Iterator[Candidate]:
     """Files under ``paths`` in a stable order, excludes and .gitignore applied.
 
     ``skip``: folders never walked into (the ``--output-dir`` of the run).
+    ``unless``: byte strings the caller reads files for. Inside a git work tree,
+    ``git grep`` (C, every core) searches the folder meanwhile, and a file it
+    read as text without finding one of them, nor a backslash or a UTF-16
+    byte-order mark (``mentions``, ``foreign_encoding``), comes ``ruled_out``:
+    most files of a repository are then never read by Python at all. Files
+    named on the command line, links, and files over ``limit`` (reading them
+    reports it) are never ruled out.
     Paths stay strings on the way: a repository has tens of thousands of files,
     and each ``Path`` object or ``realpath`` call per file would cost more than
     reading it. A folder's real path is found once; a file's is its folder's
@@ -149,7 +163,8 @@ def expand(
     for raw in paths:
         if os.path.isdir(raw):
             prefix = "" if raw in (".", "./") else raw.rstrip("/") + "/"
-            for rel, real in _walk(raw):
+            top = raw if raw.endswith("/") else raw + "/"
+            for rel, real, ruled_out in _walk(raw, unless, limit):
                 display = prefix + rel
                 if spec.spec is not None and (_matches(spec, display) or _matches(spec, rel)):
                     continue
@@ -157,7 +172,7 @@ def expand(
                     continue
                 if real not in seen:
                     seen.add(real)
-                    yield Candidate(os.path.join(raw, rel), display, False, real)
+                    yield Candidate(top + rel, display, False, real, ruled_out)
         else:
             if spec.spec is not None and _matches(spec, Path(raw).as_posix()):
                 continue
@@ -181,41 +196,100 @@ class _Excludes:
         return self.spec is not None and bool(self.spec.match_file(path))
 
 
-def _walk(root: str) -> list[tuple[str, str]]:
-    """(path relative to ``root`` with ``/``, real path) of the files to look at, sorted.
+def _walk(
+    root: str, unless: Sequence[bytes] = (), limit: int = DEFAULT_MAX_FILE_SIZE
+) -> list[tuple[str, str, bool]]:
+    """(path relative to ``root`` with ``/``, real path, ruled out) of the files to
+    look at, sorted (``expand`` says what ruled out means).
 
     Inside a git work tree, what git tracks or would add; links and special
     files too (reading them says what they are: DRA001, DRA010). Elsewhere
     every folder but the always-skipped ones; linked folders are not entered.
     """
     real_root = _real(root)
+    grep = _without(root, unless) if unless else None  # runs while git lists the files
     tracked = _git_files(root)
-    found: list[tuple[str, str]] = []
-    if tracked is not None:
-        folders: dict[str, str] = {"": real_root}
-        for rel in tracked:
-            if not rel.lower().endswith(EXTENSIONS):
-                continue
-            try:
-                mode = os.lstat(os.path.join(root, rel)).st_mode
-            except OSError:  # tracked, deleted in the work tree
-                continue
-            link = stat.S_ISLNK(mode)
-            if stat.S_ISDIR(mode) or (link and os.path.isdir(os.path.join(root, rel))):
-                continue
-            folder, _, name = rel.rpartition("/")
-            real_folder = folders.get(folder)
-            if real_folder is None:  # git never records a path through a linked folder
-                real_folder = folders[folder] = os.path.join(real_root, folder)
-            real = os.path.join(real_folder, name)
-            found.append((rel, _real(real) if link else real))
+    found: list[tuple[str, str, bool]] = []
+    if tracked is None:
+        if grep is not None:
+            grep.cancel()
+        _scan(root, "", real_root, found)
+        found.sort()
         return found
-    _scan(root, "", real_root, found)
-    found.sort()
-    return found
+    top = real_root if real_root.endswith("/") else real_root + "/"
+    base = root if root.endswith("/") else root + "/"
+    folders: dict[str, str] = {"": top}
+    for rel in tracked:
+        if not rel.lower().endswith(EXTENSIONS):
+            continue
+        try:
+            info = os.lstat(base + rel)
+        except OSError:  # tracked, deleted in the work tree
+            continue
+        mode = info.st_mode
+        link = stat.S_ISLNK(mode)
+        if stat.S_ISDIR(mode) or (link and os.path.isdir(base + rel)):
+            continue
+        folder, _, name = rel.rpartition("/")
+        real_folder = folders.get(folder)
+        if real_folder is None:  # git never records a path through a linked folder
+            real_folder = folders[folder] = top + folder + "/"
+        real = _real(real_folder + name) if link else real_folder + name
+        found.append((rel, real, not link and info.st_size <= limit))
+    without = set((grep.names() or []) if grep is not None else ())
+    return [(rel, real, plain and rel in without) for rel, real, plain in found]
 
 
-def _scan(folder: str, rel: str, real: str, found: list[tuple[str, str]]) -> None:
+class _Grep:
+    """``git grep`` of fixed strings in the folder ``root``, started at once and read
+    when needed (``names``): a search runs while Python does other work."""
+
+    def __init__(self, root: str, args: Sequence[bytes]) -> None:
+        self.process: subprocess.Popen[bytes] | None = None
+        with contextlib.suppress(OSError, ValueError):
+            self.process = subprocess.Popen(
+                [b"git", b"grep", b"-z", b"-I", b"-F", b"--untracked", *args, b"--", b"."],
+                cwd=root,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+
+    def names(self) -> list[str] | None:
+        """The names it printed, relative to ``root``; None where git could not tell
+        (outside a work tree, an error)."""
+        if self.process is None:
+            return None
+        try:
+            out, _ = self.process.communicate(timeout=120)
+        except subprocess.SubprocessError:
+            self.cancel()
+            return None
+        if self.process.returncode not in (0, 1):  # 1: no file listed
+            return None
+        return [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
+
+    def cancel(self) -> None:
+        """Stop it, if it still runs."""
+        if self.process is not None and self.process.returncode is None:
+            with contextlib.suppress(OSError):
+                self.process.kill()
+            self.process.communicate()
+
+
+# Besides the caller's strings, what makes a file worth reading (``mentions``,
+# ``foreign_encoding``): a backslash (an escape can spell a name) and a UTF-16
+# byte-order mark. git grep -I never lists a binary file (a NUL byte in the first
+# 8,000, or binary by .gitattributes): UTF-16 and UTF-32 text is always read.
+_ALSO_WANTED = (b"\\", b"\xff\xfe", b"\xfe\xff")
+
+
+def _without(root: str, strings: Sequence[bytes]) -> _Grep:
+    """``git grep -L``: the files git read as text and found none of the strings in."""
+    return _Grep(root, [b"-L", *(a for s in (*strings, *_ALSO_WANTED) for a in (b"-e", s))])
+
+
+def _scan(folder: str, rel: str, real: str, found: list[tuple[str, str, bool]]) -> None:
     try:
         with os.scandir(folder) as entries:
             listed = sorted(entries, key=lambda e: e.name)
@@ -230,10 +304,10 @@ def _scan(folder: str, rel: str, real: str, found: list[tuple[str, str]]) -> Non
         if not name.lower().endswith(EXTENSIONS):
             continue
         if not _is_link(entry):
-            found.append((rel + name, os.path.join(real, name)))
+            found.append((rel + name, os.path.join(real, name), False))
         elif not _is_folder(entry, follow=True):  # a link to a folder is not entered
             # a link to a file, a dangling link or a link loop: reading it says which
-            found.append((rel + name, _real(entry.path)))
+            found.append((rel + name, _real(entry.path), False))
 
 
 def _is_folder(entry: os.DirEntry[str], follow: bool) -> bool:
@@ -280,30 +354,40 @@ def containing(paths: Iterable[str], needle: str, excludes: Iterable[str] = ()) 
     ignored; ``excludes`` applied) whose text contains ``needle``, as ``git grep``
     finds them (in C, on every core); None where a folder is outside a git work
     tree. A file named in ``paths`` is in when it contains the needle."""
+    return containing_later(paths, needle, excludes)()
+
+
+def containing_later(
+    paths: Iterable[str], needle: str, excludes: Iterable[str] = ()
+) -> Callable[[], set[str] | None]:
+    """``containing``, started now: the searches run while the caller does other
+    work, and calling the result waits for them."""
     found: set[str] = set()
-    spec = _Excludes(list(excludes))
+    searches: list[tuple[str, _Grep]] = []
     for raw in paths:
-        if not os.path.isdir(raw):
-            with contextlib.suppress(Unreadable):
-                if needle.encode() in read_file(raw):
-                    found.add(_real(raw))
+        if os.path.isdir(raw):
+            searches.append((raw, _Grep(raw, [b"-l", b"-e", needle.encode()])))
             continue
-        try:
-            done = subprocess.run(
-                ["git", "grep", "-l", "-z", "-F", "-I", "--untracked", "-e", needle, "--", "."],
-                cwd=raw,
-                capture_output=True,
-                timeout=120,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        if done.returncode not in (0, 1):  # 1: no file has it
-            return None
-        root = _real(raw)
-        for rel in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
-            if rel and rel.lower().endswith(EXTENSIONS) and not _matches(spec, rel):
-                found.add(_real(os.path.join(root, rel)))
-    return found
+        with contextlib.suppress(Unreadable):
+            if needle.encode() in read_file(raw):
+                found.add(_real(raw))
+
+    def result() -> set[str] | None:
+        spec = _Excludes(list(excludes))
+        outside = False
+        for raw, search in searches:
+            names = None if outside else search.names()
+            if names is None:  # outside git: the caller reads the files itself
+                outside = True
+                search.cancel()
+                continue
+            root = _real(raw)
+            for rel in names:
+                if rel.lower().endswith(EXTENSIONS) and not _matches(spec, rel):
+                    found.add(_real(os.path.join(root, rel)))
+        return None if outside else found
+
+    return result
 
 
 # A backslash escape in a JSON or double-quoted YAML string can spell any

@@ -54,19 +54,14 @@ def run(
     config = settings.config
     every_exclude = [*config.exclude, *excludes]
     reported = None if only is None else {str(p) for p in only}
-    candidates = list(discover.expand(paths, every_exclude, skip))
-    defining_context = discover.containing(context, "ResourceClaimTemplate", every_exclude)
-    if defining_context is None:  # outside git: every file of the context is read
-        around = [c.real for c in discover.expand(context, every_exclude, skip)]
-    else:
-        around = sorted(defining_context)
     needles = config.needles()
-    repo_layout = layout.build(
-        [*(c.real for c in candidates), *around], lambda data: discover.mentions(data, needles)
-    )
+    # git searches the context for templates while the files are listed and read
+    defining_context = discover.containing_later(context, "ResourceClaimTemplate", every_exclude)
+    wanted = (*needles, b"ResourceClaimTemplate", suppress.MARKER)
+    candidates = list(discover.expand(paths, every_exclude, skip, wanted, config.max_file_size))
     todo: list[tuple[int, discover.Candidate, bytes]] = []
     results: dict[int, FileResult] = {}
-    templates_elsewhere = _defined_in(around, config.max_file_size)
+    templates_elsewhere: set[tuple[str, str]] = set()
     # files not reported on are read only for the templates they define: git finds them
     defining = None if reported is None else discover.containing(paths, "ResourceClaimTemplate")
     for index, candidate in enumerate(candidates):
@@ -77,6 +72,8 @@ def run(
             and candidate.real not in reported
             and candidate.real not in defining
         ):
+            continue
+        if candidate.ruled_out:  # git grep found nothing it would be read for
             continue
         try:
             data = discover.read_file(candidate.path, config.max_file_size)
@@ -96,10 +93,20 @@ def run(
                 results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
             continue
         todo.append((index, candidate, data))
+    if todo:  # imported while git may still search the context
+        from dra_migrate.process import Job
+    found_context = defining_context()
+    if found_context is None:  # outside git: every file of the context is read
+        around = [c.real for c in discover.expand(context, every_exclude, skip)]
+    else:
+        around = sorted(found_context)
+    repo_layout = layout.build(
+        [*(c.real for c in candidates), *around], lambda data: discover.mentions(data, needles)
+    )
+    templates_elsewhere |= _defined_in(around, config.max_file_size)
     if not todo:  # nothing to parse: the parsing and planning code is never imported
         files = [results[i] for i in sorted(results)]
         return Report(files, _renamings(repo_layout, set()))
-    from dra_migrate.process import Job
 
     work = [
         (i, Job(c.path, c.display, repo_layout.role(c.path, c.real), data, edit, False))
@@ -467,7 +474,11 @@ def run_validate(
     if stdin is not None:
         jobs_.append(stdin)
     else:
-        for candidate in discover.expand(paths, [*config.exclude, *excludes]):
+        wanted = (*validate.NEEDLES, suppress.MARKER)
+        excluded = [*config.exclude, *excludes]
+        for candidate in discover.expand(paths, excluded, (), wanted, config.max_file_size):
+            if candidate.ruled_out:
+                continue
             try:
                 data = discover.read_file(candidate.path, config.max_file_size)
             except discover.Unreadable as exc:

@@ -36,6 +36,7 @@ from dra_migrate.mapping import Config, IgnoreEntry
 from dra_migrate.report.model import FileResult, Report, Suppressed
 
 # files with an ignore comment are read even when they mention no GPU (a stale ignore is a note)
+MARKER = b"dra-migrate:"  # every ignore comment holds it: what a byte search looks for
 _MARK = re.compile(rb"dra-migrate:[ \t]*ignore")
 _COMMENT = re.compile(
     r"(?:^|(?<=[ \t]))#[ \t]*dra-migrate:[ \t]*ignore(?:\[(?P<codes>[^\]\n]*)\]|(?![\w\[-]))",
@@ -71,7 +72,7 @@ class Marker:
 
 def has_marker(data: bytes) -> bool:
     """Whether ``data`` may hold an ignore comment (a cheap byte search)."""
-    return b"dra-migrate:" in data and _MARK.search(data) is not None
+    return MARKER in data and _MARK.search(data) is not None
 
 
 def reportable(command: str, check: bool = False) -> frozenset[str]:
