@@ -18,7 +18,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from dra_migrate.findings import escape, unsafe
+from dra_migrate.findings import escape, has_unsafe, unsafe
 from dra_migrate.load import (
     Document,
     Source,
@@ -136,7 +136,7 @@ def scalar_text(value: Any, style: Style, flow: bool = False, key: bool = False)
     plain = not quoted and _PLAIN.fullmatch(text) and not _RESERVED.fullmatch(text)
     if plain and not (flow and any(c in text for c in ",[]{}")):
         return text
-    if any(unsafe(c) for c in text):
+    if has_unsafe(text):
         return double_quoted(text)  # single quotes would fold line breaks and keep controls
     if "'" in text and '"' not in text and "\\" not in text:
         return double_quoted(text)
@@ -199,7 +199,7 @@ def _literal_ok(text: str) -> bool:
         "\n" in text.rstrip("\n")
         and not text.endswith("\n\n")
         and not text.startswith((" ", "\t", "\n"))
-        and not any(unsafe(c) for c in text.replace("\n", "").replace("\t", ""))
+        and not has_unsafe(text.replace("\n", "").replace("\t", ""))
     )
 
 

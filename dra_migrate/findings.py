@@ -270,10 +270,16 @@ def unsafe(char: str) -> bool:
     return unicodedata.category(char) in _UNSAFE_CATEGORIES
 
 
+def has_unsafe(text: str) -> bool:
+    """Whether ``text`` holds an unsafe character. Every unsafe category is one
+    ``str.isprintable`` refuses, so printable text (nearly all) is answered in C."""
+    return not text.isprintable() and any(unsafe(c) for c in text)
+
+
 def escape(text: str) -> str:
     """``text`` with every unsafe character written as ``\\n``, ``\\t``, ``\\xNN``,
     ``\\uNNNN``; a text without one comes back as it is."""
-    if not any(unsafe(c) for c in text):
+    if not has_unsafe(text):
         return text
     return "".join(_escape_char(c) if unsafe(c) else c for c in text)
 
@@ -300,7 +306,7 @@ def quote_path(path: str) -> str:
     the path read as ``path:line:col: CODE``) is quoted the way git quotes paths: in double
     quotes, with C escapes and ``:`` written ``\\072``.
     """
-    if not any(unsafe(c) for c in path) and not _FORGERY.search(path):
+    if not has_unsafe(path) and not _FORGERY.search(path):
         return path
     out = []
     for char in path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from yaml.nodes import MappingNode, Node
 
@@ -120,7 +121,7 @@ def pod_sites(workload: Workload) -> list[PodSite]:
     seen = {id(s.pod) for s in sites}
     # Kinds in the table whose pod specs all sit where the table says get no
     # fallback hits; a pod spec elsewhere is still found and reported.
-    for path, node in _generic(workload.root, ""):
+    for path, node in _generic(workload.root):
         if id(node) in seen or any(_inside(node, s.pod) for s in sites):
             continue
         seen.add(id(node))
@@ -163,9 +164,11 @@ def _generic_label(path: str, root: Node | None = None) -> str:
     return "-".join(words[-2:]) if words else ""
 
 
-def _generic(node: Node, path: str) -> Iterator[tuple[str, MappingNode]]:
+def _generic(node: Node) -> Iterator[tuple[str, MappingNode]]:
     """Mappings that look like pod specs: a ``containers`` list of mappings with an image."""
-    stack: list[tuple[str, Node]] = [(path, node)]
+    # a node's path is kept as (parent's, key or index) and spelled out only for the
+    # pod specs found: most nodes of a document are none
+    stack: list[tuple[_Steps, Node]] = [((None, ""), node)]
     visited: set[int] = set()
     while stack:
         where, current = stack.pop()
@@ -178,13 +181,32 @@ def _generic(node: Node, path: str) -> Iterator[tuple[str, MappingNode]]:
                 isinstance(c, MappingNode) and get(c, "image") is not None
                 for c in items(containers)
             ):
-                yield where, current
+                yield _spelled(where), current
                 continue
             for key, _k, value in reversed(list(entries(current))):
-                stack.append((f"{where}.{key}" if where else key, value))
+                stack.append(((where, key), value))
         elif load.is_seq(current):
             for i, item in reversed(list(enumerate(items(current)))):
-                stack.append((f"{where}[{i}]", item))
+                stack.append(((where, i), item))
+
+
+_Steps = tuple[Any, str | int]  # (the parent's steps or None, this key or index)
+
+
+def _spelled(steps: _Steps) -> str:
+    """``spec.template.spec``, ``spec.workerGroupSpecs[0].template.spec``."""
+    parts: list[str | int] = []
+    current: _Steps | None = steps
+    while current is not None:
+        current, step = current
+        parts.append(step)
+    path = ""
+    for step in reversed(parts):
+        if isinstance(step, int):
+            path += f"[{step}]"
+        else:
+            path = f"{path}.{step}" if path else step
+    return path
 
 
 def _walk_site(workload: Workload, site: Site) -> Iterator[PodSite]:

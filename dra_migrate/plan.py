@@ -25,7 +25,7 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from dra_migrate import load
-from dra_migrate.findings import Finding, escape, finding, unsafe
+from dra_migrate.findings import Finding, escape, finding, has_unsafe
 from dra_migrate.kinds import ARGO, KSERVE_MODE_ANNOTATION, on_knative
 from dra_migrate.load import entries, get, items, scalar
 from dra_migrate.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
@@ -671,7 +671,7 @@ def _invalid_names(workload: Workload, path: str) -> Finding | None:
     copy into generated text: refused (DRA109) rather than copied or guessed at."""
     meta = get(workload.root, "metadata")
     namespace = workload.namespace
-    if any(unsafe(c) for c in workload.name):
+    if has_unsafe(workload.name):
         node = get(meta, "name")
         message = (
             f"{workload.kind} name {workload.name!r} holds a line break, control or "
@@ -695,7 +695,7 @@ def _invalid_names(workload: Workload, path: str) -> Finding | None:
 
 def _valid_namespace(namespace: str) -> bool:
     """A DNS label, where ``${VAR}`` and ``{{ ... }}`` placeholders may stand for parts."""
-    if any(unsafe(c) for c in namespace):
+    if has_unsafe(namespace):
         return False
     holders = _PLACEHOLDER.findall(namespace)
     if not holders:

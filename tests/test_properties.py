@@ -177,3 +177,11 @@ def test_arbitrary_text_never_crashes(text: str) -> None:
 
     result = process_job(Job("", "fuzz.yaml", Role(), data), _settings("v1beta1"))
     assert all(f.code != "DRA900" for f in result.findings), [f.format() for f in result.findings]
+
+
+@given(st.text(alphabet=st.characters(exclude_categories=())))
+def test_has_unsafe_answers_as_the_character_check(text: str) -> None:
+    """The fast path (``str.isprintable``) never hides an unsafe character."""
+    from dra_migrate.findings import has_unsafe, unsafe
+
+    assert has_unsafe(text) == any(unsafe(c) for c in text)
