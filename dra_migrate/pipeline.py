@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 Progress = Callable[[int, int], None] | None  # (files done, files to do): a progress bar
+# A file read for the prefilter is kept for processing up to this size; a larger
+# one (an install bundle) is read again where it is processed, so that a run
+# never holds every bundle of a repository at once.
+HELD = 1 << 20
 PARALLEL_THRESHOLD = 24  # below this many parsed files a process pool costs more than it saves
 
 
@@ -59,7 +63,7 @@ def run(
     defining_context = discover.containing_later(context, "ResourceClaimTemplate", every_exclude)
     wanted = (*needles, b"ResourceClaimTemplate", suppress.MARKER)
     candidates = list(discover.expand(paths, every_exclude, skip, wanted, config.max_file_size))
-    todo: list[tuple[int, discover.Candidate, bytes]] = []
+    todo: list[tuple[int, discover.Candidate, bytes | None]] = []
     results: dict[int, FileResult] = {}
     templates_elsewhere: set[tuple[str, str]] = set()
     # files not reported on are read only for the templates they define: git finds them
@@ -92,7 +96,7 @@ def run(
                 empty = finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
                 results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
             continue
-        todo.append((index, candidate, data))
+        todo.append((index, candidate, data if len(data) <= HELD else None))
     if todo:  # imported while git may still search the context
         from dra_migrate.process import Job
     found_context = defining_context()
@@ -469,10 +473,11 @@ def run_validate(
     if published:
         settings = dataclasses.replace(settings, published=published)
 
-    jobs_: list[tuple[str, bytes]] = []
+    # (display, the bytes, or None for a file over HELD: read again where it is checked)
+    jobs_: list[tuple[str, bytes | None, str]] = []
     failed: list[FileResult] = []
     if stdin is not None:
-        jobs_.append(stdin)
+        jobs_.append((*stdin, ""))
     else:
         wanted = (*validate.NEEDLES, suppress.MARKER)
         excluded = [*config.exclude, *excludes]
@@ -486,22 +491,27 @@ def run_validate(
                 failed.append(FileResult(candidate.display, Status.FAILED, [problem]))
                 continue
             if _worth_parsing(data, validate.NEEDLES):
-                jobs_.append((candidate.display, data))
+                held = data if len(data) <= HELD else None
+                jobs_.append((candidate.display, held, candidate.path))
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    limit = config.max_file_size
     if workers > 1 and len(jobs_) >= PARALLEL_THRESHOLD:
         from concurrent.futures import ProcessPoolExecutor
 
+        many = len(jobs_)
         with ProcessPoolExecutor(max_workers=workers) as pool:
             done = pool.map(
-                validate.check_file,
-                [d for d, _ in jobs_],
-                [b for _, b in jobs_],
-                [settings] * len(jobs_),
+                _check_file,
+                [display for display, _data, _path in jobs_],
+                [data for _display, data, _path in jobs_],
+                [path for _display, _data, path in jobs_],
+                [limit] * many,
+                [settings] * many,
                 chunksize=4,
             )
-            checks = list(_counted(done, len(jobs_), progress))
+            checks = list(_counted(done, many, progress))
     else:
-        done = (validate.check_file(d, b, settings) for d, b in jobs_)
+        done = (_check_file(*job, limit, settings) for job in jobs_)
         checks = list(_counted(done, len(jobs_), progress))
     extra = validate.cross_check(checks, settings)
     if devices is not None:
@@ -512,6 +522,22 @@ def run_validate(
     for result in by_path.values():
         result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
     return Report(failed + [c.result for c in checks])
+
+
+def _check_file(display: str, data: bytes | None, path: str, limit: int, settings: Any) -> Any:
+    """``validate.check_file`` of a file, read here when it was not held."""
+    from dra_migrate import validate
+
+    if data is None:
+        try:
+            data = discover.read_file(path, limit)
+        except discover.Unreadable as exc:
+            problem = finding(exc.code, display, 1, 1, exc.message)
+            return validate.FileCheck(FileResult(display, Status.FAILED, [problem]))
+    check = validate.check_file(display, data, settings)
+    if not suppress.has_marker(data):  # only ignore comments read the text again
+        check.result.original = None
+    return check
 
 
 def load_nodes(path: str) -> list[Any]:

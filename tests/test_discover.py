@@ -136,3 +136,18 @@ def test_a_git_work_tree_gives_the_reports_of_reading_every_file(
     if tracked:
         subprocess.run(["git", "add", "-A"], cwd=work_tree, check=True)
     assert _report(work_tree, command) == _report(plain, command)
+
+
+@pytest.mark.parametrize("command", [["scan"], ["convert", "--check"], ["validate"]])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_files_read_again_where_processed_give_the_same_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str], jobs: str
+) -> None:
+    """A file over pipeline.HELD is not kept from discovery: the worker reads it again."""
+    from dra_migrate import pipeline
+
+    # enough files for the process pool, with GPU requests, DRA objects and a marker
+    _files(tmp_path, {f"f{i:02d}.yaml": PIECES[i % len(PIECES)] for i in range(30)})
+    whole = _report(tmp_path, [*command, "--jobs", jobs])
+    monkeypatch.setattr(pipeline, "HELD", 16)
+    assert _report(tmp_path, [*command, "--jobs", jobs]) == whole
