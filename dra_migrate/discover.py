@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -354,40 +354,47 @@ def containing(paths: Iterable[str], needle: str, excludes: Iterable[str] = ()) 
     ignored; ``excludes`` applied) whose text contains ``needle``, as ``git grep``
     finds them (in C, on every core); None where a folder is outside a git work
     tree. A file named in ``paths`` is in when it contains the needle."""
-    return containing_later(paths, needle, excludes)()
+    return containing_later(paths, needle, excludes).result()
 
 
-def containing_later(
-    paths: Iterable[str], needle: str, excludes: Iterable[str] = ()
-) -> Callable[[], set[str] | None]:
+def containing_later(paths: Iterable[str], needle: str, excludes: Iterable[str] = ()) -> Search:
     """``containing``, started now: the searches run while the caller does other
-    work, and calling the result waits for them."""
-    found: set[str] = set()
-    searches: list[tuple[str, _Grep]] = []
-    for raw in paths:
-        if os.path.isdir(raw):
-            searches.append((raw, _Grep(raw, [b"-l", b"-e", needle.encode()])))
-            continue
-        with contextlib.suppress(Unreadable):
-            if needle.encode() in read_file(raw):
-                found.add(_real(raw))
+    work; ``Search.result`` waits for them, ``Search.cancel`` stops them."""
+    return Search(paths, needle, excludes)
 
-    def result() -> set[str] | None:
-        spec = _Excludes(list(excludes))
-        outside = False
-        for raw, search in searches:
-            names = None if outside else search.names()
-            if names is None:  # outside git: the caller reads the files itself
-                outside = True
-                search.cancel()
+
+class Search:
+    """The running searches of ``containing_later``."""
+
+    def __init__(self, paths: Iterable[str], needle: str, excludes: Iterable[str]) -> None:
+        self.excludes = list(excludes)
+        self.found: set[str] = set()
+        self.searches: list[tuple[str, _Grep]] = []
+        for raw in paths:
+            if os.path.isdir(raw):
+                self.searches.append((raw, _Grep(raw, [b"-l", b"-e", needle.encode()])))
                 continue
+            with contextlib.suppress(Unreadable):
+                if needle.encode() in read_file(raw):
+                    self.found.add(_real(raw))
+
+    def result(self) -> set[str] | None:
+        """The real paths found; None where a folder is outside a git work tree."""
+        spec = _Excludes(self.excludes)
+        for raw, search in self.searches:
+            names = search.names()
+            if names is None:  # outside git: the caller reads the files itself
+                self.cancel()
+                return None
             root = _real(raw)
             for rel in names:
                 if rel.lower().endswith(EXTENSIONS) and not _matches(spec, rel):
-                    found.add(_real(os.path.join(root, rel)))
-        return None if outside else found
+                    self.found.add(_real(os.path.join(root, rel)))
+        return self.found
 
-    return result
+    def cancel(self) -> None:
+        for _raw, search in self.searches:
+            search.cancel()
 
 
 # A backslash escape in a JSON or double-quoted YAML string can spell any

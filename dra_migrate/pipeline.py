@@ -99,11 +99,17 @@ def run(
         todo.append((index, candidate, data if len(data) <= HELD else None))
     if todo:  # imported while git may still search the context
         from dra_migrate.process import Job
-    found_context = defining_context()
-    if found_context is None:  # outside git: every file of the context is read
-        around = [c.real for c in discover.expand(context, every_exclude, skip)]
+
+        found_context = defining_context.result()
+        if found_context is None:  # outside git: every file of the context is read
+            around = [c.real for c in discover.expand(context, every_exclude, skip)]
+        else:
+            around = sorted(found_context)
     else:
-        around = sorted(found_context)
+        # nothing to convert: no name to keep clear of the context's templates, and
+        # what it holds is not reported on (--context narrows the report to the paths)
+        defining_context.cancel()
+        around = []
     repo_layout = layout.build(
         [*(c.real for c in candidates), *around], lambda data: discover.mentions(data, needles)
     )
