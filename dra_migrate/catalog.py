@@ -15,9 +15,8 @@ import difflib
 import functools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 CATALOG_DIR = Path(__file__).parent / "catalog"
 
@@ -32,8 +31,7 @@ class CatalogError(ValueError):
     """A catalog data file is malformed."""
 
 
-@dataclass(frozen=True)
-class AttributeInfo:
+class AttributeInfo(NamedTuple):
     """One attribute a driver publishes."""
 
     domain: str
@@ -48,8 +46,7 @@ class AttributeInfo:
         return f"{self.domain}/{self.name}"
 
 
-@dataclass(frozen=True)
-class CapacityInfo:
+class CapacityInfo(NamedTuple):
     """One capacity a driver publishes (always a Quantity)."""
 
     domain: str
@@ -62,8 +59,7 @@ class CapacityInfo:
         return f"{self.domain}/{self.name}"
 
 
-@dataclass(frozen=True)
-class DomainInfo:
+class DomainInfo(NamedTuple):
     """Attributes and capacities under one domain."""
 
     domain: str
@@ -79,8 +75,7 @@ class DomainInfo:
         return name in self.capacity or any(p.fullmatch(name) for p in self.capacity_patterns)
 
 
-@dataclass(frozen=True)
-class StaleName:
+class StaleName(NamedTuple):
     """A name that is wrong or no longer published, with its replacement."""
 
     name: str  # the exact name, or the pattern's text
@@ -107,15 +102,13 @@ class StaleName:
         return self.replacement_cel.replace("{domain}", domain)
 
 
-@dataclass(frozen=True)
-class WrongDomain:
+class WrongDomain(NamedTuple):
     domain: str
     replacement: str
     explanation: str
 
 
-@dataclass(frozen=True)
-class DeviceClassInfo:
+class DeviceClassInfo(NamedTuple):
     name: str
     driver: str
     selector: str
@@ -123,13 +116,12 @@ class DeviceClassInfo:
     note: str = ""
 
 
-@dataclass(frozen=True)
-class Catalog:
+class Catalog(NamedTuple):
     domains: Mapping[str, DomainInfo]
     stale: tuple[StaleName, ...]
     wrong_domains: Mapping[str, WrongDomain]
     other_drivers: Mapping[str, str]
-    device_classes: tuple[DeviceClassInfo, ...] = field(default=())
+    device_classes: tuple[DeviceClassInfo, ...] = ()
 
     # -- drivers and domains -------------------------------------------------
     def known_drivers(self) -> frozenset[str]:

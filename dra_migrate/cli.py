@@ -9,9 +9,8 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NamedTuple, NoReturn, TypeVar
 
 import click
 
@@ -40,8 +39,7 @@ from dra_migrate.versions import (
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     """The options every command shares, resolved once."""
 
     paths: tuple[str, ...]
@@ -130,8 +128,7 @@ format_option = click.option(
 # --- workflow options: report files, suppressions, focus on changed files (issue 10) ---
 
 
-@dataclass(frozen=True)
-class Workflow:
+class Workflow(NamedTuple):
     """Where the report goes and what it covers, shared by scan, convert and validate."""
 
     fmt: str

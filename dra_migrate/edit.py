@@ -13,8 +13,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -36,8 +35,7 @@ class EditError(Exception):
     """The plan cannot be applied to this text (a bug, or input the editor cannot place)."""
 
 
-@dataclass(frozen=True)
-class Style:
+class Style(NamedTuple):
     indent: int = 2  # columns from a key to the keys of its mapping value
     seq_offset: int = 0  # columns from a key to the dashes of its sequence value
     quote: str = "'"  # preferred quote for strings that need one
@@ -47,8 +45,7 @@ class Style:
     json: bool = False
 
 
-@dataclass(frozen=True, order=True)
-class Splice:
+class Splice(NamedTuple):
     """Replace text[start:end] with ``text``.
 
     At one offset, insertions go before a removal that starts there, and an

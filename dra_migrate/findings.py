@@ -12,6 +12,7 @@ import enum
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 class Severity(enum.StrEnum):
@@ -23,8 +24,7 @@ class Severity(enum.StrEnum):
         return self.value
 
 
-@dataclass(frozen=True)
-class Code:
+class Code(NamedTuple):
     code: str
     severity: Severity
     title: str

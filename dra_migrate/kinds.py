@@ -16,7 +16,7 @@ step found.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # How the pod's containers are laid out and where pod-level claims go.
 POD = "pod"  # a core/v1 PodSpec: containers, initContainers, resourceClaims
@@ -49,22 +49,20 @@ KSERVE_RAW_MODES = ("RawDeployment", "Standard", "ModelMesh")
 KSERVE_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 
 
-@dataclass(frozen=True)
-class Site:
+class Site(NamedTuple):
     path: str
     label: str = ""
     style: str = POD
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(NamedTuple):
     group: str  # API group without version; "" for core
     kind: str
     sites: tuple[Site, ...]
     ray: bool = False  # KubeRay: GPU count also drives rayStartParams.num-gpus
     knative: str = ""  # KNATIVE or KSERVE_MODE: may run on Knative Serving (never converted there)
     cluster_scoped: bool = False  # its pods run in the namespaces of the objects that use it
-    outside: tuple[str, ...] = field(default=())  # resource fields outside pod templates
+    outside: tuple[str, ...] = ()  # resource fields outside pod templates
 
 
 def _replicas(field_name: str) -> tuple[Site, ...]:

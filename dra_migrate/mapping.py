@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from yaml.nodes import Node
 
@@ -38,8 +38,7 @@ class Context:
     node_selector: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     namespaces: tuple[str, ...] = ()
     labels: tuple[tuple[str, str], ...] = ()
     node_selector: tuple[tuple[str, frozenset[str]], ...] = ()
@@ -59,8 +58,7 @@ class Rule:
         return True
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(NamedTuple):
     """The outcome for one extended resource in one pod."""
 
     resource: str
@@ -71,8 +69,7 @@ class Choice:
     rule: int | None  # index of the matching rule, None for the resource's default
 
 
-@dataclass(frozen=True)
-class ResourceMapping:
+class ResourceMapping(NamedTuple):
     name: str
     device_class: str
     selectors: tuple[str, ...] = ()
@@ -133,8 +130,7 @@ class IgnoreEntry:
     index: int  # its place in the ``ignore`` list, for messages about it
 
 
-@dataclass(frozen=True)
-class ClassDefinition:
+class ClassDefinition(NamedTuple):
     """A DeviceClass the project defines (``deviceClasses``), rendered by ``deviceclasses``."""
 
     name: str

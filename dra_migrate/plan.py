@@ -14,13 +14,12 @@ edit stage turns it into text. The semantics of the migration live here:
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
@@ -41,8 +40,7 @@ _PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{\{.*?\}\}")
 # --- edit operations: what the edit stage applies -------------------------------
 
 
-@dataclass(frozen=True)
-class RemoveEntry:
+class RemoveEntry(NamedTuple):
     """Delete ``key`` (a key node) and its value from ``mapping``."""
 
     mapping: MappingNode
@@ -55,8 +53,7 @@ class RemoveEntry:
 Replaced = tuple[tuple[MappingNode, Node, Node], ...]
 
 
-@dataclass(frozen=True)
-class AppendEntry:
+class AppendEntry(NamedTuple):
     """Add ``key: value`` at the end of ``mapping``."""
 
     mapping: MappingNode
@@ -65,8 +62,7 @@ class AppendEntry:
     replaces: Replaced = ()
 
 
-@dataclass(frozen=True)
-class AppendItems:
+class AppendItems(NamedTuple):
     """Add items at the end of ``sequence``."""
 
     sequence: SequenceNode
@@ -74,8 +70,7 @@ class AppendItems:
     replaces: Replaced = ()
 
 
-@dataclass(frozen=True)
-class AddObject:
+class AddObject(NamedTuple):
     """Add a generated object after ``workload``'s document (or to its List)."""
 
     workload: Workload
@@ -603,6 +598,8 @@ def _resource_slug(resource: str) -> str:
 
 
 def _short_hash(text: str) -> str:
+    import hashlib  # lazy: loading OpenSSL costs start-up time, and few names need a hash
+
     return hashlib.sha256(text.encode()).hexdigest()[:6]
 
 

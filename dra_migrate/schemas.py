@@ -22,9 +22,8 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from dra_migrate.resources import schema_path
 
@@ -58,8 +57,7 @@ class SchemaNotFound(LookupError):
     """No bundled schema for this apiVersion/kind at this Kubernetes version."""
 
 
-@dataclass(frozen=True)
-class SchemaError:
+class SchemaError(NamedTuple):
     """One schema violation.
 
     ``path`` leads from the validated object to the offending field (mapping

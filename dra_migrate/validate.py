@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -127,8 +127,7 @@ class ValidateSettings:
 # --- what a file defines and refers to, for the cross-file pass --------------------
 
 
-@dataclass(frozen=True)
-class Where:
+class Where(NamedTuple):
     path: str
     line: int
     col: int
@@ -754,11 +753,13 @@ class _FileChecker:
             )
 
     def config(self, node: Node | None, names: set[str], owner: str, claim: bool) -> None:
-        from dra_migrate.catalog import is_dns_subdomain, load_catalog
-
         entries_ = items(node)
         if node is not None:
             self.limit(node, len(entries_), MAX_CONFIG, owner, "config entries")
+        if not entries_:
+            return  # the catalog (a module and its files) is read only for config entries
+        from dra_migrate.catalog import is_dns_subdomain, load_catalog
+
         catalog = load_catalog()
         for entry in entries_:
             if claim:

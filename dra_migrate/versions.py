@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from dra_migrate.findings import ConfigError
 
@@ -11,8 +11,7 @@ TARGETS = ("v1beta1", "v1beta2", "v1")
 DEFAULT_TARGET = "v1"
 
 
-@dataclass(frozen=True)
-class ApiVersion:
+class ApiVersion(NamedTuple):
     name: str
     introduced: int  # Kubernetes minor version
     deprecated: int | None
@@ -121,8 +120,7 @@ def warnings(target: str, minor: int) -> list[str]:
 # request left without firstAvailable is rejected).
 
 
-@dataclass(frozen=True)
-class FeatureGate:
+class FeatureGate(NamedTuple):
     name: str
     alpha: int  # first minor with the gate (and its fields)
     on: int | None  # first minor with the gate on by default; None: still off
@@ -198,8 +196,7 @@ def parse_feature_gates(text: str) -> tuple[tuple[str, bool], ...]:
     return tuple(gates.items())
 
 
-@dataclass(frozen=True)
-class GateState:
+class GateState(NamedTuple):
     """Which DRA feature gates an API server has on: the release's defaults, then
     ``--feature-gates``."""
 

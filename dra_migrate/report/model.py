@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import fnmatch
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dra_migrate.findings import Finding, Severity
 
@@ -129,8 +129,7 @@ class FileResult:
     markers: list[Any] | None = None
 
 
-@dataclass(frozen=True)
-class Suppressed:
+class Suppressed(NamedTuple):
     """A finding silenced by an ignore comment or a ``.dra-migrate.yaml`` entry."""
 
     finding: Finding

@@ -1,0 +1,131 @@
+"""What a run imports and builds before it does any work (start-up, issue 8).
+
+A one-file pre-commit run is mostly start-up, so each path imports only what
+it uses: nothing that parses or plans when no file needs parsing, never the
+heavy libraries (jsonschema, jinja2, the CEL library, rich) on the paths that
+do not use them. Each ``@dataclass`` costs 0.5 to 1.5 ms to create on Python
+3.11, so the records every run builds are NamedTuples and the number of
+dataclasses a path creates is held here. Every command runs in a fresh
+interpreter, as ``python -m dra_migrate`` does; nothing is timed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.test_cli import DEPLOYMENT, NO_GPU
+
+# Runs ``python -m dra_migrate ARGS`` in this interpreter, then writes the modules it
+# imported and the dataclasses defined in the package's loaded modules to $PROBE_OUT.
+PROBE = """\
+import dataclasses, json, os, runpy, sys
+try:
+    runpy.run_module("dra_migrate", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+finally:
+    classes = sorted(
+        f"{name}.{attr}"
+        for name, module in list(sys.modules.items())
+        if name.split(".")[0] == "dra_migrate"
+        for attr, value in vars(module).items()
+        if isinstance(value, type)
+        and dataclasses.is_dataclass(value)
+        and value.__module__ == name
+    )
+    with open(os.environ["PROBE_OUT"], "w") as out:
+        json.dump({"modules": sorted(sys.modules), "dataclasses": classes}, out)
+"""
+
+# Libraries that cost tens of milliseconds to import, and are needed by a few paths only.
+HEAVY = ("jsonschema", "jinja2", "celpy", "lark", "rich", "dra_migrate.cel", "_hashlib")
+# The per-file stages: imported only when some file is parsed.
+STAGES = (
+    "dra_migrate.process",
+    "dra_migrate.plan",
+    "dra_migrate.edit",
+    "dra_migrate.validate",
+    "dra_migrate.catalog",
+    "dra_migrate.schemas",
+    "dra_migrate.schema_engine",
+    "dra_migrate.quantity",
+)
+
+
+def probe(tmp_path: Path, cwd: Path, *args: str) -> tuple[set[str], list[str]]:
+    out = tmp_path / "probe.json"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PROBE_OUT": str(out)}
+    env.pop("PYTHONWARNINGS", None)
+    subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=True,
+    )
+    data = json.loads(out.read_text())
+    return set(data["modules"]), data["dataclasses"]
+
+
+def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return [n for n in names if n in modules or any(m.startswith(n + ".") for m in modules)]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A folder with one file that asks for GPUs and one that does not."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "gpu.yaml").write_text(DEPLOYMENT)
+    (root / "plain.yaml").write_text(NO_GPU)
+    return root
+
+
+def test_help_imports_no_stage(tmp_path: Path) -> None:
+    modules, _ = probe(tmp_path, tmp_path, "--help")
+    assert "click" in modules  # the probe sees what the run imported
+    assert loaded(modules, HEAVY + STAGES + ("dra_migrate.pipeline",)) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("scan", "."),  # nothing mentions a GPU: nothing is parsed
+        ("convert", "--check", "--diff", "--context", ".", "plain.yaml"),  # the hook
+    ],
+    ids=["scan", "hook-without-gpu"],
+)
+def test_a_run_that_parses_nothing_imports_no_stage(
+    tmp_path: Path, repo: Path, args: tuple[str, ...]
+) -> None:
+    (repo / "gpu.yaml").unlink()
+    modules, classes = probe(tmp_path, repo, *args)
+    assert "dra_migrate.pipeline" in modules
+    assert loaded(modules, HEAVY + STAGES) == []
+    # the records every run builds (options, mapping, kinds, gates, ...) are NamedTuples
+    assert len(classes) <= 20, classes
+
+
+def test_the_hook_on_a_gpu_file_imports_its_stages_and_nothing_heavy(
+    tmp_path: Path, repo: Path
+) -> None:
+    modules, classes = probe(
+        tmp_path, repo, "convert", "--check", "--diff", "--context", ".", "gpu.yaml"
+    )
+    # the probe sees the stages the conversion needs ...
+    assert loaded(modules, ("dra_migrate.process", "dra_migrate.validate")) == [
+        "dra_migrate.process",
+        "dra_migrate.validate",
+    ]
+    # ... and nothing it does not: generated objects are checked by schema_engine, the
+    # text is laid out without rich, no CEL selector is parsed, no name needs a hash
+    assert loaded(modules, HEAVY) == []
+    assert len(classes) <= 34, classes
