@@ -1006,8 +1006,6 @@ def _source_offset(raw: str, style: str | None, offset: int) -> int:
 
 
 def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list[Finding]:
-    from dra_migrate.catalog import load_catalog
-
     claims: dict[tuple[str, str, str], ClaimDef] = {}
     found: list[Finding] = []
     for check in checks:
@@ -1031,7 +1029,6 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                 )
     found.extend(_admin_access(checks))
     classes = {c.name for check in checks for c in check.classes}
-    known = {c.name for c in load_catalog().device_classes}
     for check in checks:
         # a pod is paired with its own file's definition first (files applied together)
         own = {(c.kind, c.namespace, c.name): c for c in check.claims}
@@ -1072,7 +1069,11 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                     )
         for claim in check.claims:
             for request in _all_requests(claim.requests):
-                if request.device_class and request.device_class not in classes | known:
+                if (
+                    request.device_class
+                    and request.device_class not in classes
+                    and request.device_class not in _catalog_classes()
+                ):
                     w = request.where
                     found.append(
                         finding(
@@ -1086,6 +1087,13 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                         )
                     )
     return found
+
+
+def _catalog_classes() -> frozenset[str]:
+    """The DeviceClasses known drivers install (the catalog is read on first use)."""
+    from dra_migrate.catalog import load_catalog
+
+    return frozenset(c.name for c in load_catalog().device_classes)
 
 
 ADMIN_LABEL = "resource.kubernetes.io/admin-access"
