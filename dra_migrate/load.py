@@ -7,13 +7,17 @@ decoded text), which is what the edit stage splices against.
 
 from __future__ import annotations
 
+import bisect
+import contextlib
+import gc
 import itertools
 import math
 import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -49,14 +53,14 @@ class Source:
         return ((BOM if self.bom else "") + text).encode("utf-8")
 
 
-@dataclass
+@dataclass(slots=True)  # a big stream has tens of thousands
 class Document:
     """One YAML document of a stream: its root node and where it ends."""
 
     index: int
     root: Node | None
     end: int  # offset where the document's own text ends (before the next separator)
-    aliased: set[int] = field(default_factory=set)  # ids of nodes reachable more than once
+    aliased: AbstractSet[int] = frozenset()  # ids of nodes reachable more than once
 
 
 def decode(path: str, raw: bytes) -> Source:
@@ -134,15 +138,25 @@ def utf16_without_bom(raw: bytes) -> str:
 _FOREIGN_BREAK = re.compile("[\x85\u2028\u2029]|\r(?!\n)")
 
 
+def foreign_break_at(text: str) -> int:
+    """Offset of the first line break only YAML sees, or -1. Plain string searches
+    rule most texts out first: the expression alone crawls through a big file."""
+    lone_cr = "\r" in text and text.count("\r") != text.count("\r\n")
+    if lone_cr or "\x85" in text or "\u2028" in text or "\u2029" in text:
+        match = _FOREIGN_BREAK.search(text)
+        if match is not None:
+            return match.start()
+    return -1
+
+
 def foreign_line_break(source: Source) -> Finding | None:
     """DRA032 at the first line break only YAML sees, for a file to be edited."""
-    match = _FOREIGN_BREAK.search(source.text)
-    if match is None:
+    at = foreign_break_at(source.text)
+    if at < 0:
         return None
-    at = match.start()
+    char = source.text[at]
     line = source.text.count("\n", 0, at) + 1
     col = at - line_start(source.text, at) + 1
-    char = match.group()
     return finding(
         "DRA032",
         source.path,
@@ -161,13 +175,15 @@ def looks_like_template(text: str) -> bool:
 
 
 def _template_actions(text: str) -> Iterator[int]:
-    """Offsets of Helm template actions on lines that are not comments."""
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        if "{{" in line and not line.lstrip().startswith("#"):
-            for match in _TEMPLATE_SYNTAX.finditer(line):
-                yield offset + match.start()
-        offset += len(line)
+    """Offsets of Helm template actions on lines that are not comments (lines as
+    ``str.splitlines`` cuts them)."""
+    for match in _TEMPLATE_SYNTAX.finditer(text):
+        before = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+        lines = before.splitlines(keepends=True)
+        # the line holding the action, up to it ("" when a break ends ``before``)
+        line = lines[-1] if lines and lines[-1].splitlines()[0] == lines[-1] else ""
+        if not line.lstrip().startswith("#"):
+            yield match.start()
 
 
 def is_template(source: Source) -> bool:
@@ -336,30 +352,46 @@ def compose_all(text: str) -> list[Node | None]:
         loader.dispose()
 
 
+@contextlib.contextmanager
+def no_collector() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for a while: composing and planning a
+    file make many objects that live on and no reference cycles, and the collector,
+    run meanwhile, would only walk the trees composed so far again and again (a
+    third of the time of a big file). The few cycles made are collected after."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+@no_collector()
 def parse(source: Source, needles: Iterable[str] | None = None) -> list[Document]:
     """Compose every document of the stream, or raise ``InputProblem``.
 
     With ``needles``, only the documents that contain one of them (or a
-    backslash escape that could spell one) are composed, and never a
-    CustomResourceDefinition (recognised from its head: its descriptions
-    mention resource names, its schema holds no workload). The others come
-    back with no root; offsets and line numbers stay those of the whole text.
+    backslash escape that could spell one) are composed, each on its own, and
+    never a CustomResourceDefinition (recognised from its head: its
+    descriptions mention resource names, its schema holds no workload). The
+    others come back with no root. Marks, line numbers and ends are those of
+    the whole text either way.
     """
-    text = source.text if needles is None else _only_mentioning(source.text, tuple(needles))
-    # PyYAML's pure-Python scanner rejects a tab before a comment or at the end of
-    # a line, which YAML allows (libyaml and kubectl read it); a space of the same
-    # width keeps every offset.
-    if not libyaml():
-        text = _TRAILING_TAB.sub(" ", text)
+    text = source.text
     try:
-        roots = compose_all(text)
-        docs: list[Document] = []
-        for index, root in enumerate(roots):
-            aliased: set[int] = set()
-            if root is not None:
-                aliased = _check_tree(source, root)
-            docs.append(Document(index=index, root=root, end=0, aliased=aliased))
-        _set_ends(text, docs)
+        if needles is None or foreign_break_at(text) >= 0:
+            # a break only YAML sees moves YAML's line numbers off the text's own,
+            # and may start a document the text does not show: compose it all
+            docs = [
+                Document(
+                    index, root, 0, _check_tree(source, root) if root is not None else frozenset()
+                )
+                for index, root in enumerate(_compose_at(text, 0, 0))
+            ]
+            _set_ends(text, docs)
+        else:
+            docs = _compose_mentioning(source, tuple(needles))
     except yaml.MarkedYAMLError as exc:
         raise InputProblem(_syntax_finding(source, exc)) from None
     except yaml.reader.ReaderError as exc:
@@ -373,6 +405,68 @@ def parse(source: Source, needles: Iterable[str] | None = None) -> list[Document
     return docs
 
 
+def _compose_mentioning(source: Source, needles: tuple[str, ...]) -> list[Document]:
+    """The documents of ``_parts`` that ``_wanted`` picks, each composed alone and its
+    marks moved to the whole text; the others with no root. A document ends at the
+    first separator after its content or where its part ends, before the directives
+    of the next (a part that starts the text without ``---`` and is not composed
+    holds no document, as a stream of comments holds none)."""
+    text = source.text
+    bounds = _parts(text)
+    wanted = _wanted(text, bounds, needles)
+    docs: list[Document] = []
+    composed: list[tuple[Document, Node, int, int]] = []
+    line = at = 0
+    for number, (begin, end) in enumerate(itertools.pairwise(bounds)):
+        if not wanted[number]:
+            if begin > 0 or text.startswith(("---", "%")):
+                docs.append(Document(len(docs), None, end))
+            continue
+        line += text.count("\n", at, begin)
+        at = begin
+        for root in _compose_at(text[begin:end], begin, line):
+            if root is not None:  # (a composer gives no empty roots)
+                docs.append(Document(len(docs), root, end))
+                composed.append((docs[-1], root, begin, line))
+    # every syntax error first, then the trees' checks: as a whole text is read
+    for doc, root, begin, line in composed:
+        doc.aliased = _check_tree(source, root, begin, line)
+        sep = _DOC_SEPARATOR.search(text, line_end(text, content_end(root, text)), doc.end)
+        doc.end = sep.start() if sep else doc.end
+    return docs
+
+
+def _compose_at(text: str, base: int, lines: int) -> list[Node | None]:
+    """The roots of a text found at offset ``base`` of the whole text, after
+    ``lines`` lines; an error's marks are moved there (the nodes' marks are moved
+    by ``_check_tree``)."""
+    # PyYAML's pure-Python scanner rejects a tab before a comment or at the end of
+    # a line, which YAML allows (libyaml and kubectl read it); a space of the same
+    # width keeps every offset.
+    if not libyaml():
+        text = _TRAILING_TAB.sub(" ", text)
+    if not base:
+        return compose_all(text)
+    try:
+        return compose_all(text)
+    except yaml.MarkedYAMLError as exc:
+        exc.problem_mark = _moved(exc.problem_mark, base, lines)
+        exc.context_mark = _moved(exc.context_mark, base, lines)
+        raise
+    except yaml.reader.ReaderError as exc:
+        exc.position += base
+        raise
+
+
+def _moved(mark: Any, base: int, lines: int) -> Any:
+    """A copy of a mark ``base`` characters and ``lines`` lines further on (libyaml's
+    marks are read-only; a copy also never moves a mark two nodes share twice). A
+    part starts at a line start, so the column stays."""
+    if mark is None:
+        return None
+    return type(mark)(mark.name, mark.index + base, mark.line + lines, mark.column, None, None)
+
+
 _DOC_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.M)
 _CRD_HEAD = re.compile(
     r"^kind:[ \t]*([\"']?)CustomResourceDefinition\1[ \t]*(?:#[^\n]*)?\r?$", re.M
@@ -380,33 +474,94 @@ _CRD_HEAD = re.compile(
 # A backslash escape in a double-quoted YAML or a JSON string could spell a
 # needle ("nvidia.com\u002fgpu"): the byte search cannot rule such a text out.
 ESCAPE = re.compile(r"\\(?:[uUx/]|\r?\n)")
-_COMMENTED = re.compile(r"^[^\r\n]", re.M)
 
 
 def mentions(text: str, needles: tuple[str, ...]) -> bool:
     return any(n in text for n in needles) or ESCAPE.search(text) is not None
 
 
-def _only_mentioning(text: str, needles: tuple[str, ...]) -> str:
-    """The text with every document that needs no parsing turned into comments
-    (a ``#`` over its first character of each line): the same length and line
-    breaks, so every mark of the documents that are parsed stays exact."""
-    if _FOREIGN_BREAK.search(text):  # comments would end at a break only YAML sees
-        return text
-    starts = [m.start() for m in _DOC_START.finditer(text)]
-    bounds = [0, *(s for s in starts if s > 0), len(text)]
-    parts: list[str] = []
-    for begin, end in itertools.pairwise(bounds):
-        chunk = text[begin:end]
-        if mentions(chunk, needles) and not _CRD_HEAD.search(chunk):
-            parts.append(chunk)
-            continue
-        # keep the separator line: where documents end stays the same
-        head = chunk.find("\n") + 1 if chunk.startswith("---") else 0
-        if head == 0 and chunk.startswith("---"):
-            head = len(chunk)
-        parts.append(chunk[:head] + _COMMENTED.sub("#", chunk[head:]))
-    return "".join(parts)
+def doc_starts(text: str) -> Iterator[int]:
+    """Offsets of the ``---`` lines that start documents, as ``_DOC_START`` finds them
+    (a string search: several times faster than the regular expression on a big
+    text)."""
+    if _DOC_START.match(text):
+        yield 0
+    at = text.find("\n---")
+    while at >= 0:
+        after = at + 4
+        if after == len(text) or text[after] in " \t\r\n":
+            yield at + 1
+        at = text.find("\n---", after)
+
+
+def _parts(text: str) -> list[int]:
+    """Where the text is cut into parts of one document each: at every document
+    start, or before the directives (``%YAML``, ``%TAG``) that belong to it."""
+    bounds = [0]
+    for start in doc_starts(text):
+        cut = _directives_before(text, start)
+        if cut > bounds[-1]:
+            bounds.append(cut)
+    bounds.append(len(text))
+    return bounds
+
+
+def _directives_before(text: str, start: int) -> int:
+    """Where the directives of the document at ``start`` begin: the first directive
+    line before it with only directives, comments and blank lines between; else
+    ``start``."""
+    cut = end = start
+    while end > 0:
+        begin = text.rfind("\n", 0, end - 1) + 1
+        if text.startswith("%", begin):
+            cut = begin
+        else:
+            line = text[begin:end].lstrip()
+            if line and not line.startswith("#"):
+                break
+        end = begin
+    return cut
+
+
+def _wanted(text: str, bounds: list[int], needles: tuple[str, ...]) -> list[bool]:
+    """For each part: composed? It mentions a needle (or holds an escape that could
+    spell one) and has no CustomResourceDefinition head. One search of the whole
+    text a needle, skipping the rest of a part once it is known."""
+    found = [False] * (len(bounds) - 1)
+    crd = [False] * (len(bounds) - 1)
+
+    def mark(flags: list[bool], find: Any) -> None:
+        at = find(0)
+        while at >= 0:
+            part = bisect.bisect_right(bounds, at) - 1
+            flags[part] = True
+            at = find(bounds[part + 1])
+
+    for needle in needles:
+        mark(found, lambda at, n=needle: text.find(n, at))
+    mark(found, lambda at: _next_match(ESCAPE, "\\", text, at))
+    mark(crd, lambda at: _next_match(_CRD_HEAD, "CustomResourceDefinition", text, at))
+    return [f and not c for f, c in zip(found, crd, strict=True)]
+
+
+def _next_match(pattern: re.Pattern[str], literal: str, text: str, at: int) -> int:
+    """Where ``pattern`` next matches (-1: nowhere), found through the next place the
+    ``literal`` it needs occurs: in the line holding it for a pattern anchored at a
+    line start, else at the literal."""
+    anchored = pattern.pattern.startswith("^")
+    while True:
+        at = text.find(literal, at)
+        if at < 0:
+            return -1
+        if anchored:
+            newline = text.find("\n", at)
+            end = len(text) if newline < 0 else newline + 1
+            match = pattern.search(text, text.rfind("\n", 0, at) + 1, end)
+        else:
+            match = pattern.match(text, at)
+        if match is not None:
+            return match.start()
+        at += 1
 
 
 def walk(root: Node) -> Iterator[Node]:
@@ -492,14 +647,16 @@ def _allowed_alias_ratio(decoded: int) -> float:
     return 0.99 - 0.89 * (decoded - _ALIAS_LOW) / (_ALIAS_HIGH - _ALIAS_LOW)
 
 
-def _check_tree(source: Source, root: Node) -> set[int]:
+def _check_tree(source: Source, root: Node, base: int = 0, lines: int = 0) -> set[int]:
     """Ids of nodes that appear more than once (anchors with aliases), in one walk of
-    the tree that also checks depth and duplicate keys; raises ``InputProblem``:
-    DRA004 too deep, DRA030 a recursive alias or excessive aliasing, DRA005 the
-    first duplicate key of the document."""
+    the tree that also moves every mark ``base`` characters and ``lines`` lines on
+    (a document composed alone, see ``_moved``) and checks depth and duplicate keys;
+    raises ``InputProblem``: DRA004 too deep, DRA030 a recursive alias or excessive
+    aliasing, DRA005 the first duplicate key of the document."""
     counts: dict[int, int] = {}
-    duplicate: Finding | None = None
+    mappings: list[MappingNode] = []
     stack = [(root, 1)]
+    mark = type(root.start_mark)
     while stack:
         node, depth = stack.pop()
         ident = id(node)
@@ -507,6 +664,11 @@ def _check_tree(source: Source, root: Node) -> set[int]:
         counts[ident] = seen
         if seen > 1:
             continue
+        if base or lines:
+            at = node.start_mark
+            node.start_mark = mark(at.name, at.index + base, at.line + lines, at.column, None, None)
+            at = node.end_mark
+            node.end_mark = mark(at.name, at.index + base, at.line + lines, at.column, None, None)
         if depth > MAX_DEPTH:
             _too_deep(source, node)
         if isinstance(node, MappingNode):
@@ -514,18 +676,15 @@ def _check_tree(source: Source, root: Node) -> set[int]:
                 stack.append((value, depth + 1))
                 stack.append((key, depth + 1))
             if len(node.value) > 1:
-                found = _duplicate(source, node)
-                if found is not None and (
-                    duplicate is None or (found.line, found.col) < (duplicate.line, duplicate.col)
-                ):
-                    duplicate = found
+                mappings.append(node)
         elif isinstance(node, SequenceNode):
             stack.extend((item, depth + 1) for item in node.value)
     aliased = {ident for ident, count in counts.items() if count > 1}
     if aliased:
         _expand_as_go_yaml(source, root)
-    if duplicate is not None:
-        raise InputProblem(duplicate)
+    duplicates = [found for node in mappings if (found := _duplicate(source, node)) is not None]
+    if duplicates:
+        raise InputProblem(min(duplicates, key=lambda found: (found.line, found.col)))
     return aliased
 
 

@@ -78,6 +78,7 @@ def defined_templates(data: bytes) -> set[tuple[str, str]]:
     }
 
 
+@load.no_collector()  # a big file's trees live until its plans are made
 def process_job(job: Job, settings: Settings) -> FileResult:
     try:
         raw = (
@@ -115,7 +116,7 @@ def process(
     display: str, raw: bytes, role: Role, settings: Settings, edit: bool = True
 ) -> FileResult:
     source = load.decode(display, raw)
-    if not source.text.strip():
+    if not source.text or source.text.isspace():  # (strip() would copy the text)
         empty = finding("DRA007", display, 1, 1, "empty file, nothing to convert")
         return FileResult(display, Status.UNCHANGED, [empty], original=raw)
     if role.kind == layout.HELM_TEMPLATE or display.endswith(".tpl") or load.is_template(source):
