@@ -10,7 +10,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 import gc
-import itertools
 import math
 import os
 import re
@@ -387,7 +386,7 @@ def parse(source: Source, needles: Iterable[str] | None = None) -> list[Document
                 Document(
                     index, root, 0, _check_tree(source, root) if root is not None else frozenset()
                 )
-                for index, root in enumerate(_compose_at(text, 0, 0))
+                for index, root in enumerate(_compose_at(text, 0, len(text), 0))
             ]
             _set_ends(text, docs)
         else:
@@ -406,28 +405,45 @@ def parse(source: Source, needles: Iterable[str] | None = None) -> list[Document
 
 
 def _compose_mentioning(source: Source, needles: tuple[str, ...]) -> list[Document]:
-    """The documents of ``_parts`` that ``_wanted`` picks, each composed alone and its
-    marks moved to the whole text; the others with no root. A document ends at the
-    first separator after its content or where its part ends, before the directives
-    of the next (a part that starts the text without ``---`` and is not composed
-    holds no document, as a stream of comments holds none)."""
+    """The documents of ``_parts`` that ``_wanted`` picks, composed alone and their
+    marks moved to the whole text; the others with no root. A part that begins with
+    directives is composed together with the part before it: what a directive line
+    is (a directive, or the text of an unclosed flow collection or plain scalar
+    above it) only the composer can tell. A document ends at the first separator
+    after its content or where its part ends, before the directives of the next (a
+    part that starts the text without ``---`` and is not composed holds no
+    document, as a stream of comments holds none)."""
     text = source.text
     bounds = _parts(text)
     wanted = _wanted(text, bounds, needles)
+    count = len(bounds) - 1
     docs: list[Document] = []
     composed: list[tuple[Document, Node, int, int]] = []
-    line = at = 0
-    for number, (begin, end) in enumerate(itertools.pairwise(bounds)):
-        if not wanted[number]:
-            if begin > 0 or text.startswith(("---", "%")):
-                docs.append(Document(len(docs), None, end))
-            continue
-        line += text.count("\n", at, begin)
-        at = begin
-        for root in _compose_at(text[begin:end], begin, line):
-            if root is not None:  # (a composer gives no empty roots)
+    line = at = first = 0
+    while first < count:
+        last = first
+        while last + 1 < count and text.startswith("%", bounds[last + 1]):
+            last += 1
+        group = list(range(first, last + 1))
+        roots: list[Node | None] = []
+        begin = bounds[first]
+        if any(wanted[number] for number in group):
+            line += text.count("\n", at, begin)
+            at = begin
+            roots = _compose_at(text, begin, bounds[last + 1], line)
+        # a part holds one document; only a first part of comments holds none
+        holders = group[max(len(group) - len(roots), 0) :]
+        holders[:0] = [first] * (len(roots) - len(holders))
+        held = dict(zip(holders, roots, strict=True))
+        for number in group:
+            root = held.get(number) if wanted[number] else None
+            end = bounds[number + 1]
+            if root is not None:
                 docs.append(Document(len(docs), root, end))
                 composed.append((docs[-1], root, begin, line))
+            elif number > 0 or text.startswith(("---", "%")):
+                docs.append(Document(len(docs), None, end))
+        first = last + 1
     # every syntax error first, then the trees' checks: as a whole text is read
     for doc, root, begin, line in composed:
         doc.aliased = _check_tree(source, root, begin, line)
@@ -436,21 +452,24 @@ def _compose_mentioning(source: Source, needles: tuple[str, ...]) -> list[Docume
     return docs
 
 
-def _compose_at(text: str, base: int, lines: int) -> list[Node | None]:
-    """The roots of a text found at offset ``base`` of the whole text, after
-    ``lines`` lines; an error's marks are moved there (the nodes' marks are moved
-    by ``_check_tree``)."""
+def _compose_at(text: str, base: int, end: int, lines: int) -> list[Node | None]:
+    """The roots of ``text[base:end]``, which starts after ``lines`` lines; an error
+    reads as in the whole text: its marks moved there (the nodes' marks are moved by
+    ``_check_tree``), and where the part ends, the whole text goes on with the
+    next document (``---``), not the end of the stream."""
+    part = text[base:end] if base or end < len(text) else text
     # PyYAML's pure-Python scanner rejects a tab before a comment or at the end of
     # a line, which YAML allows (libyaml and kubectl read it); a space of the same
     # width keeps every offset.
     if not libyaml():
-        text = _TRAILING_TAB.sub(" ", text)
-    if not base:
-        return compose_all(text)
+        part = _TRAILING_TAB.sub(" ", part)
     try:
-        return compose_all(text)
+        return compose_all(part)
     except yaml.MarkedYAMLError as exc:
-        exc.problem_mark = _moved(exc.problem_mark, base, lines)
+        mark = exc.problem_mark
+        if end < len(text) and exc.problem and mark is not None and mark.index == len(part):
+            exc.problem = exc.problem.replace("'<stream end>'", "'<document start>'")
+        exc.problem_mark = _moved(mark, base, lines)
         exc.context_mark = _moved(exc.context_mark, base, lines)
         raise
     except yaml.reader.ReaderError as exc:
