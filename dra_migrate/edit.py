@@ -9,6 +9,8 @@ the GPU line, or else on a line of its own.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import re
 from collections import Counter
@@ -384,6 +386,17 @@ def _moved_comments(
     skip: set[int] = set()
     if style.json:
         return moved, skip
+    # is [start, end) inside a removed range? The ranges by start, with the furthest
+    # end among those that start there or before: one bisection a question (a big
+    # stream has thousands of edits)
+    removed.sort()
+    starts = [a for a, _b in removed]
+    reach = list(itertools.accumulate((b for _a, b in removed), max))
+
+    def inside_removed(start: int, end: int) -> bool:
+        at = bisect.bisect_right(starts, start) - 1
+        return at >= 0 and reach[at] >= end
+
     for edit in edits:
         if isinstance(edit, AppendEntry):
             target: Node = edit.mapping
@@ -399,7 +412,7 @@ def _moved_comments(
                 continue
             start = line_start(text, key.start_mark.index)
             end = line_end(text, entry_end(key, value, text))
-            if not any(a <= start and end <= b for a, b in removed):
+            if not inside_removed(start, end):
                 continue
             at = start
             for raw in text[start:end].splitlines(keepends=True):

@@ -424,6 +424,11 @@ def _compose_mentioning(source: Source, needles: tuple[str, ...]) -> list[Docume
         last = first
         while last + 1 < count and text.startswith("%", bounds[last + 1]):
             last += 1
+        if last == first and not wanted[first]:  # most parts of a big stream
+            if first > 0 or text.startswith(("---", "%")):
+                docs.append(Document(len(docs), None, bounds[first + 1]))
+            first += 1
+            continue
         group = list(range(first, last + 1))
         roots: list[Node | None] = []
         begin = bounds[first]
