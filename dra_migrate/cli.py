@@ -627,6 +627,8 @@ def _files_out(
     diff: bool = True,
 ) -> list[str]:
     """Write or print every changed file; ``written`` collects the paths written."""
+    if not any(r.status is Status.CHANGED for r in report.files):
+        return written  # nothing to write or show: the writer (and difflib) stay unloaded
     from dra_migrate import writer
 
     targets: dict[Path, list[FileResult]] = {}

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from yaml.nodes import MappingNode, Node
 
@@ -22,8 +21,7 @@ from dra_migrate.load import Document, entries, get, get_path, items, scalar
 APP, INIT, SIDECAR = "app", "init", "sidecar"
 
 
-@dataclass
-class Workload:
+class Workload(NamedTuple):
     """A Kubernetes object (a document, or an item of a ``kind: List``)."""
 
     doc: Document
@@ -53,23 +51,21 @@ class Workload:
         return load.position(self.root)
 
 
-@dataclass
-class Container:
+class Container(NamedTuple):
     node: MappingNode
     name: str
     role: str  # app, init or sidecar
     field: str  # where it sits in the pod spec, e.g. "containers[1]" or "model"
 
 
-@dataclass
-class PodSite:
+class PodSite(NamedTuple):
     workload: Workload
     pod: MappingNode  # the mapping that gets resourceClaims (an Argo template for ARGO)
     path: str  # from the object root, indices resolved: spec.workerGroupSpecs[0].template.spec
     label: str  # names the site in generated names; "" for the only one
     style: str
     containers: list[Container]
-    template_labels: dict[str, str] = field(default_factory=dict)
+    template_labels: dict[str, str]
     group: MappingNode | None = None  # KubeRay: the head or worker group
     generic: bool = False
 

@@ -103,8 +103,7 @@ class DeviceRequest:
     containers: list[str] = field(default_factory=list)
 
 
-@dataclass
-class PodPlan:
+class PodPlan(NamedTuple):
     site: PodSite
     claim: str
     template: str
@@ -120,11 +119,11 @@ class PodPlan:
         return obj
 
 
-@dataclass
 class Names:
     """Generated names taken so far in one stream, per namespace."""
 
-    taken: set[tuple[str, str]] = field(default_factory=set)
+    def __init__(self) -> None:
+        self.taken: set[tuple[str, str]] = set()
 
     def reserve(self, namespace: str | None, name: str) -> None:
         self.taken.add((namespace or "", name))

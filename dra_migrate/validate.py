@@ -133,8 +133,7 @@ class Where(NamedTuple):
     col: int
 
 
-@dataclass
-class Selector:
+class Selector(NamedTuple):
     expression: str
     where: Where
 
@@ -153,8 +152,7 @@ class Request:
     admin: bool = False  # adminAccess: true (and DRAAdminAccess on)
 
 
-@dataclass
-class Constraint:
+class Constraint(NamedTuple):
     """A claim's matchAttribute or distinctAttribute, on its requests (empty: all)."""
 
     key: str  # matchAttribute or distinctAttribute
@@ -164,25 +162,22 @@ class Constraint:
     where: Where
 
 
-@dataclass
-class ClaimDef:
+class ClaimDef(NamedTuple):
     kind: str  # ResourceClaimTemplate or ResourceClaim
     namespace: str
     name: str
     requests: list[Request]
     where: Where
-    constraints: list[Constraint] = field(default_factory=list)
+    constraints: list[Constraint]
 
 
-@dataclass
-class ClassDef:
+class ClassDef(NamedTuple):
     name: str
     selectors: list[Selector]
     where: Where
 
 
-@dataclass
-class ContainerRef:
+class ContainerRef(NamedTuple):
     container: str
     claim: str  # pod claim name
     request: str | None
