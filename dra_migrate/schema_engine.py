@@ -137,12 +137,18 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def compile_schema(root: Any) -> Callable[[Any], list[Violation]]:
+def compile_schema(root: Any, lazy_refs: bool = False) -> Callable[[Any], list[Violation]]:
     """A function from an instance to its violations; ``Unsupported`` when ``root``
     uses a keyword outside the subset. A draft-07 schema (``$schema``) gets draft 7's
-    rule that ``$ref`` ignores the keywords beside it."""
+    rule that ``$ref`` ignores the keywords beside it.
+
+    With ``lazy_refs`` the target of a ``$ref`` is compiled when an instance first
+    reaches it: a run that checks one pod spec compiles the few definitions it uses,
+    not the hundreds of the schema. ``Unsupported`` is then raised only for what is
+    compiled up front, so it is for schemas known to be in the subset (the bundled
+    ones: ``tests/test_schema_engine.py`` compiles each of them whole)."""
     draft7 = isinstance(root, Mapping) and "draft-07" in str(root.get("$schema", ""))
-    compiler = _Compiler(root, draft7)
+    compiler = _Compiler(root, draft7, lazy_refs)
     check = compiler.compile(root)
 
     def validate(instance: Any) -> list[Violation]:
@@ -154,9 +160,10 @@ def compile_schema(root: Any) -> Callable[[Any], list[Violation]]:
 
 
 class _Compiler:
-    def __init__(self, root: Any, draft7: bool = False) -> None:
+    def __init__(self, root: Any, draft7: bool = False, lazy_refs: bool = False) -> None:
         self.root = root
         self.draft7 = draft7
+        self.lazy_refs = lazy_refs
         self.refs: dict[str, _Check] = {}
 
     def compile(self, schema: Any) -> _Check:
@@ -370,6 +377,16 @@ class _Compiler:
         if not isinstance(value, str) or not value.startswith("#"):
             raise Unsupported(f"$ref {value!r} (only references inside the schema are)")
         refs = self.refs
+        if self.lazy_refs:
+            target = self._resolve(value)
+
+            def first_use(instance: Any, path: Path, out: list[Violation]) -> None:
+                compiled = refs.get(value)
+                if compiled is None:  # nothing is followed while it compiles: no cycle
+                    compiled = refs[value] = self.compile(target)
+                compiled(instance, path, out)
+
+            return first_use
         if value not in refs:
             refs[value] = _nothing  # while it compiles: a recursive schema refers to itself
             refs[value] = self.compile(self._resolve(value))

@@ -36,7 +36,8 @@ def _schema(name: str) -> Any:
 
 @cache
 def _engine(name: str) -> Any:
-    return schema_engine.compile_schema(_schema(name))
+    # as ``schemas`` compiles them: each definition when an instance first reaches it
+    return schema_engine.compile_schema(_schema(name), lazy_refs=True)
 
 
 @cache
@@ -259,7 +260,8 @@ def test_one_of_names_every_schema_an_instance_matches() -> None:
     assert schema_engine.compile_schema(schema)(None)[0].validator == "oneOf"
 
 
-def test_a_recursive_reference_is_followed() -> None:
+@pytest.mark.parametrize("lazy_refs", [False, True], ids=["eager", "lazy"])
+def test_a_recursive_reference_is_followed(lazy_refs: bool) -> None:
     schema = {
         "$defs": {
             "node": {
@@ -271,9 +273,11 @@ def test_a_recursive_reference_is_followed() -> None:
         "$ref": "#/$defs/node",
     }
     deep = {"child": {"child": {"v": "x", "bad": 1}}}
-    assert _answers(schema_engine.compile_schema(schema)(deep)) == _answers(
-        schemas.reference_validator(schema).iter_errors(deep)
-    )
+    check = schema_engine.compile_schema(schema, lazy_refs=lazy_refs)
+    for _ in range(2):  # the second time, lazily compiled definitions are reused
+        assert _answers(check(deep)) == _answers(
+            schemas.reference_validator(schema).iter_errors(deep)
+        )
 
 
 def test_booleans_are_not_numbers_and_whole_floats_are_integers() -> None:
