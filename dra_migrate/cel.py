@@ -32,15 +32,17 @@ import dataclasses
 import difflib
 import functools
 import hashlib
+import io
 import ipaddress
 import math
-import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
+
+from dra_migrate.resources import cache_file, keep
 
 if TYPE_CHECKING:  # pragma: no cover
     from dra_migrate.catalog import Catalog, StaleName
@@ -1110,7 +1112,7 @@ def _lark_parser() -> Any:
     }
     callbacks = {"IDENT": literal_keywords}
     key = grammar + repr(sorted(options.items())) + lark.__version__ + sys.version
-    cached = _grammar_cache(hashlib.sha256(key.encode()).hexdigest()[:24])
+    cached = cache_file(f"cel-grammar-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle")
     if cached is not None:
         try:
             with open(cached, "rb") as handle:
@@ -1121,32 +1123,11 @@ def _lark_parser() -> Any:
             pass
     parser = lark.Lark(grammar, lexer_callbacks=callbacks, **options)
     if cached is not None:
-        temporary = f"{cached}.{os.getpid()}.tmp"
-        try:
-            with open(temporary, "wb") as out:
-                parser.save(out, exclude_options=("lexer_callbacks",))
-            os.replace(temporary, cached)  # whole or not at all: parallel workers read it
-        except (OSError, TypeError, ValueError, AttributeError):
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+        saved = io.BytesIO()
+        with contextlib.suppress(TypeError, ValueError, AttributeError):
+            parser.save(saved, exclude_options=("lexer_callbacks",))
+            keep(cached, saved.getvalue())
     return parser
-
-
-def _grammar_cache(digest: str) -> str | None:
-    """Where the analysed CEL grammar is kept between runs (building it is most of a
-    run's CEL start-up): a file in the user's own cache folder, never a shared
-    temporary folder, since it is a pickle and a file another user could write would
-    run their code. None when no private folder can be had (the grammar is built)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "dra-migrate")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        info = os.stat(folder)
-    except OSError:
-        return None
-    if info.st_uid != os.getuid() or info.st_mode & 0o022:
-        return None  # not ours, or others may write there
-    return os.path.join(folder, f"cel-grammar-{digest}.pickle")
 
 
 @functools.lru_cache(maxsize=512)

@@ -6,6 +6,8 @@ checkout or an editable install they are top-level folders of the repository.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -42,3 +44,34 @@ def jinja_environment(autoescape: bool = False) -> Any:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
+
+
+def cache_file(name: str) -> str | None:
+    """A file of the user's own cache folder (``$XDG_CACHE_HOME/dra-migrate``), where a
+    run keeps what the next one would build again: the analysed CEL grammar, the driver
+    catalog as JSON. Never a shared temporary folder, since a file another user could
+    write would steer the run (the grammar is a pickle: it would run their code). None
+    when no private folder can be had (the caller builds what it needs)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "dra-migrate")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        info = os.stat(folder)
+    except OSError:
+        return None
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return None  # not ours, or others may write there
+    return os.path.join(folder, name)
+
+
+def keep(path: str, data: bytes) -> None:
+    """Write ``data`` to the cache file ``path`` whole or not at all (parallel workers
+    read it); a cache that cannot be written is no error."""
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)

@@ -774,6 +774,55 @@ def test_catalog_loads_and_is_consistent() -> None:
         assert errors(check_selector(entry.selector)) == [], entry
 
 
+def _fresh_catalog(monkeypatch: pytest.MonkeyPatch, cache_home: Path, folder: Path) -> Any:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
+    load_catalog.cache_clear()
+    try:
+        return load_catalog(folder)
+    finally:
+        load_catalog.cache_clear()
+
+
+def test_the_catalog_is_read_from_the_users_cache_while_its_files_are_unchanged(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from dra_migrate.catalog import CATALOG_DIR
+
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    for path in CATALOG_DIR.glob("*.yaml"):
+        (folder / path.name).write_bytes(path.read_bytes())
+    from_yaml = _fresh_catalog(monkeypatch, tmp_path / "cache", folder)
+    [kept] = (tmp_path / "cache" / "dra-migrate").glob("catalog-*.json")
+    assert _fresh_catalog(monkeypatch, tmp_path / "cache", folder) == from_yaml
+    # the kept copy is what is read: a changed copy shows through ...
+    kept.write_text(kept.read_text().replace('"vendor": "NVIDIA"', '"vendor": "kept"'))
+    vendor = _fresh_catalog(monkeypatch, tmp_path / "cache", folder).domains["gpu.nvidia.com"]
+    assert vendor.vendor == "kept"
+    # ... until a catalog file changes: then the YAML is read again, and kept again
+    nvidia = folder / "nvidia.yaml"
+    nvidia.write_text(nvidia.read_text().replace("vendor: NVIDIA", "vendor: an edit", 1))
+    edited = _fresh_catalog(monkeypatch, tmp_path / "cache", folder)
+    assert edited.domains["gpu.nvidia.com"].vendor == "an edit"
+    assert _fresh_catalog(monkeypatch, tmp_path / "cache", folder) == edited
+    # a damaged copy is read past, silently
+    for path in (tmp_path / "cache" / "dra-migrate").glob("catalog-*.json"):
+        path.write_text('{"stamp": ')
+    assert _fresh_catalog(monkeypatch, tmp_path / "cache", folder) == edited
+
+
+def test_a_catalog_json_cannot_hold_is_not_kept(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    # an integer key: JSON would give it back as a string, so nothing is kept
+    (folder / "x.yaml").write_text("other_drivers:\n  1: a\n")
+    with contextlib.suppress(CatalogError):
+        _fresh_catalog(monkeypatch, tmp_path / "cache", folder)
+    assert list((tmp_path / "cache" / "dra-migrate").glob("catalog-*.json")) == []
+
+
 def test_catalog_rejects_bad_data() -> None:
     with pytest.raises(CatalogError, match="type"):
         parse_catalog(
