@@ -97,6 +97,7 @@ def run(
                 results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
             continue
         todo.append((index, candidate, data if len(data) <= HELD else None))
+    data = b""  # the last file read is not held while the files are processed (read again)
     if todo:  # imported while git may still search the context
         from dra_migrate.process import Job
 
