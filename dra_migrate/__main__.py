@@ -1,4 +1,4 @@
-from dra_migrate.cli import main
+from dra_migrate.entry import main
 
 if __name__ == "__main__":
     main()

@@ -23,9 +23,13 @@ from tests.conftest import REPO
 from tests.test_cli import DEPLOYMENT, NO_GPU
 
 # Runs ``python -m dra_migrate ARGS`` in this interpreter, then writes the modules it
-# imported and the dataclasses defined in the package's loaded modules to $PROBE_OUT.
+# imported, the dataclasses defined in the package's loaded modules and the cyclic
+# garbage collections the run made to $PROBE_OUT.
 PROBE = """\
-import dataclasses, json, os, runpy, sys
+import dataclasses, gc, json, os, runpy, sys
+def collected():
+    return sum(generation["collections"] for generation in gc.get_stats())
+before = collected()
 try:
     runpy.run_module("dra_migrate", run_name="__main__", alter_sys=True)
 except SystemExit:
@@ -41,7 +45,14 @@ finally:
         and value.__module__ == name
     )
     with open(os.environ["PROBE_OUT"], "w") as out:
-        json.dump({"modules": sorted(sys.modules), "dataclasses": classes}, out)
+        json.dump(
+            {
+                "modules": sorted(sys.modules),
+                "dataclasses": classes,
+                "collections": collected() - before,  # made by the run
+            },
+            out,
+        )
 """
 
 # Libraries that cost tens of milliseconds to import, and are needed by a few paths only.
@@ -130,3 +141,19 @@ def test_the_hook_on_a_gpu_file_imports_its_stages_and_nothing_heavy(
     # text is laid out without rich, no CEL selector is parsed, no name needs a hash
     assert loaded(modules, HEAVY) == []
     assert len(classes) <= 24, classes
+
+
+def test_the_command_runs_with_the_collector_set_for_a_short_process(
+    tmp_path: Path, repo: Path
+) -> None:
+    """The console script and ``python -m`` go through entry.py: a one-file hook run
+    makes no cyclic collection (36 at Python's default threshold)."""
+    import tomllib
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["dra-migrate"] == "dra_migrate.entry:main"
+    out = tmp_path / "probe.json"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PROBE_OUT": str(out)}
+    args = ("convert", "--check", "--diff", "--context", ".", "gpu.yaml")
+    subprocess.run([sys.executable, "-c", PROBE, *args], cwd=repo, env=env, check=True)
+    assert json.loads(out.read_text())["collections"] <= 1
