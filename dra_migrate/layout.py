@@ -116,49 +116,65 @@ def build(reals: Iterable[str], gpu: Callable[[bytes], bool] = lambda _data: Fal
     the top of the git work tree), so a patch file given alone, as pre-commit does,
     is still known as one, and every kustomization of that git work tree, so a
     base given alone still knows the overlays that patch it."""
-    layout = Layout()
-    folders: set[str] = set()  # looked at already (strings: thousands of folders)
-    files: list[Path] = []
-    for given in reals:
-        parent, _, name = given.rpartition(os.sep)
-        if name in KUSTOMIZATION_NAMES:
-            files.append(Path(given))
-        while parent not in folders:
-            folders.add(parent)
-            here = parent or os.sep
-            files.extend(
-                Path(here, k) for k in KUSTOMIZATION_NAMES if os.path.isfile(os.path.join(here, k))
-            )
-            if os.path.exists(os.path.join(here, ".git")):
-                # every kustomization of the work tree: an overlay in another folder
-                # patches a base given alone (dra-migrate convert base/)
-                files.extend(_work_tree_kustomizations(Path(here)))
-                break
-            if not parent:
-                break
-            parent = parent.rpartition(os.sep)[0]
-    seen: set[Path] = set()
-    for path in files:
-        if path.name not in KUSTOMIZATION_NAMES or not path.is_file():
-            continue
-        real = discover.real_path(path)
-        if real in seen:
-            continue
-        seen.add(real)
-        root = _read(real)
-        if root is None:
-            continue  # reported when the file itself is processed
-        for patch_file in _patch_files(root):
-            target = discover.real_path(real.parent / patch_file)
-            layout.patches.setdefault(target, _shown(path))
-        renaming = _renaming(real, root)
-        if renaming is not None:
-            layout.renamings.append(renaming)
-        overlay = _overlay(real, root, gpu)
-        if overlay is not None:
-            for base_file in _built(real, set()):
-                layout.overlays.setdefault(base_file, []).append(overlay)
-    return layout
+    return Builder(gpu).add(reals)
+
+
+class Builder:
+    """``build``, some files at a time (a run builds the layout of its files while git
+    still searches the context for more): each folder is climbed and each
+    kustomization read once, in the order of the files, as one ``build`` would."""
+
+    def __init__(self, gpu: Callable[[bytes], bool] = lambda _data: False) -> None:
+        self.layout = Layout()
+        self.gpu = gpu
+        self.folders: set[str] = set()  # looked at already (strings: thousands of folders)
+        self.seen: set[Path] = set()  # kustomizations read
+
+    def add(self, reals: Iterable[str]) -> Layout:
+        """The layout of the files added so far, these included."""
+        layout, folders = self.layout, self.folders
+        files: list[Path] = []
+        for given in reals:
+            parent, _, name = given.rpartition(os.sep)
+            if name in KUSTOMIZATION_NAMES:
+                files.append(Path(given))
+            while parent not in folders:
+                folders.add(parent)
+                here = parent or os.sep
+                files.extend(
+                    Path(here, k)
+                    for k in KUSTOMIZATION_NAMES
+                    if os.path.isfile(os.path.join(here, k))
+                )
+                if os.path.exists(os.path.join(here, ".git")):
+                    # every kustomization of the work tree: an overlay in another folder
+                    # patches a base given alone (dra-migrate convert base/)
+                    files.extend(_work_tree_kustomizations(Path(here)))
+                    break
+                if not parent:
+                    break
+                parent = parent.rpartition(os.sep)[0]
+        for path in files:
+            if path.name not in KUSTOMIZATION_NAMES or not path.is_file():
+                continue
+            real = discover.real_path(path)
+            if real in self.seen:
+                continue
+            self.seen.add(real)
+            root = _read(real)
+            if root is None:
+                continue  # reported when the file itself is processed
+            for patch_file in _patch_files(root):
+                target = discover.real_path(real.parent / patch_file)
+                layout.patches.setdefault(target, _shown(path))
+            renaming = _renaming(real, root)
+            if renaming is not None:
+                layout.renamings.append(renaming)
+            overlay = _overlay(real, root, self.gpu)
+            if overlay is not None:
+                for base_file in _built(real, set()):
+                    layout.overlays.setdefault(base_file, []).append(overlay)
+        return layout
 
 
 def _work_tree_kustomizations(root: Path) -> list[Path]:

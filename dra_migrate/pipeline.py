@@ -98,9 +98,11 @@ def run(
             continue
         todo.append((index, candidate, data if len(data) <= HELD else None))
     data = b""  # the last file read is not held while the files are processed (read again)
-    if todo:  # imported while git may still search the context
+    if todo:  # imported, and the files' layout built, while git may still search the context
         from dra_migrate.process import Job
-
+    builder = layout.Builder(lambda data: discover.mentions(data, needles))
+    builder.add(c.real for c in candidates)
+    if todo:
         found_context = defining_context.result()
         if found_context is None:  # outside git: every file of the context is read
             around = [c.real for c in discover.expand(context, every_exclude, skip)]
@@ -111,9 +113,7 @@ def run(
         # what it holds is not reported on (--context narrows the report to the paths)
         defining_context.cancel()
         around = []
-    repo_layout = layout.build(
-        [*(c.real for c in candidates), *around], lambda data: discover.mentions(data, needles)
-    )
+    repo_layout = builder.add(around)
     templates_elsewhere |= _defined_in(around, config.max_file_size)
     if not todo:  # nothing to parse: the parsing and planning code is never imported
         files = [results[i] for i in sorted(results)]
