@@ -385,8 +385,7 @@ def read_stdin(limit: int) -> bytes:
 
 
 def _unread(options: Options, exc: Unreadable) -> Report:
-    problem = finding(exc.code, options.stdin_filename, 1, 1, exc.message)
-    return Report([FileResult(options.stdin_filename, Status.FAILED, [problem])])
+    return Report([FileResult.unreadable(options.stdin_filename, exc.code, exc.message)])
 
 
 def _fail_usage(error: ConfigError) -> None:

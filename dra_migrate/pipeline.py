@@ -82,8 +82,7 @@ def run(
         try:
             data = discover.read_file(candidate.path, config.max_file_size)
         except discover.Unreadable as exc:
-            problem = finding(exc.code, candidate.display, 1, 1, exc.message)
-            results[index] = FileResult(candidate.display, Status.FAILED, [problem])
+            results[index] = FileResult.unreadable(candidate.display, exc.code, exc.message)
             continue
         if b"ResourceClaimTemplate" in data:
             from dra_migrate.process import defined_templates
@@ -410,8 +409,7 @@ def run_stream(
         try:
             parts = split_stream(stream, spool, settings.config.max_file_size)
         except discover.Unreadable as exc:
-            problem = finding(exc.code, display, 1, 1, exc.message)
-            return Report([FileResult(display, Status.FAILED, [problem])])
+            return Report([FileResult.unreadable(display, exc.code, exc.message)])
 
         def read(part: Part) -> bytes:
             spool.seek(part.start)
@@ -494,8 +492,7 @@ def run_validate(
             try:
                 data = discover.read_file(candidate.path, config.max_file_size)
             except discover.Unreadable as exc:
-                problem = finding(exc.code, candidate.display, 1, 1, exc.message)
-                failed.append(FileResult(candidate.display, Status.FAILED, [problem]))
+                failed.append(FileResult.unreadable(candidate.display, exc.code, exc.message))
                 continue
             if _worth_parsing(data, validate.NEEDLES):
                 held = data if len(data) <= HELD else None
@@ -539,8 +536,7 @@ def _check_file(display: str, data: bytes | None, path: str, limit: int, setting
         try:
             data = discover.read_file(path, limit)
         except discover.Unreadable as exc:
-            problem = finding(exc.code, display, 1, 1, exc.message)
-            return validate.FileCheck(FileResult(display, Status.FAILED, [problem]))
+            return validate.FileCheck(FileResult.unreadable(display, exc.code, exc.message))
     check = validate.check_file(display, data, settings)
     if not suppress.has_marker(data):  # only ignore comments read the text again
         check.result.original = None

@@ -87,8 +87,7 @@ def process_job(job: Job, settings: Settings) -> FileResult:
             else discover.read_file(job.path, settings.config.max_file_size)
         )
     except discover.Unreadable as exc:
-        problem = finding(exc.code, job.display, 1, 1, exc.message)
-        return FileResult(job.display, Status.FAILED, [problem])
+        return FileResult.unreadable(job.display, exc.code, exc.message)
     try:
         result = process(job.display, raw, job.role, settings, job.edit)
         written = job.edit and result.status is Status.CHANGED

@@ -7,7 +7,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from dra_migrate.findings import Finding, Severity
+from dra_migrate.findings import Finding, Severity, finding
 
 if TYPE_CHECKING:
     from dra_migrate.report.inventory import ClusterInventory
@@ -127,6 +127,11 @@ class FileResult:
     # a stream read part by part: its ignore comments (suppress.Marker), found while
     # each part's text was at hand; None: found in ``original`` when needed
     markers: list[Any] | None = None
+
+    @classmethod
+    def unreadable(cls, path: str, code: str, message: str) -> FileResult:
+        """A file (or stream) that could not be read: DRA001, DRA010 or DRA011 at 1:1."""
+        return cls(path, Status.FAILED, [finding(code, path, 1, 1, message)])
 
 
 class Suppressed(NamedTuple):
