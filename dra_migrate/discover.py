@@ -13,10 +13,11 @@ import contextlib
 import os
 import re
 import stat
-import subprocess
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from dra_migrate import git
 
 EXTENSIONS = (".yaml", ".yml", ".json", ".tpl")  # .tpl: Helm helpers, reported only
 DEFAULT_MAX_FILE_SIZE = 64 * 2**20  # bytes; rendered charts of thousands of objects fit
@@ -207,7 +208,7 @@ def _walk(
     every folder but the always-skipped ones; linked folders are not entered.
     """
     real_root = _real(root)
-    grep = _without(root, unless) if unless else None  # runs while git lists the files
+    grep = git.without(root, unless) if unless else None  # runs while git lists the files
     tracked = _git_files(root)
     found: list[tuple[str, str, bool]] = []
     if tracked is None:
@@ -236,57 +237,8 @@ def _walk(
             real_folder = folders[folder] = top + folder + "/"
         real = _real(real_folder + name) if link else real_folder + name
         found.append((rel, real, not link and info.st_size <= limit))
-    without = set((grep.names() or []) if grep is not None else ())
+    without = set((grep.names(ok=(0, 1)) or []) if grep is not None else ())
     return [(rel, real, plain and rel in without) for rel, real, plain in found]
-
-
-class _Grep:
-    """``git grep`` of fixed strings in the folder ``root``, started at once and read
-    when needed (``names``): a search runs while Python does other work."""
-
-    def __init__(self, root: str, args: Sequence[bytes]) -> None:
-        self.process: subprocess.Popen[bytes] | None = None
-        with contextlib.suppress(OSError, ValueError):
-            self.process = subprocess.Popen(
-                [b"git", b"grep", b"-z", b"-I", b"-F", b"--untracked", *args, b"--", b"."],
-                cwd=root,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
-
-    def names(self) -> list[str] | None:
-        """The names it printed, relative to ``root``; None where git could not tell
-        (outside a work tree, an error)."""
-        if self.process is None:
-            return None
-        try:
-            out, _ = self.process.communicate(timeout=120)
-        except subprocess.SubprocessError:
-            self.cancel()
-            return None
-        if self.process.returncode not in (0, 1):  # 1: no file listed
-            return None
-        return [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
-
-    def cancel(self) -> None:
-        """Stop it, if it still runs."""
-        if self.process is not None and self.process.returncode is None:
-            with contextlib.suppress(OSError):
-                self.process.kill()
-            self.process.communicate()
-
-
-# Besides the caller's strings, what makes a file worth reading (``mentions``,
-# ``foreign_encoding``): a backslash (an escape can spell a name) and a UTF-16
-# byte-order mark. git grep -I never lists a binary file (a NUL byte in the first
-# 8,000, or binary by .gitattributes): UTF-16 and UTF-32 text is always read.
-_ALSO_WANTED = (b"\\", b"\xff\xfe", b"\xfe\xff")
-
-
-def _without(root: str, strings: Sequence[bytes]) -> _Grep:
-    """``git grep -L``: the files git read as text and found none of the strings in."""
-    return _Grep(root, [b"-L", *(a for s in (*strings, *_ALSO_WANTED) for a in (b"-e", s))])
 
 
 def _scan(folder: str, rel: str, real: str, found: list[tuple[str, str, bool]]) -> None:
@@ -324,29 +276,11 @@ def _is_link(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _git_files(root: Path | str, patterns: tuple[str, ...] = (".",)) -> list[str] | None:
+def _git_files(root: str, patterns: tuple[str, ...] = (".",)) -> list[str] | None:
     """Files git tracks or would add under ``root`` (matching the pathspec ``patterns``),
     relative to ``root``, sorted; None outside a git work tree."""
-    try:
-        out = subprocess.run(
-            [
-                "git",
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-                "--",
-                *patterns,
-            ],
-            cwd=root,
-            capture_output=True,
-            check=True,
-            timeout=60,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return sorted({name for name in out.decode("utf-8", "surrogateescape").split("\0") if name})
+    names = git.files(root, patterns).names()
+    return None if names is None else sorted(set(names))
 
 
 def containing(paths: Iterable[str], needle: str, excludes: Iterable[str] = ()) -> set[str] | None:
@@ -369,10 +303,10 @@ class Search:
     def __init__(self, paths: Iterable[str], needle: str, excludes: Iterable[str]) -> None:
         self.excludes = list(excludes)
         self.found: set[str] = set()
-        self.searches: list[tuple[str, _Grep]] = []
+        self.searches: list[tuple[str, git.Git]] = []
         for raw in paths:
             if os.path.isdir(raw):
-                self.searches.append((raw, _Grep(raw, [b"-l", b"-e", needle.encode()])))
+                self.searches.append((raw, git.containing(raw, needle.encode())))
                 continue
             with contextlib.suppress(Unreadable):
                 if needle.encode() in read_file(raw):
@@ -382,7 +316,7 @@ class Search:
         """The real paths found; None where a folder is outside a git work tree."""
         spec = _Excludes(self.excludes)
         for raw, search in self.searches:
-            names = search.names()
+            names = search.names(ok=(0, 1))
             if names is None:  # outside git: the caller reads the files itself
                 self.cancel()
                 return None

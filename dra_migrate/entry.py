@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gc
+import sys
+
+from dra_migrate import git
 
 
 def main() -> None:
@@ -15,12 +18,18 @@ def main() -> None:
     again. They are frozen once imported (never walked again), and the collector
     runs as usual on what the run makes after: a stream of any length keeps its
     flat memory. The parsing of a file pauses it too (``load.no_collector``).
-    """
-    gc.disable()
-    try:
-        from dra_migrate.cli import main as cli
 
-        gc.freeze()
+    git answers what the run will ask it meanwhile (``git.prestart``).
+    """
+    git.prestart(sys.argv[1:])
+    try:
+        gc.disable()
+        try:
+            from dra_migrate.cli import main as cli
+
+            gc.freeze()
+        finally:
+            gc.enable()
+        cli()
     finally:
-        gc.enable()
-    cli()
+        git.stop_unclaimed()

@@ -181,7 +181,7 @@ def _work_tree_kustomizations(root: Path) -> list[Path]:
     """The kustomization files git tracks (or would add) in the work tree at ``root``."""
     from dra_migrate.discover import _git_files
 
-    found = _git_files(root, tuple(f"*{name}" for name in KUSTOMIZATION_NAMES)) or []
+    found = _git_files(str(root), tuple(f"*{name}" for name in KUSTOMIZATION_NAMES)) or []
     return [root / p for p in found if p.rpartition("/")[2] in KUSTOMIZATION_NAMES]
 
 

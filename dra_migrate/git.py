@@ -1,0 +1,295 @@
+"""git, asked in processes of its own: started at once, read when needed.
+
+Part of discovery. Inside a git work tree a run asks git about each folder it
+is given: the files git tracks or would add (``ls-files``), the files that
+hold none of the strings the run reads files for (``grep -L``) and, with
+``--context``, the files that define ResourceClaimTemplates (``grep -l``).
+Each is a C process that works on the other core while Python does its own
+work. Its output goes into an anonymous file, never a pipe: git never stops
+for Python to read, and Python does not wake for each name git writes (on
+5,000 files a pipe cost 30 to 60 ms).
+
+``prestart`` starts those questions from the command line before the CLI is
+imported (``entry.py``): importing it takes longer than git takes to search a
+repository of thousands of files, and nothing here imports more than ``os``.
+The run takes over what was started for it (``claim``); anything it never
+takes is stopped when the command ends (``stop_unclaimed``). What is started
+early is a guess that only ever costs time: a run that asks something else
+starts its own search.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing itself is not imported: this runs before anything else
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import IO, Any
+
+# what scan and convert read files for with the built-in mapping (the mapping's
+# needles, templates, ignore comments), and validate; tests/test_git.py holds both
+# equal to what those commands ask
+CONVERT_STRINGS = (
+    b"amd.com",
+    b"aws.amazon.com",
+    b"google.com",
+    b"gpu",
+    b"habana.ai",
+    b"nvidia.com",
+    b"ResourceClaimTemplate",
+    b"dra-migrate:",
+)
+VALIDATE_STRINGS = (b"resource.k8s.io", b"resourceClaim", b"claims", b"Namespace", b"dra-migrate:")
+# Besides the caller's strings, what makes a file worth reading (discover.mentions,
+# discover.foreign_encoding): a backslash (an escape can spell a name) and a UTF-16
+# byte-order mark. git grep -I never lists a binary file (a NUL byte in the first
+# 8,000, or binary by .gitattributes), nor a link or a special file: UTF-16 and
+# UTF-32 text is always read.
+ALSO_WANTED = (b"\\", b"\xff\xfe", b"\xfe\xff")
+TEMPLATE_KIND = b"ResourceClaimTemplate"
+
+_GREP = (b"grep", b"-z", b"-I", b"-F", b"--untracked")
+_LS_FILES = (b"ls-files", b"-z", b"--cached", b"--others", b"--exclude-standard")
+# the options of scan, convert and validate that take a value (tests/test_git.py
+# holds this to the CLI's own options): what follows one is not a path
+VALUE_OPTIONS = frozenset(
+    {
+        "--changed-since",
+        "--config",
+        "--context",
+        "--exclude",
+        "--feature-gates",
+        "--format",
+        "--jobs",
+        "-j",
+        "--kube-context",
+        "--kube-version",
+        "--kubeconfig",
+        "--max-file-size",
+        "--output",
+        "--output-dir",
+        "--page-size",
+        "--request-timeout",
+        "--resource-slices",
+        "--stdin-filename",
+        "--target",
+    }
+)
+_SPAWN = hasattr(os, "posix_spawnp")
+
+
+class Git:
+    """``git ARGS`` run in the folder ``root``, its output spooled into an
+    anonymous file; ``output`` waits for it, ``cancel`` stops it."""
+
+    def __init__(self, root: str, args: Sequence[bytes], strings: Sequence[bytes] = ()) -> None:
+        self.strings = tuple(strings)  # a grep -L: the strings it looks for
+        self.pid: int | None = None
+        self.process: Any = None  # a subprocess.Popen where posix_spawn is missing
+        self.code: int | None = None
+        self.out: IO[bytes] | None = None
+        argv = [b"git", b"-C", os.fsencode(root), *args]
+        try:
+            self.out = _spool()
+            if _SPAWN:
+                self.pid = os.posix_spawnp(
+                    "git",
+                    argv,
+                    os.environ,
+                    file_actions=[
+                        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                        (os.POSIX_SPAWN_DUP2, self.out.fileno(), 1),
+                        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                    ],
+                )
+            else:
+                import subprocess
+
+                self.process = subprocess.Popen(
+                    argv, stdin=subprocess.DEVNULL, stdout=self.out, stderr=subprocess.DEVNULL
+                )
+        except (OSError, ValueError):  # no git on PATH, no room for the spool
+            self._close()
+
+    def output(self, ok: tuple[int, ...] = (0,)) -> bytes | None:
+        """What git printed, once it ended with an exit status in ``ok``; None where
+        it could not tell (no git, outside a work tree, an error)."""
+        code = self._wait()
+        out, self.out = self.out, None
+        if out is None:
+            return None
+        with out:
+            if code not in ok:
+                return None
+            out.seek(0)
+            return out.read()
+
+    def names(self, ok: tuple[int, ...] = (0,)) -> list[str] | None:
+        """The NUL-separated names git printed (``output``)."""
+        out = self.output(ok)
+        if out is None:
+            return None
+        return [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
+
+    def cancel(self) -> None:
+        """Stop it, if it still runs, and drop what it printed."""
+        if self.code is None:
+            import signal
+
+            try:
+                if self.pid is not None:
+                    os.kill(self.pid, signal.SIGKILL)
+                elif self.process is not None:
+                    self.process.kill()
+            except OSError:  # ended meanwhile
+                pass
+        self._wait()
+        self._close()
+
+    def _wait(self) -> int | None:
+        if self.code is None:
+            if self.pid is not None:
+                _pid, status = os.waitpid(self.pid, 0)
+                self.code = os.waitstatus_to_exitcode(status)
+            elif self.process is not None:
+                self.code = self.process.wait()
+        return self.code
+
+    def _close(self) -> None:
+        if self.out is not None:
+            self.out.close()
+            self.out = None
+
+
+def _spool() -> IO[bytes]:
+    """An anonymous file for a process to write into: in memory where the system
+    has ``memfd_create`` (Linux), else an unlinked temporary file."""
+    if hasattr(os, "memfd_create"):
+        return open(os.memfd_create("dra-migrate-git"), "w+b", buffering=0)
+    import tempfile
+
+    return tempfile.TemporaryFile(buffering=0)
+
+
+# --- the questions a run asks, and the ones started before it asks -----------------
+
+_started: dict[tuple[str, str], Git] = {}  # (question, folder) -> started from argv
+
+
+def files(root: str, patterns: Sequence[str] = (".",)) -> Git:
+    """``git ls-files``: what git tracks or would add under ``root``."""
+    if tuple(patterns) == (".",):
+        early = _started.pop(("files", root), None)
+        if early is not None:
+            return early
+    return Git(root, [*_LS_FILES, b"--", *(os.fsencode(p) for p in patterns)])
+
+
+def containing(root: str, needle: bytes) -> Git:
+    """``git grep -l``: the files under ``root`` whose text holds ``needle``."""
+    if needle == TEMPLATE_KIND:
+        early = _started.pop(("defining", root), None)
+        if early is not None:
+            return early
+    return Git(root, [*_GREP, b"-l", b"-e", needle, b"--", b"."])
+
+
+class _Both:
+    """Two ``git grep -L``: the names both printed (files with none of either's strings)."""
+
+    def __init__(self, first: Git, second: Git) -> None:
+        self.searches = (first, second)
+
+    def names(self, ok: tuple[int, ...] = (0,)) -> list[str] | None:
+        first, second = (s.names(ok) for s in self.searches)
+        if first is None or second is None:
+            return None
+        both = set(second)
+        return [n for n in first if n in both]
+
+    def cancel(self) -> None:
+        for search in self.searches:
+            search.cancel()
+
+
+def without(root: str, strings: Sequence[bytes]) -> Git | _Both:
+    """``git grep -L``: the files under ``root`` that git read as text and found none
+    of ``strings`` in (nor a backslash or a UTF-16 byte-order mark, ``ALSO_WANTED``).
+
+    A search started early for other strings serves: it lists fewer files when it
+    looked for more, and a second search for the strings it did not look for
+    narrows it to the files without any.
+    """
+    wanted = tuple(dict.fromkeys((*strings, *ALSO_WANTED)))
+    early = _started.pop(("without", root), None)
+    if early is not None:
+        missing = [s for s in wanted if s not in early.strings]
+        if not missing:
+            return early
+        return _Both(early, _without(root, missing))
+    return _without(root, wanted)
+
+
+def _without(root: str, strings: Sequence[bytes]) -> Git:
+    return Git(
+        root, [*_GREP, b"-L", *(a for s in strings for a in (b"-e", s)), b"--", b"."], strings
+    )
+
+
+def prestart(argv: Sequence[str]) -> None:
+    """Start what ``dra-migrate ARGV`` will ask git (scan, convert, validate over
+    folders): the listing and the search of each folder named, and for scan and
+    convert the search of each ``--context`` folder for templates.
+
+    Only on systems with ``posix_spawn``: starting a process otherwise means
+    importing ``subprocess``, which is what this is meant to overlap.
+    """
+    if not _SPAWN or not argv:
+        return
+    strings = {"scan": CONVERT_STRINGS, "convert": CONVERT_STRINGS, "validate": VALIDATE_STRINGS}
+    wanted = strings.get(argv[0])
+    if wanted is None:
+        return
+    paths, context, changed = _arguments(argv[1:])
+    if changed:  # --changed-since walks the paths and the context alike
+        paths, context = [*paths, *context], []
+    for root in dict.fromkeys(paths):
+        if os.path.isdir(root) and ("without", root) not in _started:
+            _started["without", root] = _without(root, (*wanted, *ALSO_WANTED))
+            _started["files", root] = Git(root, [*_LS_FILES, b"--", b"."])
+    if argv[0] != "validate":
+        for root in dict.fromkeys(context):
+            if os.path.isdir(root) and ("defining", root) not in _started:
+                _started["defining", root] = containing(root, TEMPLATE_KIND)
+
+
+def _arguments(args: Sequence[str]) -> tuple[list[str], list[str], bool]:
+    """(paths, --context values, whether --changed-since is given), read as click
+    reads the options of these commands."""
+    paths: list[str] = []
+    context: list[str] = []
+    changed = False
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            paths.extend(rest)
+            break
+        if arg.startswith("-") and arg != "-":
+            name, eq, value = arg.partition("=")
+            if name not in VALUE_OPTIONS:
+                continue  # a flag, or a short option with its value attached (-j2)
+            if not eq:
+                value = next(rest, "")
+            if name == "--context":
+                context.append(value)
+            changed = changed or name == "--changed-since"
+            continue
+        paths.append(arg)
+    return paths, context, changed
+
+
+def stop_unclaimed() -> None:
+    """Stop what was started early and never asked for."""
+    while _started:
+        _started.popitem()[1].cancel()

@@ -1,0 +1,222 @@
+"""git asked in processes of its own, and started before the CLI is imported (git.py).
+
+What is started early from the command line is a guess; these tests hold that a
+guess only ever costs time: the run takes over a search that answers what it
+asks, narrows one that looked for other strings, and the reports of a whole
+process (which starts searches early) are those of a run in this process (which
+does not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dra_migrate import git, suppress, validate
+from dra_migrate.cli import main
+from dra_migrate.mapping import load_config
+from tests.conftest import REPO
+from tests.test_cli import DEPLOYMENT
+
+if shutil.which("git") is None:  # pragma: no cover - CI has git
+    pytest.skip("git is not installed", allow_module_level=True)
+
+PLAIN = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\ndata:\n  a: b\n"
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_running() -> object:
+    yield
+    git.stop_unclaimed()
+
+
+def _repo(root: Path, files: dict[str, str]) -> Path:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_the_strings_started_early_are_those_the_commands_ask_for() -> None:
+    # a guess that no longer matches would cost every run a second search, silently
+    needles = load_config(None).needles()
+    assert set(git.CONVERT_STRINGS) == {*needles, b"ResourceClaimTemplate", suppress.MARKER}
+    assert set(git.VALIDATE_STRINGS) == {*validate.NEEDLES, suppress.MARKER}
+
+
+def test_the_options_that_take_a_value_are_the_clis() -> None:
+    # a value option missing here would be taken for a path, a flag listed here
+    # would hide the path after it: either only costs time, but both are held
+    taking, flags = set(), set()
+    for name in ("scan", "convert", "validate"):
+        command = main.commands[name]
+        for param in command.params:
+            if isinstance(param, click.Option):
+                names = {*param.opts, *param.secondary_opts}
+                (flags if param.is_flag or param.count else taking).update(names)
+    assert taking == git.VALUE_OPTIONS
+    assert not flags & git.VALUE_OPTIONS
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["a", "b.yaml"], (["a", "b.yaml"], [], False)),
+        (["--context", ".", "a.yaml"], (["a.yaml"], ["."], False)),
+        (["--context=ctx", "-j", "2", "x"], (["x"], ["ctx"], False)),
+        (["-j2", "--show-suppressed", "x"], (["x"], [], False)),
+        (["--format", "json", "--exclude", "gen/", "-", "y"], (["-", "y"], [], False)),
+        (["--changed-since", "main", "--context", "c", "p"], (["p"], ["c"], True)),
+        (["x", "--", "--not-an-option"], (["x", "--not-an-option"], [], False)),
+    ],
+)
+def test_the_command_line_is_read_as_click_reads_it(args: list[str], expected: tuple) -> None:
+    assert git._arguments(args) == expected
+
+
+def _fresh(root: Path, strings: tuple[bytes, ...]) -> set[str]:
+    return set(git._without(str(root), strings).names(ok=(0, 1)) or [])
+
+
+def test_a_search_started_early_is_taken_over(tmp_path: Path) -> None:
+    root = _repo(tmp_path, {"gpu.yaml": DEPLOYMENT, "plain.yaml": PLAIN})
+    git.prestart(["scan", str(root)])
+    early = git._started["without", str(root)]
+    search = git.without(str(root), git.CONVERT_STRINGS)
+    assert search is early
+    assert set(search.names(ok=(0, 1)) or []) == {"plain.yaml"}
+    listing = git.files(str(root))
+    assert sorted(listing.names() or []) == ["gpu.yaml", "plain.yaml"]
+    assert not git._started
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    early=st.sets(st.sampled_from([b"alpha", b"beta", b"gamma", b"delta"])),
+    asked=st.sets(st.sampled_from([b"alpha", b"beta", b"gamma", b"delta"]), min_size=1),
+)
+def test_an_early_search_for_other_strings_gives_the_files_without_any(
+    tmp_path_factory: pytest.TempPathFactory, early: set[bytes], asked: set[bytes]
+) -> None:
+    # the early search looked for more, fewer or other strings than the run asks
+    # for: what the run gets lists no file holding one of the strings it asks for
+    root = _repo(
+        tmp_path_factory.mktemp("r"),
+        {
+            f"{'-'.join(sorted(s.decode() for s in combo)) or 'none'}.yaml": PLAIN
+            + "".join(f"# {s.decode()}\n" for s in combo)
+            for combo in ((), (b"alpha",), (b"beta",), (b"alpha", b"gamma"), (b"delta",))
+        },
+    )
+    git._started["without", str(root)] = git._without(str(root), (*early, *git.ALSO_WANTED))
+    got = set(git.without(str(root), tuple(asked)).names(ok=(0, 1)) or [])
+    expected = _fresh(root, (*asked, *git.ALSO_WANTED))
+    assert got <= expected  # never a file that holds an asked string
+    if early <= asked:  # it looked for nothing the run does not: the very same files
+        assert got == expected
+
+
+def test_a_file_with_a_configured_resource_is_read_though_the_early_search_missed_it(
+    tmp_path: Path,
+) -> None:
+    # the early search looks for the built-in names; the project's mapping adds one
+    fpga = DEPLOYMENT.replace("nvidia.com/gpu", "example.com/fpga")
+    config = (
+        "resources:\n  - name: example.com/fpga\n    deviceClass: fpga.example.com\n"
+        "builtins: false\n"
+    )
+    root = _repo(tmp_path, {"fpga.yaml": fpga, ".dra-migrate.yaml": config, "p.yaml": PLAIN})
+    out = _whole_process(root, "scan", "--format", "json", ".")
+    assert '"fpga.yaml"' in out and "example.com/fpga" in out
+
+
+def _whole_process(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "dra_migrate", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("scan", "--format", "json", "."),
+        ("convert", "--check", "--format", "json", "."),
+        ("validate", "--format", "json", "."),
+        ("convert", "--check", "--format", "json", "--context", ".", "apps/gpu.yaml"),
+    ],
+)
+def test_a_whole_process_reports_what_a_run_in_this_process_reports(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    root = _repo(
+        tmp_path,
+        {
+            "apps/gpu.yaml": DEPLOYMENT,
+            "apps/plain.yaml": PLAIN,
+            "claims/template.yaml": "apiVersion: resource.k8s.io/v1\n"
+            "kind: ResourceClaimTemplate\nmetadata:\n  name: worker-gpu\n"
+            "spec:\n  spec:\n    devices:\n      requests: []\n",
+        },
+    )
+    from click.testing import CliRunner
+
+    with contextlib.chdir(root):
+        inside = CliRunner().invoke(main, list(args)).stdout
+    assert _whole_process(root, *args) == inside
+
+
+def test_what_is_never_claimed_is_stopped(tmp_path: Path) -> None:
+    root = _repo(tmp_path, {"plain.yaml": PLAIN})
+    git.prestart(["convert", "--context", str(root), str(root)])
+    started = list(git._started.values())
+    assert len(started) == 3  # the listing, the search of the folder, the context's
+    git.stop_unclaimed()
+    assert not git._started
+    for search in started:
+        assert search.code is not None and search.out is None  # reaped, spool closed
+
+
+def test_without_posix_spawn_or_memfd_the_same_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repo(tmp_path, {"gpu.yaml": DEPLOYMENT, "plain.yaml": PLAIN})
+    expected = _fresh(root, git.CONVERT_STRINGS)
+    monkeypatch.setattr(git, "_SPAWN", False)
+    monkeypatch.delattr(os, "memfd_create", raising=False)
+    git.prestart(["scan", str(root)])
+    assert not git._started  # nothing is started early without posix_spawn
+    search = git.without(str(root), git.CONVERT_STRINGS)
+    assert search.process is not None  # subprocess, into a temporary file
+    assert set(search.names(ok=(0, 1)) or []) == expected == {"plain.yaml"}
+
+
+def test_outside_a_work_tree_or_without_git_there_is_no_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.yaml").write_text(PLAIN)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    assert git.files(str(tmp_path)).names() is None
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    search = git.files(str(tmp_path))
+    assert search.names() is None
+    search.cancel()  # nothing to stop: no error
