@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import re
-import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dra_migrate.resources import cache_file, keep
+from dra_migrate.resources import cached_documents
 
 CATALOG_DIR = Path(__file__).parent / "catalog"
 
@@ -386,35 +384,4 @@ def load_catalog(directory: Path | None = None) -> Catalog:
     files = sorted(folder.glob("*.yaml"))
     if not files:
         raise CatalogError(f"no catalog files in {folder}")
-    return parse_catalog(_documents(folder, files))
-
-
-def _documents(folder: Path, files: list[Path]) -> list[tuple[str, Any]]:
-    """``(file name, data)`` of each catalog file. Loading the YAML costs a run more
-    than all the rest of the catalog (about 5 ms), so the data is also kept as JSON in
-    the user's cache folder (about 0.3 ms to read), for files of the very size and
-    modification time they have now (what Python checks of its bytecode cache)."""
-    stamp = repr([str(folder.resolve()), *((p.name, *_size_and_time(p)) for p in files)])
-    cached = cache_file(f"catalog-{zlib.crc32(stamp.encode()):08x}.json")
-    if cached is not None:
-        try:
-            with open(cached, encoding="utf-8") as handle:
-                kept = json.load(handle)
-            if kept["stamp"] == stamp:
-                return [(name, data) for name, data in kept["documents"]]
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # missing, partial or of another layout: the YAML is read
-    documents = [(path.name, _load_yaml(path)) for path in files]
-    if cached is not None:
-        try:
-            text = json.dumps({"stamp": stamp, "documents": documents})
-        except (TypeError, ValueError):
-            return documents  # a value JSON cannot hold (a date): nothing is kept
-        if json.loads(text)["documents"] == [[name, data] for name, data in documents]:
-            keep(cached, text.encode())  # only what JSON gives back unchanged
-    return documents
-
-
-def _size_and_time(path: Path) -> tuple[int, int]:
-    info = path.stat()
-    return info.st_size, info.st_mtime_ns
+    return parse_catalog(cached_documents("catalog", files, _load_yaml))

@@ -191,7 +191,7 @@ class _Excludes:
         if patterns:
             import pathspec
 
-            self.spec = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+            self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
 
     def match_file(self, path: str) -> bool:
         return self.spec is not None and bool(self.spec.match_file(path))
@@ -276,10 +276,10 @@ def _is_link(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _git_files(root: str, patterns: tuple[str, ...] = (".",)) -> list[str] | None:
-    """Files git tracks or would add under ``root`` (matching the pathspec ``patterns``),
-    relative to ``root``, sorted; None outside a git work tree."""
-    names = git.files(root, patterns).names()
+def _git_files(root: str) -> list[str] | None:
+    """Files git tracks or would add under ``root``, relative to ``root``, sorted; None
+    outside a git work tree."""
+    names = git.files(root).names()
     return None if names is None else sorted(set(names))
 
 

@@ -18,13 +18,16 @@ for ``convert --write``, the files written) is narrowed to:
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from dra_migrate import discover, layout, load, locate
+from dra_migrate import discover, layout
 from dra_migrate.findings import ConfigError, InputProblem
 from dra_migrate.report.model import Report
+
+if TYPE_CHECKING:  # the parser is imported where a changed file is parsed
+    from dra_migrate import load
 
 # keys whose value names an object another file may define, and the kind it names
 REFERENCE_KEYS = {
@@ -35,6 +38,8 @@ REFERENCE_KEYS = {
 
 
 def _git(args: list[str], cwd: Path) -> str:
+    import subprocess
+
     try:
         return subprocess.run(
             ["git", *args], cwd=cwd, capture_output=True, check=True, timeout=120, text=True
@@ -90,6 +95,8 @@ def referenced(files: set[Path], universe: set[Path]) -> set[Path]:
 
 
 def _docs(path: Path, data: bytes) -> list[load.Document]:
+    from dra_migrate import load
+
     try:
         return load.parse(load.decode(str(path), data))
     except (InputProblem, RecursionError):
@@ -98,6 +105,8 @@ def _docs(path: Path, data: bytes) -> list[load.Document]:
 
 def _names(path: Path, data: bytes) -> set[tuple[str, str]]:
     """(name, kind) of the objects a file names through REFERENCE_KEYS."""
+    from dra_migrate import load
+
     names = set()
     for doc in _docs(path, data):
         if doc.root is None:
@@ -111,6 +120,8 @@ def _names(path: Path, data: bytes) -> set[tuple[str, str]]:
 
 
 def _defines(path: Path, data: bytes) -> set[tuple[str, str]]:
+    from dra_migrate import locate
+
     return {
         (obj.name, obj.kind)
         for doc in _docs(path, data)

@@ -48,6 +48,7 @@ VALIDATE_STRINGS = (b"resource.k8s.io", b"resourceClaim", b"claims", b"Namespace
 # UTF-32 text is always read.
 ALSO_WANTED = (b"\\", b"\xff\xfe", b"\xfe\xff")
 TEMPLATE_KIND = b"ResourceClaimTemplate"
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 _GREP = (b"grep", b"-z", b"-I", b"-F", b"--untracked")
 _LS_FILES = (b"ls-files", b"-z", b"--cached", b"--others", b"--exclude-standard")
@@ -177,13 +178,21 @@ def _spool() -> IO[bytes]:
 _started: dict[tuple[str, str], Git] = {}  # (question, folder) -> started from argv
 
 
-def files(root: str, patterns: Sequence[str] = (".",)) -> Git:
+def files(root: str) -> Git:
     """``git ls-files``: what git tracks or would add under ``root``."""
-    if tuple(patterns) == (".",):
-        early = _started.pop(("files", root), None)
-        if early is not None:
-            return early
-    return Git(root, [*_LS_FILES, b"--", *(os.fsencode(p) for p in patterns)])
+    early = _started.pop(("files", root), None)
+    return early or Git(root, [*_LS_FILES, b"--", b"."])
+
+
+def kustomizations(top: str) -> Git:
+    """``git ls-files``: the kustomization files of the work tree at ``top`` (and a
+    few more that end in one of their names: the caller keeps the exact ones)."""
+    early = _started.pop(("kustomizations", top), None)
+    return early or Git(top, _kustomizations_args())
+
+
+def _kustomizations_args() -> list[bytes]:
+    return [*_LS_FILES, b"--", *(b"*" + name.encode() for name in KUSTOMIZATION_NAMES)]
 
 
 def containing(root: str, needle: bytes) -> Git:
@@ -262,6 +271,24 @@ def prestart(argv: Sequence[str]) -> None:
         for root in dict.fromkeys(context):
             if os.path.isdir(root) and ("defining", root) not in _started:
                 _started["defining", root] = containing(root, TEMPLATE_KIND)
+        # the layout reads every kustomization of the work tree (layout.Builder)
+        for top in dict.fromkeys(_work_tree_top(p) for p in [*paths, *context] if p != "-"):
+            if top is not None and ("kustomizations", top) not in _started:
+                _started["kustomizations", top] = Git(top, _kustomizations_args())
+
+
+def _work_tree_top(path: str) -> str | None:
+    """The real path of the top of the work tree ``path`` is in, as the layout finds
+    it: the nearest folder above it (or it) that holds ``.git``."""
+    folder = os.path.realpath(path)
+    if not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    while not os.path.exists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return folder
 
 
 def _arguments(args: Sequence[str]) -> tuple[list[str], list[str], bool]:

@@ -11,13 +11,15 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from yaml.nodes import Node
-
-from dra_migrate import discover, load
+from dra_migrate import discover, git
 from dra_migrate.findings import InputProblem
 
-KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+if TYPE_CHECKING:  # the parser is imported where a kustomization is parsed
+    from yaml.nodes import Node
+
+KUSTOMIZATION_NAMES = git.KUSTOMIZATION_NAMES
 HELM_TEMPLATE = "helm-template"
 HELM_VALUES = "helm-values"
 KUSTOMIZE_PATCH = "kustomize-patch"
@@ -124,9 +126,14 @@ class Builder:
     still searches the context for more): each folder is climbed and each
     kustomization read once, in the order of the files, as one ``build`` would."""
 
-    def __init__(self, gpu: Callable[[bytes], bool] = lambda _data: False) -> None:
+    def __init__(
+        self, gpu: Callable[[bytes], bool] = lambda _data: False, renamings_only: bool = False
+    ) -> None:
         self.layout = Layout()
         self.gpu = gpu
+        # a run with nothing to convert asks the layout for its renamings only
+        # (DRA219): a kustomization that sets no name prefix or suffix is not parsed
+        self.renamings_only = renamings_only
         self.folders: set[str] = set()  # looked at already (strings: thousands of folders)
         self.seen: set[Path] = set()  # kustomizations read
 
@@ -161,9 +168,16 @@ class Builder:
             if real in self.seen:
                 continue
             self.seen.add(real)
+            if self.renamings_only and not any(n in read_bytes(real) for n in _RENAMING_KEYS):
+                continue
             root = _read(real)
             if root is None:
                 continue  # reported when the file itself is processed
+            if self.renamings_only:
+                renaming = _renaming(real, root)
+                if renaming is not None:
+                    layout.renamings.append(renaming)
+                continue
             for patch_file in _patch_files(root):
                 target = discover.real_path(real.parent / patch_file)
                 layout.patches.setdefault(target, _shown(path))
@@ -179,14 +193,14 @@ class Builder:
 
 def _work_tree_kustomizations(root: Path) -> list[Path]:
     """The kustomization files git tracks (or would add) in the work tree at ``root``."""
-    from dra_migrate.discover import _git_files
-
-    found = _git_files(str(root), tuple(f"*{name}" for name in KUSTOMIZATION_NAMES)) or []
-    return [root / p for p in found if p.rpartition("/")[2] in KUSTOMIZATION_NAMES]
+    found = git.kustomizations(str(root)).names() or []
+    return [root / p for p in sorted(set(found)) if p.rpartition("/")[2] in KUSTOMIZATION_NAMES]
 
 
 def _overlay(path: Path, root: Node, gpu: Callable[[bytes], bool]) -> Overlay | None:
     """The kustomization as an Overlay when one of its patches sets GPU resources."""
+    from dra_migrate import load
+
     targets: set[tuple[str, str]] = set()
     known = True
     touches = False
@@ -222,6 +236,8 @@ def _overlay(path: Path, root: Node, gpu: Callable[[bytes], bool]) -> Overlay | 
 
 def _patch_targets(body: bytes) -> set[tuple[str, str]]:
     """(kind, name) of the objects a strategic-merge patch names."""
+    from dra_migrate import load
+
     try:
         docs = load.parse(load.decode("", body))
     except InputProblem:
@@ -246,6 +262,8 @@ def references(kustomization: Path) -> set[Path]:
 
 
 def _read(path: Path) -> Node | None:
+    from dra_migrate import load
+
     try:
         docs = load.parse(load.decode(str(path), discover.read_file(path)))
     except (discover.Unreadable, InputProblem):
@@ -254,7 +272,12 @@ def _read(path: Path) -> Node | None:
     return roots[0] if roots else None
 
 
+_RENAMING_KEYS = (b"namePrefix", b"nameSuffix")  # what a renaming kustomization holds
+
+
 def _renaming(path: Path, root: Node) -> Renaming | None:
+    from dra_migrate import load
+
     key = next(
         (k for name, k, _v in load.entries(root) if name in ("namePrefix", "nameSuffix")), None
     )
@@ -278,6 +301,8 @@ def read_bytes(path: Path) -> bytes:
 
 def _built(kustomization: Path, visiting: set[Path]) -> set[Path]:
     """The resource files a kustomization builds, through its bases and components."""
+    from dra_migrate import load
+
     if kustomization in visiting:
         return set()
     visiting.add(kustomization)
@@ -306,6 +331,8 @@ def _shown(path: Path) -> str:
 
 
 def _patch_files(root: object) -> list[str]:
+    from dra_migrate import load
+
     files: list[str] = []
     for key in ("patches", "patchesStrategicMerge", "patchesJson6902"):
         for item in load.items(load.get(root, key)):

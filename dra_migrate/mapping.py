@@ -15,13 +15,14 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from yaml.nodes import Node
-
-from dra_migrate import discover, load
+from dra_migrate import discover
 from dra_migrate.findings import ConfigError, InputProblem
-from dra_migrate.resources import schema_path
+from dra_migrate.resources import cached_documents, schema_path
+
+if TYPE_CHECKING:  # the parser is imported where a file is parsed
+    from yaml.nodes import Node
 
 CONFIG_NAMES = (".dra-migrate.yaml", ".dra-migrate.yml")
 _DEFAULTS = Path(__file__).with_name("defaults.yaml")
@@ -265,7 +266,10 @@ def _home() -> Path:
 
 def load_config(path: Path | None) -> Config:
     """Built-ins, plus the project file at ``path`` when given."""
-    defaults, _root = _read(_DEFAULTS, str(_DEFAULTS), check=False)  # ours: tested
+    # ours, tested: read as JSON from the user's cache when it was read before
+    ((_name, defaults),) = cached_documents(
+        "defaults", [_DEFAULTS], lambda p: _read(p, str(p), check=False)[0]
+    )
     base = _build(defaults)
     if path is None:
         return base
@@ -316,6 +320,8 @@ def parse_size(value: int | str) -> int:
 
 
 def _class_definition(data: Mapping[str, Any], root: Node | None, index: int) -> ClassDefinition:
+    from dra_migrate import load
+
     line, col = load.position(load.node_at(root, ("deviceClasses", index))) if root else (0, 0)
     return ClassDefinition(
         name=data["name"],
@@ -330,6 +336,8 @@ def _class_definition(data: Mapping[str, Any], root: Node | None, index: int) ->
 
 
 def _read(path: Path, display: str, check: bool = True) -> tuple[dict[str, Any], Node | None]:
+    from dra_migrate import load
+
     try:
         raw = discover.read_file(path)
     except discover.Unreadable as exc:
@@ -366,6 +374,7 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
     """What the schema cannot say, checked before any file is read: every name pattern
     compiles, every placeholder used is captured by the name, every device class is a
     DNS subdomain once filled, every selector is CEL. An error points at its line."""
+    from dra_migrate import load
     from dra_migrate.cel import check_selector
 
     def fail(path: tuple[Any, ...], message: str) -> None:
@@ -406,6 +415,8 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
 
 
 def _check_schema(data: dict[str, Any], root: Node, display: str) -> None:
+    from dra_migrate import load
+
     errors = sorted(_config_checker()(data), key=lambda e: list(map(str, e.absolute_path)))
     if not errors:
         return

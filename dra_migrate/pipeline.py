@@ -99,7 +99,7 @@ def run(
     data = b""  # the last file read is not held while the files are processed (read again)
     if todo:  # imported, and the files' layout built, while git may still search the context
         from dra_migrate.process import Job
-    builder = layout.Builder(lambda data: discover.mentions(data, needles))
+    builder = layout.Builder(lambda data: discover.mentions(data, needles), renamings_only=not todo)
     builder.add(c.real for c in candidates)
     if todo:
         found_context = defining_context.result()

@@ -26,14 +26,16 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from yaml.nodes import Node, ScalarNode
-
-from dra_migrate import load, locate
 from dra_migrate.findings import CODES, Finding, InputProblem, finding
 from dra_migrate.mapping import Config, IgnoreEntry
 from dra_migrate.report.model import FileResult, Report, Suppressed
+
+if TYPE_CHECKING:  # the parser is imported where a file with ignore comments is parsed
+    from yaml.nodes import Node
+
+    from dra_migrate import load
 
 # files with an ignore comment are read even when they mention no GPU (a stale ignore is a note)
 MARKER = b"dra-migrate:"  # every ignore comment holds it: what a byte search looks for
@@ -88,6 +90,10 @@ def _line_starts(text: str) -> list[int]:
 
 
 def _scalar_spans(docs: list[load.Document]) -> list[tuple[int, int]]:
+    from yaml.nodes import ScalarNode
+
+    from dra_migrate import load
+
     spans = [
         (node.start_mark.index, node.end_mark.index)
         for doc in docs
@@ -110,6 +116,8 @@ def _objects(docs: list[load.Document], lines: list[str]) -> list[tuple[set[int]
     the comment lines right above it, and the lines of its apiVersion, kind and
     metadata.name.
     """
+    from dra_migrate import load, locate
+
     found = []
     for doc in docs:
         for obj in locate.objects(doc):
@@ -195,6 +203,8 @@ def file_markers(result: FileResult) -> list[Marker]:
         return result.markers
     if result.original is None or not has_marker(result.original):
         return []
+    from dra_migrate import load
+
     try:
         source = load.decode(result.path, result.original)
     except InputProblem:
@@ -295,7 +305,7 @@ def config_holds(config: Config, path: str) -> bool:
     folder = Path(config.path or ".").resolve().parent
     return any(
         (not e.codes or HOLD in e.codes)
-        and _matches(folder, pathspec.PathSpec.from_lines("gitwildmatch", [e.path]), path)
+        and _matches(folder, pathspec.GitIgnoreSpec.from_lines([e.path]), path)
         for e in config.suppressions
     )
 
@@ -308,7 +318,7 @@ class _Entry:
 
         self.entry = entry
         self.folder = Path(config.path or ".").resolve().parent
-        self.spec = pathspec.PathSpec.from_lines("gitwildmatch", [entry.path])
+        self.spec = pathspec.GitIgnoreSpec.from_lines([entry.path])
         self.line, self.col = _position(config.path, entry.index)
         self.used = False
         self.looked_at = False
@@ -365,6 +375,8 @@ def _shown(path: str) -> str:
 
 def _position(path: str | None, index: int) -> tuple[int, int]:
     """Line and column of ``ignore[index]`` in the configuration file."""
+    from dra_migrate import load
+
     if path is None:
         return 1, 1
     try:

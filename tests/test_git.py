@@ -97,6 +97,10 @@ def test_a_search_started_early_is_taken_over(tmp_path: Path) -> None:
     assert set(search.names(ok=(0, 1)) or []) == {"plain.yaml"}
     listing = git.files(str(root))
     assert sorted(listing.names() or []) == ["gpu.yaml", "plain.yaml"]
+    # the layout's question, about the top of the work tree: its kustomizations
+    early = git._started["kustomizations", os.path.realpath(root)]
+    assert git.kustomizations(os.path.realpath(root)) is early
+    assert early.names() == []
     assert not git._started
 
 
@@ -173,6 +177,12 @@ def test_a_whole_process_reports_what_a_run_in_this_process_reports(
         {
             "apps/gpu.yaml": DEPLOYMENT,
             "apps/plain.yaml": PLAIN,
+            # an overlay that patches the GPU request of a base, and one that renames
+            "base/kustomization.yaml": "resources:\n  - ../apps/gpu.yaml\n",
+            "overlays/prod/kustomization.yaml": "resources:\n  - ../../base\n"
+            "patches:\n  - path: gpu.yaml\n",
+            "overlays/prod/gpu.yaml": DEPLOYMENT,
+            "overlays/dev/kustomization.yaml": "resources:\n  - ../../base\nnamePrefix: dev-\n",
             "claims/template.yaml": "apiVersion: resource.k8s.io/v1\n"
             "kind: ResourceClaimTemplate\nmetadata:\n  name: worker-gpu\n"
             "spec:\n  spec:\n    devices:\n      requests: []\n",
@@ -189,7 +199,8 @@ def test_what_is_never_claimed_is_stopped(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"plain.yaml": PLAIN})
     git.prestart(["convert", "--context", str(root), str(root)])
     started = list(git._started.values())
-    assert len(started) == 3  # the listing, the search of the folder, the context's
+    # the listing and the search of the folder, the context's, the kustomizations
+    assert len(started) == 4
     git.stop_unclaimed()
     assert not git._started
     for search in started:

@@ -229,6 +229,29 @@ def test_dra219_decided_from_parsed_objects_not_bytes(tmp_path: Path) -> None:
     assert b"DRA219" in run_cli(["convert", "."], tmp_path).stderr
 
 
+def test_dra219_when_nothing_needs_converting(tmp_path: Path) -> None:
+    # a repository already on DRA: no file asks for an extended resource, and the run
+    # asks its layout only for the renamings, of the kustomizations that rename
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: infer\nspec:\n"
+        "  resourceClaims:\n  - name: accel\n    resourceClaimTemplateName: t\n"
+        "  containers:\n  - name: c\n    image: x\n"
+        "    resources:\n      claims:\n      - name: accel\n"
+    )
+    _write(
+        tmp_path,
+        {
+            "base/kustomization.yaml": "resources:\n- pod.yaml\n",
+            "base/pod.yaml": pod,
+            "prod/kustomization.yaml": "resources:\n- ../base\nnamePrefix: prod-\n",
+            "plain/kustomization.yaml": "resources:\n- ../base\n",
+        },
+    )
+    done = run_cli(["scan", "."], tmp_path)
+    assert b"prod/kustomization.yaml:3:1: DRA219" in done.stdout, done.stdout.decode()
+    assert b"plain/kustomization.yaml" not in done.stdout
+
+
 def test_generated_names_are_unique_across_the_run(tmp_path: Path) -> None:
     # aibrix: many files deploy one model name with different requests
     one = DEPLOYMENT
