@@ -19,7 +19,7 @@ from pathlib import Path
 
 from dra_migrate import git
 
-EXTENSIONS = (".yaml", ".yml", ".json", ".tpl")  # .tpl: Helm helpers, reported only
+EXTENSIONS = git.EXTENSIONS  # .tpl: Helm helpers, reported only
 DEFAULT_MAX_FILE_SIZE = 64 * 2**20  # bytes; rendered charts of thousands of objects fit
 _ALWAYS_SKIPPED = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
 

@@ -52,6 +52,10 @@ KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 
 _GREP = (b"grep", b"-z", b"-I", b"-F", b"--untracked")
 _LS_FILES = (b"ls-files", b"-z", b"--cached", b"--others", b"--exclude-standard")
+EXTENSIONS = (".yaml", ".yml", ".json", ".tpl")  # what a run looks at (.tpl: Helm helpers)
+# git lists and searches those only (in any case, as the run matches them): a
+# repository's Go, Python and docs are never read
+_FILES = tuple(b":(icase)*" + e.encode() for e in EXTENSIONS)
 # the options of scan, convert and validate that take a value (tests/test_git.py
 # holds this to the CLI's own options): what follows one is not a path
 VALUE_OPTIONS = frozenset(
@@ -181,7 +185,7 @@ _started: dict[tuple[str, str], Git] = {}  # (question, folder) -> started from 
 def files(root: str) -> Git:
     """``git ls-files``: what git tracks or would add under ``root``."""
     early = _started.pop(("files", root), None)
-    return early or Git(root, [*_LS_FILES, b"--", b"."])
+    return early or Git(root, [*_LS_FILES, b"--", *_FILES])
 
 
 def kustomizations(top: str) -> Git:
@@ -201,7 +205,7 @@ def containing(root: str, needle: bytes) -> Git:
         early = _started.pop(("defining", root), None)
         if early is not None:
             return early
-    return Git(root, [*_GREP, b"-l", b"-e", needle, b"--", b"."])
+    return Git(root, [*_GREP, b"-l", b"-e", needle, b"--", *_FILES])
 
 
 class _Both:
@@ -241,9 +245,8 @@ def without(root: str, strings: Sequence[bytes]) -> Git | _Both:
 
 
 def _without(root: str, strings: Sequence[bytes]) -> Git:
-    return Git(
-        root, [*_GREP, b"-L", *(a for s in strings for a in (b"-e", s)), b"--", b"."], strings
-    )
+    args = [*_GREP, b"-L", *(a for s in strings for a in (b"-e", s)), b"--", *_FILES]
+    return Git(root, args, strings)
 
 
 def prestart(argv: Sequence[str]) -> None:
@@ -266,7 +269,7 @@ def prestart(argv: Sequence[str]) -> None:
     for root in dict.fromkeys(paths):
         if os.path.isdir(root) and ("without", root) not in _started:
             _started["without", root] = _without(root, (*wanted, *ALSO_WANTED))
-            _started["files", root] = Git(root, [*_LS_FILES, b"--", b"."])
+            _started["files", root] = Git(root, [*_LS_FILES, b"--", *_FILES])
     if argv[0] != "validate":
         for root in dict.fromkeys(context):
             if os.path.isdir(root) and ("defining", root) not in _started:
