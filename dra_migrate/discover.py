@@ -14,8 +14,8 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from dra_migrate import git
 
@@ -24,8 +24,7 @@ DEFAULT_MAX_FILE_SIZE = 64 * 2**20  # bytes; rendered charts of thousands of obj
 _ALWAYS_SKIPPED = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     path: str  # as found: the path named, or joined below it
     display: str  # as the user will see it: relative to where they named it
     explicit: bool  # named on the command line (not found by walking a directory)

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from dra_migrate import discover, git
 from dra_migrate.findings import InputProblem
@@ -27,16 +27,14 @@ KUSTOMIZATION = "kustomization"
 HELM_UNITTEST = "helm-unittest"  # a helm-unittest suite (chart tests/*_test.yaml): skipped
 
 
-@dataclass(frozen=True)
-class Overlay:
+class Overlay(NamedTuple):
     """A kustomization whose patches set GPU resources of objects it builds from bases."""
 
     display: str
     targets: frozenset[tuple[str, str]] | None  # (kind, name) patched; None: not known
 
 
-@dataclass(frozen=True)
-class Role:
+class Role(NamedTuple):
     kind: str | None = None  # one of the constants above, None for a plain manifest
     via: str = ""  # the kustomization or chart that gives the file its role
     overlays: tuple[Overlay, ...] = ()  # overlays that patch GPU resources of this file
@@ -47,8 +45,7 @@ def patched_by(role: Role, kind: str, name: str) -> list[str]:
     return [o.display for o in role.overlays if o.targets is None or (kind, name) in o.targets]
 
 
-@dataclass(frozen=True)
-class Renaming:
+class Renaming(NamedTuple):
     """A kustomization with namePrefix or nameSuffix, and what it builds."""
 
     path: Path

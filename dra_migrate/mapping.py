@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dra_migrate import discover
@@ -29,14 +30,16 @@ _DEFAULTS = Path(__file__).with_name("defaults.yaml")
 _PLACEHOLDER = re.compile(r"\{([a-zA-Z_][a-zA-Z0-9_]*)\}")
 
 
-@dataclass(frozen=True)
-class Context:
+_NOTHING: Mapping[str, Any] = MappingProxyType({})  # an empty mapping no one can change
+
+
+class Context(NamedTuple):
     """What a rule can look at: the workload around the pod spec."""
 
     namespace: str | None = None
-    labels: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = _NOTHING
     # label key -> the set of values the pod may be scheduled on
-    node_selector: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    node_selector: Mapping[str, frozenset[str]] = _NOTHING
 
 
 class Rule(NamedTuple):
@@ -221,8 +224,7 @@ class Config:
         return tuple(sorted(minimal))
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """The options of a run, as one frozen value (a worker process gets a copy)."""
 
     target: str  # v1beta1, v1beta2 or v1

@@ -12,9 +12,8 @@ import dataclasses
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
 
 from dra_migrate import discover, layout, suppress
 from dra_migrate.findings import Finding, finding
@@ -123,7 +122,7 @@ def run(
         for i, c, data in todo
     ]
     if templates_elsewhere:
-        settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
+        settings = settings._replace(reserved=frozenset(templates_elsewhere))
     processed = _map([job for _i, job in work], settings, jobs, progress)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
@@ -181,7 +180,7 @@ def _unique_across_files(
             from dra_migrate.process import process_job
 
             reserved = settings.reserved | frozenset(taken)
-            again = process_job(job, dataclasses.replace(settings, reserved=reserved))
+            again = process_job(job, settings._replace(reserved=reserved))
             if not clashes(again):
                 result = results[index] = again
         for template in result.templates:
@@ -316,8 +315,7 @@ _STREAM_BLOCK = 1 << 20
 Sink = Callable[[FileResult], None]
 
 
-@dataclass(frozen=True)
-class Part:
+class Part(NamedTuple):
     """Whole documents of a stream: bytes ``start`` to ``end`` of its copy, after
     ``line`` lines."""
 
@@ -427,7 +425,7 @@ def run_stream(
                 taken |= defined_templates(data)
         merged = FileResult(display, Status.UNCHANGED, markers=[])
         for part in parts:
-            here = dataclasses.replace(settings, file_taken=frozenset(taken))
+            here = settings._replace(file_taken=frozenset(taken))
             result = process_job(Job("", display, Role(), read(part), edit), here)
             taken.update(_template_key(t) for t in result.templates)
             if sink is not None:
@@ -476,7 +474,7 @@ def run_validate(
     # what the configuration declares and the slices show the drivers publish is known
     published = config.published() | validate.published_names(devices or ())
     if published:
-        settings = dataclasses.replace(settings, published=published)
+        settings = settings._replace(published=published)
 
     # (display, the bytes, or None for a file over HELD: read again where it is checked)
     jobs_: list[tuple[str, bytes | None, str]] = []

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from yaml.nodes import Node
 
@@ -30,8 +30,7 @@ from dra_migrate.quantity import whole_count
 from dra_migrate.report.model import FileResult, InventoryItem, Status
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     """Everything a worker needs for one file (picklable)."""
 
     path: str  # filesystem path, "" for stdin

@@ -111,8 +111,7 @@ CEL_CODES = {
 }
 
 
-@dataclass(frozen=True)
-class ValidateSettings:
+class ValidateSettings(NamedTuple):
     kube_version: str | None = None  # schemas of this release; None: newest that serves each object
     target: str | None = None  # an explicit target: DRA objects of other versions are flagged
     external_templates: bool = False  # templates and claims defined elsewhere: no warning
