@@ -53,9 +53,13 @@ KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 _GREP = (b"grep", b"-z", b"-I", b"-F", b"--untracked")
 _LS_FILES = (b"ls-files", b"-z", b"--cached", b"--others", b"--exclude-standard")
 EXTENSIONS = (".yaml", ".yml", ".json", ".tpl")  # what a run looks at (.tpl: Helm helpers)
-# git lists and searches those only (in any case, as the run matches them): a
+# git lists and searches those only, in any case as the run takes them (*.[yY][aA]...;
+# git 2.39 lists no untracked file below the top for an :(icase) pathspec): a
 # repository's Go, Python and docs are never read
-_FILES = tuple(b":(icase)*" + e.encode() for e in EXTENSIONS)
+_FILES = tuple(
+    ("*" + "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in e)).encode()
+    for e in EXTENSIONS
+)
 # the options of scan, convert and validate that take a value (tests/test_git.py
 # holds this to the CLI's own options): what follows one is not a path
 VALUE_OPTIONS = frozenset(

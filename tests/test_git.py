@@ -104,6 +104,35 @@ def test_a_search_started_early_is_taken_over(tmp_path: Path) -> None:
     assert not git._started
 
 
+def test_git_lists_and_searches_only_the_files_a_run_looks_at(tmp_path: Path) -> None:
+    # a repository's code and docs are never read by git for the run (kserve: Go)
+    root = _repo(
+        tmp_path,
+        {
+            "main.go": "// nvidia.com/gpu\n",
+            "README.md": "ResourceClaimTemplate\n",
+            "Chart/Values.YAML": PLAIN,  # extensions in any case, as the walk takes them
+            "t/_helpers.tpl": "{{/* ResourceClaimTemplate */}}\n",
+            "a.json": "{}\n",
+            "b.yml": PLAIN,
+            "x/y/z.yaml": PLAIN,  # two folders down (git 2.39 and :(icase) lost it)
+        },
+    )
+    files = ["Chart/Values.YAML", "a.json", "b.yml", "t/_helpers.tpl", "x/y/z.yaml"]
+    for _tracked in (False, True):  # untracked, then tracked; from the top and below it
+        assert sorted(git.files(str(root)).names() or []) == files
+        assert git.files(str(root / "Chart")).names() == ["Values.YAML"]
+        assert git.files(str(root / "x" / "y")).names() == ["z.yaml"]
+        assert git.without(str(root / "x" / "y"), (b"x",)).names(ok=(0, 1)) == ["z.yaml"]
+        without = git.without(str(root), (b"ResourceClaimTemplate",)).names(ok=(0, 1))
+        assert sorted(without or []) == ["Chart/Values.YAML", "a.json", "b.yml", "x/y/z.yaml"]
+        assert git.without(str(root / "t"), (b"x",)).names(ok=(0, 1)) == ["_helpers.tpl"]
+        defining = git.containing(str(root), b"ResourceClaimTemplate").names(ok=(0, 1))
+        assert defining == ["t/_helpers.tpl"]
+        assert git.containing(str(root / "t"), b"Resource").names(ok=(0, 1)) == ["_helpers.tpl"]
+        subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+
+
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
