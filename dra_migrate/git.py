@@ -278,18 +278,19 @@ def prestart(argv: Sequence[str]) -> None:
         for root in dict.fromkeys(context):
             if os.path.isdir(root) and ("defining", root) not in _started:
                 _started["defining", root] = containing(root, TEMPLATE_KIND)
-        # the layout reads every kustomization of the work tree (layout.Builder)
-        for top in dict.fromkeys(_work_tree_top(p) for p in [*paths, *context] if p != "-"):
+        # the layout reads every kustomization of the work tree (layout.Builder); a
+        # hook names hundreds of files in a few folders: each folder is climbed once
+        named = [p for p in (*paths, *context) if p != "-"]
+        folders = {p if os.path.isdir(p) else os.path.dirname(p) or "." for p in named}
+        for top in {_work_tree_top(folder) for folder in folders}:
             if top is not None and ("kustomizations", top) not in _started:
                 _started["kustomizations", top] = Git(top, _kustomizations_args())
 
 
-def _work_tree_top(path: str) -> str | None:
-    """The real path of the top of the work tree ``path`` is in, as the layout finds
-    it: the nearest folder above it (or it) that holds ``.git``."""
-    folder = os.path.realpath(path)
-    if not os.path.isdir(folder):
-        folder = os.path.dirname(folder)
+def _work_tree_top(folder: str) -> str | None:
+    """The real path of the top of the work tree ``folder`` is in, as the layout finds
+    it: the nearest folder at or above it that holds ``.git``."""
+    folder = os.path.realpath(folder)
     while not os.path.exists(os.path.join(folder, ".git")):
         parent = os.path.dirname(folder)
         if parent == folder:

@@ -224,6 +224,21 @@ def test_a_whole_process_reports_what_a_run_in_this_process_reports(
     assert _whole_process(root, *args) == inside
 
 
+def test_a_hook_naming_many_files_starts_one_listing_of_kustomizations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repo(tmp_path, {f"apps/{i}.yaml": PLAIN for i in range(5)})
+    monkeypatch.chdir(root)
+    git.prestart(["convert", "--check", "--context", ".", *(f"apps/{i}.yaml" for i in range(5))])
+    assert sorted(git._started) == [
+        ("defining", "."),
+        ("kustomizations", os.path.realpath(root)),
+    ]
+    git.stop_unclaimed()
+    git.prestart(["convert", "-"])  # standard input: nothing to ask git
+    assert not git._started
+
+
 def test_what_is_never_claimed_is_stopped(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"plain.yaml": PLAIN})
     git.prestart(["convert", "--context", str(root), str(root)])
