@@ -50,7 +50,9 @@ ALSO_WANTED = (b"\\", b"\xff\xfe", b"\xfe\xff")
 TEMPLATE_KIND = b"ResourceClaimTemplate"
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
-_GREP = (b"grep", b"-z", b"-I", b"-F", b"--untracked")
+# the user's git configuration does not change what is printed (color.grep=always,
+# grep.fullName=true: names with escapes, or relative to the top of the work tree)
+_GREP = (b"grep", b"--no-color", b"--no-full-name", b"-z", b"-I", b"-F", b"--untracked")
 _LS_FILES = (b"ls-files", b"-z", b"--cached", b"--others", b"--exclude-standard")
 EXTENSIONS = (".yaml", ".yml", ".json", ".tpl")  # what a run looks at (.tpl: Helm helpers)
 # git lists and searches those only, in any case as the run takes them (*.[yY][aA]...;

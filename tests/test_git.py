@@ -239,6 +239,21 @@ def test_a_hook_naming_many_files_starts_one_listing_of_kustomizations(
     assert not git._started
 
 
+def test_the_users_git_configuration_does_not_change_the_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repo(tmp_path, {"x/y/a.yaml": PLAIN, "x/y/t.yaml": "kind: ResourceClaimTemplate\n"})
+    settings = {"color.grep": "always", "color.ui": "always", "grep.fullName": "true"}
+    monkeypatch.setenv("GIT_CONFIG_COUNT", str(len(settings)))
+    for i, (key, value) in enumerate(settings.items()):
+        monkeypatch.setenv(f"GIT_CONFIG_KEY_{i}", key)
+        monkeypatch.setenv(f"GIT_CONFIG_VALUE_{i}", value)
+    below = str(root / "x")
+    assert git.containing(below, b"ResourceClaimTemplate").names(ok=(0, 1)) == ["y/t.yaml"]
+    assert git.without(below, (b"ResourceClaimTemplate",)).names(ok=(0, 1)) == ["y/a.yaml"]
+    assert sorted(git.files(below).names() or []) == ["y/a.yaml", "y/t.yaml"]
+
+
 def test_what_is_never_claimed_is_stopped(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"plain.yaml": PLAIN})
     git.prestart(["convert", "--context", str(root), str(root)])
