@@ -12,7 +12,8 @@ for Python to read, and Python does not wake for each name git writes (on
 ``prestart`` starts those questions from the command line before the CLI is
 imported (``entry.py``): importing it takes longer than git takes to search a
 repository of thousands of files, and nothing here imports more than ``os``.
-The run takes over what was started for it (``claim``); anything it never
+The run takes over what was started for it when it asks the same question
+(``files``, ``without``, ``containing``, ``kustomizations``); anything it never
 takes is stopped when the command ends (``stop_unclaimed``). What is started
 early is a guess that only ever costs time: a run that asks something else
 starts its own search.
@@ -161,8 +162,11 @@ class Git:
     def _wait(self) -> int | None:
         if self.code is None:
             if self.pid is not None:
-                _pid, status = os.waitpid(self.pid, 0)
-                self.code = os.waitstatus_to_exitcode(status)
+                try:
+                    _pid, status = os.waitpid(self.pid, 0)
+                    self.code = os.waitstatus_to_exitcode(status)
+                except ChildProcessError:  # reaped elsewhere: its answer cannot be trusted
+                    self.code = -1
             elif self.process is not None:
                 self.code = self.process.wait()
         return self.code

@@ -290,3 +290,13 @@ def test_outside_a_work_tree_or_without_git_there_is_no_answer(
     search = git.files(str(tmp_path))
     assert search.names() is None
     search.cancel()  # nothing to stop: no error
+
+
+@pytest.mark.skipif(not git._SPAWN, reason="posix_spawn only: subprocess reaps its own")
+def test_a_search_reaped_elsewhere_gives_no_answer(tmp_path: Path) -> None:
+    # (SIGCHLD ignored, or a forked worker holding the parent's searches)
+    root = _repo(tmp_path, {"a.yaml": PLAIN})
+    search = git.files(str(root))
+    assert search.pid is not None
+    os.waitpid(search.pid, 0)
+    assert search.names() is None  # the run reads the files itself
