@@ -32,12 +32,14 @@ if TYPE_CHECKING:
 # needles, templates, ignore comments), and validate; tests/test_git.py holds both
 # equal to what those commands ask
 CONVERT_STRINGS = (
+    b"/gpu",
     b"amd.com",
     b"aws.amazon.com",
     b"google.com",
-    b"gpu",
+    b"gpu.intel.com",
     b"habana.ai",
     b"nvidia.com",
+    b"~1gpu",
     b"ResourceClaimTemplate",
     b"dra-migrate:",
 )

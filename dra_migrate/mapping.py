@@ -216,8 +216,17 @@ class Config:
                 found.add(literal.encode())
         # JSON patches write "/" inside a key as "~1" (nvidia.com~1gpu): search for the
         # longest part without the separator, which both spellings contain. Fewer,
-        # broader needles: each is a pass over the bytes of every file of the run.
-        found = {max(n.split(b"/"), key=len) for n in found}
+        # broader needles: each is a pass over the bytes of every file of the run. But
+        # where the domain is open ("*/gpu") the name after the separator is all that
+        # is fixed, and a short name alone ("gpu") is in file names, images, labels
+        # and prose: the separator stays, in both spellings ("/gpu", "~1gpu").
+        found = {
+            spelling
+            for n in found
+            for spelling in (
+                (n, b"~1" + n[1:]) if n.startswith(b"/") else (max(n.split(b"/"), key=len),)
+            )
+        }
         found.discard(b"")
         # a narrower needle is subsumed by a broader one it contains
         minimal = {n for n in found if not any(o != n and o in n for o in found)}

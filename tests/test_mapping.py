@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from dra_migrate import load
+from dra_migrate import discover, load
 from dra_migrate.mapping import _DEFAULTS, Context, load_config
 from dra_migrate.resources import schema_path
 
@@ -36,3 +39,39 @@ def test_the_builtin_mapping_is_read_from_the_users_cache_as_it_was_read_from_ya
     # the kept copy is what is read, while defaults.yaml is unchanged
     kept.write_text(kept.read_text().replace('"gpu.nvidia.com"', '"kept.example.com"', 1))
     assert load_config(None) != from_yaml
+
+
+_TOKEN = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_needles_find_every_spelling_of_every_name_the_mapping_takes(
+    data: st.DataObject,
+) -> None:
+    # the byte search decides what is parsed at all: a name it misses is a GPU
+    # request the run never sees. Every built-in name and detect pattern, filled in,
+    # as a YAML or JSON key, in flow style, and as the last step of a JSON pointer
+    config = load_config(None)
+    pattern = data.draw(st.sampled_from([m.name for m in config.resources] + list(config.detect)))
+    domain = data.draw(st.builds(lambda a, b: f"{a}.{b}", _TOKEN, _TOKEN))
+    name = re.sub(r"\{[^}]*\}", lambda _m: data.draw(_TOKEN), pattern)
+    name = name.replace("*/", domain + "/") if name.startswith("*/") else name
+    name = re.sub(r"\*", lambda _m: data.draw(_TOKEN), name)
+    assume(config.is_gpu(name))
+    pointer = name.replace("~", "~0").replace("/", "~1")
+    for text in (
+        f"limits:\n  {name}: 1\n",
+        f'{{"limits": {{"{name}": "1"}}}}',
+        f"limits: {{{name}: 1, cpu: 2}}\n",
+        f"- op: add\n  path: /spec/containers/0/resources/limits/{pointer}\n  value: 1\n",
+    ):
+        assert discover.mentions(text.encode(), config.needles()), (name, text)
+
+
+def test_a_file_name_or_an_image_that_says_gpu_is_not_a_reason_to_parse() -> None:
+    # the open-domain pattern */gpu keeps its separator: "gpu" alone is everywhere
+    needles = load_config(None).needles()
+    assert b"gpu" not in needles
+    assert not discover.mentions(b"patches:\n  - path: gpu.yaml\n", needles)
+    assert not discover.mentions(b"image: gpu-burn:latest\nname: gpu-operator\n", needles)
