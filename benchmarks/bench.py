@@ -307,14 +307,27 @@ class Timing:
     runs: list[float] = field(default_factory=list)
 
 
-def median_of(repeat: int, run: Callable[[], float | tuple[float, float]]) -> Timing:
-    runs, peaks = [], []
+Run = Callable[[], float | tuple[float, float]]  # seconds, or (seconds, peak MB)
+
+
+def median_of(repeat: int, run: Run) -> Timing:
+    return interleaved(repeat, run)[0]
+
+
+def interleaved(repeat: int, *runs: Run) -> list[Timing]:
+    """Each run ``repeat`` times, taking turns (a, b, c, a, b, c, ...), and the median
+    of each: a machine that speeds up or slows down while it is measured (these are
+    shared) moves both sides of a ratio alike, where one side measured after the
+    other could read up to a third apart."""
+    results: list[list[tuple[float, float]]] = [[] for _ in runs]
     for _ in range(repeat):
-        result = run()
-        seconds, peak = result if isinstance(result, tuple) else (result, 0.0)
-        runs.append(seconds)
-        peaks.append(peak)
-    return Timing(statistics.median(runs), max(peaks), runs)
+        for kept, run in zip(results, runs, strict=True):
+            result = run()
+            kept.append(result if isinstance(result, tuple) else (result, 0.0))
+    return [
+        Timing(statistics.median(s for s, _ in kept), max(p for _, p in kept), [s for s, _ in kept])
+        for kept in results
+    ]
 
 
 def read_baseline(files: list[Path]) -> float:
@@ -463,11 +476,14 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
     generate(repo, args.files, 0, bundle_mb=args.bundle_mb)
     git_init(repo)
     files = yaml_files(repo)
-    read = median_of(repeat, lambda: read_baseline(files))
-    cload = median_of(repeat, lambda: cload_baseline(files))
+    read, cload, convert = interleaved(
+        repeat,
+        lambda: read_baseline(files),
+        lambda: cload_baseline(files),
+        lambda: run_process(tool("convert", "--check", *jobs, "."), repo),
+    )
     rows.append(Row(f"read + byte search, {len(files):,} files", read))
     rows.append(Row(f"PyYAML C loader, {len(files):,} files", cload))
-    convert = median_of(repeat, lambda: run_process(tool("convert", "--check", *jobs, "."), repo))
     rows.append(Row("convert --check", convert, "C loader", cload, 0.5))
 
     quiet = work / "quiet"  # the same shapes, no GPU request anywhere
@@ -478,26 +494,31 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
             path.write_text(text.replace("nvidia.com/gpu", "example.com/fpga"))
     git_init(quiet)
     quiet_files = yaml_files(quiet)
-    quiet_read = median_of(repeat, lambda: read_baseline(quiet_files))
-    scan = median_of(repeat, lambda: run_process(tool("scan", *jobs, "."), quiet))
-    rows.append(Row("scan, no GPU requests", scan, "read + search", quiet_read, 2.0))
-    # for scale, not a target: the same read and search as a process of its own, start-up
-    # included as in the tool's rows (the target is set against the in-process loop)
-    read_process = median_of(
-        repeat, lambda: run_process([sys.executable, "-c", _READ_PROCESS, "."], quiet)
+    # read_process, for scale, not a target: the same read and search as a process of
+    # its own, start-up included as in the tool's rows (the target is set against the
+    # in-process loop)
+    quiet_read, scan, read_process = interleaved(
+        repeat,
+        lambda: read_baseline(quiet_files),
+        lambda: run_process(tool("scan", *jobs, "."), quiet),
+        lambda: run_process([sys.executable, "-c", _READ_PROCESS, "."], quiet),
     )
+    rows.append(Row("scan, no GPU requests", scan, "read + search", quiet_read, 2.0))
     rows.append(Row("read + byte search as a process (python -c, for scale)", read_process))
 
     # the dra-migrate-check hook of .pre-commit-hooks.yaml, given one staged file, from the
     # top of the 5,000-file repository (--context . reads the rest for references)
     hook = ("convert", "--check", "--diff", "--context", ".")
-    startup = median_of(
-        max(repeat, 5), lambda: run_process([sys.executable, "-c", "import yaml"], repo)
+    staged = [
+        str(next(p for p in files if ("nvidia.com/gpu" in p.read_text()) == gpu).relative_to(repo))
+        for gpu in (True, False)
+    ]
+    startup, *hooks = interleaved(
+        max(repeat, 5),
+        lambda: run_process([sys.executable, "-c", "import yaml"], repo),
+        *(lambda r=rel: run_process(tool(*hook, r), repo) for rel in staged),
     )
-    for label, gpu in (("with a GPU request", True), ("without one", False)):
-        one = next(p for p in files if ("nvidia.com/gpu" in p.read_text()) == gpu)
-        rel = str(one.relative_to(repo))
-        timing = median_of(max(repeat, 5), lambda r=rel: run_process(tool(*hook, r), repo))
+    for label, timing in zip(("with a GPU request", "without one"), hooks, strict=True):
         rows.append(
             Row(
                 f"pre-commit hook on one file {label}",
@@ -510,11 +531,14 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
 
     if CORPUS.is_dir() and not args.no_corpus:
         corpus_files = yaml_files(CORPUS)
-        schema = median_of(repeat, lambda: schema_baseline(corpus_files))
+        schema, fast, validate = interleaved(
+            repeat,
+            lambda: schema_baseline(corpus_files),
+            lambda: schema_baseline(corpus_files, reference=False),
+            lambda: run_process(tool("validate", *jobs, "."), CORPUS),
+        )
         rows.append(Row("C load + jsonschema strict check, corpus", schema))
-        fast = median_of(repeat, lambda: schema_baseline(corpus_files, reference=False))
         rows.append(Row("C load + the tool's compiled strict check, corpus", fast))
-        validate = median_of(repeat, lambda: run_process(tool("validate", *jobs, "."), CORPUS))
         rows.append(
             Row(
                 f"validate ../shared/corpus/dra ({len(corpus_files)} files)",
@@ -535,10 +559,14 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
         git_init(kserve)
         kfiles = yaml_files(kserve)
         size = sum(p.stat().st_size for p in kfiles) / 1e6
-        kload = median_of(repeat, lambda: cload_baseline(kfiles))
+        commands = (["scan"], ["convert", "--check"], ["validate"])
+        kload, *timings = interleaved(
+            repeat,
+            lambda: cload_baseline(kfiles),
+            *(lambda c=command: run_process(tool(*c, *jobs, "."), kserve) for command in commands),
+        )
         rows.append(Row(f"C loader, kserve-like repository ({size:.0f} MB)", kload))
-        for command in (["scan"], ["convert", "--check"], ["validate"]):
-            timing = median_of(repeat, lambda c=command: run_process(tool(*c, *jobs, "."), kserve))
+        for command, timing in zip(commands, timings, strict=True):
             rows.append(Row(f"{' '.join(command)}, kserve-like", timing, "C loader", kload, 0.2))
 
     if args.big_mb:
@@ -556,8 +584,11 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
             i += 1
         (big / "one.yaml").write_text("---\n".join(docs))
         # one worker for both: a file is one job, and linear means the same work a byte
-        many = median_of(repeat, lambda: run_process(tool("scan", "-j", "1", "small"), big))
-        single = median_of(repeat, lambda: run_process(tool("scan", "-j", "1", "one.yaml"), big))
+        many, single = interleaved(
+            repeat,
+            lambda: run_process(tool("scan", "-j", "1", "small"), big),
+            lambda: run_process(tool("scan", "-j", "1", "one.yaml"), big),
+        )
         rows.append(Row(f"scan -j 1, {args.big_mb} MB in {i:,} small files", many))
         rows.append(
             Row(
