@@ -264,7 +264,8 @@ def _without(root: str, strings: Sequence[bytes]) -> Git:
 def prestart(argv: Sequence[str]) -> None:
     """Start what ``dra-migrate ARGV`` will ask git (scan, convert, validate over
     folders): the listing and the search of each folder named, and for scan and
-    convert the search of each ``--context`` folder for templates.
+    convert the search of each ``--context`` folder for templates and the listing
+    of the kustomizations of each work tree the paths are in.
 
     Only on systems with ``posix_spawn``: starting a process otherwise means
     importing ``subprocess``, which is what this is meant to overlap.
