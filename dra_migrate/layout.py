@@ -165,8 +165,10 @@ class Builder:
             if real in self.seen:
                 continue
             self.seen.add(real)
-            if self.renamings_only and not any(n in read_bytes(real) for n in _RENAMING_KEYS):
-                continue
+            if self.renamings_only:
+                data = read_bytes(real)
+                if not any(key in data for key in _RENAMING_KEYS):
+                    continue
             root = _read(real)
             if root is None:
                 continue  # reported when the file itself is processed
