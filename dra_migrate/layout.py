@@ -109,19 +109,15 @@ def _chart_root(path: Path, known: dict[Path, Path | None]) -> Path | None:
     return found
 
 
-def build(reals: Iterable[str], gpu: Callable[[bytes], bool] = lambda _data: False) -> Layout:
-    """Read the kustomizations that can apply patches to the files at ``reals`` (real
-    paths): those among them, those in their folders and the folders above (up to
-    the top of the git work tree), so a patch file given alone, as pre-commit does,
-    is still known as one, and every kustomization of that git work tree, so a
-    base given alone still knows the overlays that patch it."""
-    return Builder(gpu).add(reals)
-
-
 class Builder:
-    """``build``, some files at a time (a run builds the layout of its files while git
-    still searches the context for more): each folder is climbed and each
-    kustomization read once, in the order of the files, as one ``build`` would."""
+    """The layout of real paths, built some files at a time (a run builds the layout
+    of its files while git still searches the context for more). ``add`` reads the
+    kustomizations that can apply patches to the files: those among them, those in
+    their folders and the folders above (up to the top of the git work tree), so a
+    patch file given alone, as pre-commit does, is still known as one, and every
+    kustomization of that git work tree, so a base given alone still knows the
+    overlays that patch it. Each folder is climbed and each kustomization read once,
+    in the order of the files."""
 
     def __init__(
         self, gpu: Callable[[bytes], bool] = lambda _data: False, renamings_only: bool = False
@@ -167,16 +163,14 @@ class Builder:
             self.seen.add(real)
             if self.renamings_only:
                 data = read_bytes(real)
-                if not any(key in data for key in _RENAMING_KEYS):
-                    continue
-            root = _read(real)
-            if root is None:
-                continue  # reported when the file itself is processed
-            if self.renamings_only:
-                renaming = _renaming(real, root)
+                root = _read(real, data) if any(k in data for k in _RENAMING_KEYS) else None
+                renaming = _renaming(real, root) if root is not None else None
                 if renaming is not None:
                     layout.renamings.append(renaming)
                 continue
+            root = _read(real)
+            if root is None:
+                continue  # reported when the file itself is processed
             for patch_file in _patch_files(root):
                 target = discover.real_path(real.parent / patch_file)
                 layout.patches.setdefault(target, _shown(path))
@@ -260,11 +254,13 @@ def references(kustomization: Path) -> set[Path]:
     return {p for p in found if p.is_file()}
 
 
-def _read(path: Path) -> Node | None:
+def _read(path: Path, data: bytes | None = None) -> Node | None:
+    """The first root of the kustomization at ``path`` (``data``: its bytes, when read)."""
     from dra_migrate import load
 
     try:
-        docs = load.parse(load.decode(str(path), discover.read_file(path)))
+        raw = discover.read_file(path) if data is None else data
+        docs = load.parse(load.decode(str(path), raw))
     except (discover.Unreadable, InputProblem):
         return None
     roots = [d.root for d in docs if d.root is not None]

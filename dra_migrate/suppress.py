@@ -375,10 +375,10 @@ def _shown(path: str) -> str:
 
 def _position(path: str | None, index: int) -> tuple[int, int]:
     """Line and column of ``ignore[index]`` in the configuration file."""
-    from dra_migrate import load
-
     if path is None:
         return 1, 1
+    from dra_migrate import load
+
     try:
         source = load.decode(path, Path(path).read_bytes())
         docs = load.parse(source)
