@@ -1,18 +1,22 @@
-"""The command line: parse options, run the pipeline, render, map to an exit code."""
+"""The command line: parse options, run the pipeline, render, map to an exit code.
+
+Options are parsed by argparse (the standard library): a command builds only its
+own parser. click, the CLI library this started with, cost about 30 ms of every
+run to import (with the modules it pulls in: inspect, uuid, datetime), a sixth of
+a one-file pre-commit run.
+"""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
-import dataclasses
 import errno
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, NoReturn, TypeVar
-
-import click
+from typing import Any, NamedTuple, NoReturn
 
 from dra_migrate import __version__
 from dra_migrate.discover import Unreadable
@@ -36,8 +40,6 @@ from dra_migrate.versions import (
     warnings,
 )
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 
 class Options(NamedTuple):
     """The options every command shares, resolved once."""
@@ -52,77 +54,157 @@ class Options(NamedTuple):
     changed_since: str | None = None  # report only files changed since this git ref
 
 
-def option_group(*decorators: Callable[[Any], Any]) -> Callable[[F], F]:
-    """One decorator that applies ``decorators`` as if stacked in this order."""
-
-    def apply(func: F) -> F:
-        for decorator in reversed(decorators):
-            func = decorator(func)
-        return func
-
-    return apply
+# --- option types: a bad value is a usage error (exit 2) naming the option ---
 
 
-common_options = option_group(
-    click.argument("paths", nargs=-1, type=click.Path(allow_dash=True)),
-    click.option(
+def path_type(
+    exists: bool = False, file_okay: bool = True, dir_okay: bool = True, as_path: bool = False
+) -> Callable[[str], Any]:
+    """A path option's check: must exist, must not be a folder, must not be a file."""
+
+    def check(value: str) -> Any:
+        if not value:
+            raise argparse.ArgumentTypeError("an empty path")
+        if exists and not os.path.lexists(value):
+            raise argparse.ArgumentTypeError(f"{quote_path(value)} does not exist")
+        if not dir_okay and os.path.isdir(value):
+            raise argparse.ArgumentTypeError(f"{quote_path(value)} is a folder, not a file")
+        if not file_okay and os.path.exists(value) and not os.path.isdir(value):
+            raise argparse.ArgumentTypeError(f"{quote_path(value)} is a file, not a folder")
+        return Path(value) if as_path else value
+
+    check.__name__ = "path"  # argparse names the type in its messages
+    return check
+
+
+def at_least(kind: type[int] | type[float], low: float) -> Callable[[str], Any]:
+    """A number option's check: an int or float no lower than ``low``."""
+
+    def check(value: str) -> Any:
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not a valid {kind.__name__}") from None
+        if number < low:
+            raise argparse.ArgumentTypeError(f"{value} is lower than {low}")
+        return number
+
+    check.__name__ = kind.__name__
+    return check
+
+
+class _Many(argparse.Action):
+    """A repeatable option, gathered into a tuple (argparse's append takes a list)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        setattr(namespace, self.dest, (*getattr(namespace, self.dest), values))
+
+
+class _Help(argparse.HelpFormatter):
+    """argparse's layout, keeping a description's paragraphs (docstrings).
+
+    argparse makes a formatter for every option it is given (to check its metavar),
+    and each asked ``shutil`` for the terminal's width: importing shutil (with bz2
+    and lzma) cost every run a few milliseconds. The width is found here instead,
+    as shutil finds it."""
+
+    def __init__(self, prog: str, *args: Any, **kwargs: Any) -> None:
+        if len(args) < 3:  # (indent_increment, max_help_position, width)
+            kwargs.setdefault("width", _width())
+        super().__init__(prog, *args, **kwargs)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n\n".join(
+            super(_Help, self)._fill_text(p, width, indent) for p in text.split("\n\n")
+        )
+
+
+def _width() -> int:
+    """``shutil.get_terminal_size().columns - 2``, argparse's width, without shutil."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
+
+
+Build = Callable[[argparse.ArgumentParser], None]
+
+
+def common_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATHS", help="Files and folders to read (- for stdin)."
+    )
+    parser.add_argument(
         "--config",
-        "config_path",
-        type=click.Path(dir_okay=False, path_type=Path),
+        dest="config_path",
+        metavar="FILE",
+        type=path_type(dir_okay=False, as_path=True),
         help="Mapping file (default: .dra-migrate.yaml found upward from the first path).",
-    ),
-    click.option(
+    )
+    parser.add_argument(
         "--target",
-        type=click.Choice(TARGETS),
-        help="resource.k8s.io version to write (default v1, served by Kubernetes 1.34+; --kube-version picks it from the cluster).",
-    ),
-    click.option(
+        choices=TARGETS,
+        help="resource.k8s.io version to write (default v1, served by Kubernetes 1.34+; "
+        "--kube-version picks it from the cluster).",
+    )
+    parser.add_argument(
         "--kube-version", help="Cluster version, e.g. 1.34: picks --target and warns about it."
-    ),
-    click.option(
+    )
+    parser.add_argument(
         "--exclude",
-        multiple=True,
+        action=_Many,
+        default=(),
         metavar="GLOB",
         help="gitignore-style pattern to skip (repeatable).",
-    ),
-    click.option(
+    )
+    parser.add_argument(
         "--jobs",
         "-j",
-        type=click.IntRange(min=1),
+        type=at_least(int, 1),
+        metavar="N",
         help="Worker processes (default: CPU count).",
-    ),
-    click.option("--stdin-filename", default="-", help="Name to use for stdin in messages."),
-    click.option(
+    )
+    parser.add_argument(
+        "--stdin-filename", default="-", metavar="NAME", help="Name to use for stdin in messages."
+    )
+    parser.add_argument(
         "--context",
-        multiple=True,
+        action=_Many,
+        default=(),
         metavar="PATH",
-        type=click.Path(exists=True),
+        type=path_type(exists=True),
         help="Also read PATH for cross-file references, but report only on PATHS "
         "(pre-commit hooks: --context .).",
-    ),
-    click.option(
+    )
+    parser.add_argument(
         "--changed-since",
         metavar="REF",
         help="Report only on files changed since git REF (merge base with HEAD) "
         "and the files they reference.",
-    ),
-    click.option(
+    )
+    parser.add_argument(
         "--max-file-size",
         metavar="SIZE",
         help="Refuse files larger than this (bytes, or 64Mi; default 64Mi, or maxFileSize "
         "in the config).",
-    ),
-)
+    )
 
 
-format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(list(FORMATS)),
-    default="text",
-    show_default=True,
-    help="Report format (github: workflow annotations; sarif: code scanning; junit: test reports).",
-)
+def format_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        dest="fmt",
+        choices=list(FORMATS),
+        default="text",
+        help="Report format (github: workflow annotations; sarif: code scanning; junit: test "
+        "reports). Default: text.",
+    )
 
 
 # --- workflow options: report files, suppressions, focus on changed files (issue 10) ---
@@ -136,50 +218,53 @@ class Workflow(NamedTuple):
     show_suppressed: bool
 
 
-workflow_options = option_group(
-    format_option,
-    click.option(
+def workflow_options(parser: argparse.ArgumentParser) -> None:
+    format_option(parser)
+    parser.add_argument(
         "--output",
-        "output",
-        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="FILE",
+        type=path_type(dir_okay=False, as_path=True),
         help="Write the --format report to FILE; the terminal still gets the text view.",
-    ),
-    click.option(
-        "--show-suppressed",
-        is_flag=True,
-        help="List the findings that ignore comments and config entries silence.",
-    ),
-)
-
-
-def _cluster_options(context_flags: tuple[str, ...]) -> Callable[[F], F]:
-    """How to reach the cluster: the kubeconfig and context kubectl would use."""
-    return option_group(
-        click.option(
-            "--kubeconfig",
-            type=click.Path(dir_okay=False),
-            help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, else in-cluster).",
-        ),
-        click.option(
-            *context_flags,
-            "kube_context",
-            help="kubeconfig context (default: the current one).",
-        ),
-        click.option(
-            "--request-timeout",
-            type=click.FloatRange(min=0.1),
-            default=30.0,
-            show_default=True,
-            help="Seconds to wait for each API request.",
-        ),
-        click.option(
-            "--page-size",
-            type=click.IntRange(min=1),
-            default=500,
-            show_default=True,
-            help="Objects per list request (limit/continue paging).",
-        ),
     )
+    parser.add_argument(
+        "--show-suppressed",
+        action="store_true",
+        help="List the findings that ignore comments and config entries silence.",
+    )
+
+
+def _cluster_options(context_flags: tuple[str, ...]) -> Build:
+    """How to reach the cluster: the kubeconfig and context kubectl would use."""
+
+    def add(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--kubeconfig",
+            metavar="FILE",
+            type=path_type(dir_okay=False),
+            help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, else in-cluster).",
+        )
+        parser.add_argument(
+            *context_flags,
+            dest="kube_context",
+            metavar="NAME",
+            help="kubeconfig context (default: the current one).",
+        )
+        parser.add_argument(
+            "--request-timeout",
+            type=at_least(float, 0.1),
+            default=30.0,
+            metavar="SECONDS",
+            help="Seconds to wait for each API request (default: 30).",
+        )
+        parser.add_argument(
+            "--page-size",
+            type=at_least(int, 1),
+            default=500,
+            metavar="N",
+            help="Objects per list request (limit/continue paging; default: 500).",
+        )
+
+    return add
 
 
 # inventory has no --context of its own: it takes kubectl's name (and --kube-context);
@@ -206,7 +291,7 @@ def _emit_report(report: Report, command: str, flow: Workflow, terminal: bool = 
     report.show_suppressed = flow.show_suppressed
     if flow.output is None:
         if terminal:
-            click.echo(renderer(flow.fmt)(report, command), nl=False)
+            _out(renderer(flow.fmt)(report, command))
         return
     from dra_migrate.writer import write_atomic
 
@@ -215,7 +300,7 @@ def _emit_report(report: Report, command: str, flow: Workflow, terminal: bool = 
     except OSError as exc:
         _fail_usage(ConfigError(f"--output {flow.output}: {exc.strerror or exc}"))
     if terminal:
-        click.echo(renderer("text")(report, command), nl=False)
+        _out(renderer("text")(report, command))
 
 
 def _connect(kubeconfig: str | None, context: str | None, timeout: float, page_size: int) -> Any:
@@ -229,7 +314,7 @@ def _connect(kubeconfig: str | None, context: str | None, timeout: float, page_s
 
 
 def _fail_cluster(error: Any) -> NoReturn:
-    click.echo(error.finding.format(), err=True)
+    _err(error.finding.format())
     sys.exit(error.exit_code)
 
 
@@ -259,7 +344,7 @@ def resolve(
     config: Config = load_config(config_path)
     if max_file_size is not None:
         try:
-            config = dataclasses.replace(config, max_file_size=parse_size(max_file_size))
+            config = config.replace(max_file_size=parse_size(max_file_size))
         except ConfigError as error:
             raise ConfigError(f"--max-file-size: {error.args[0]}") from None
     kube = kube_version or config.kube_version
@@ -389,45 +474,36 @@ def _unread(options: Options, exc: Unreadable) -> Report:
 
 
 def _fail_usage(error: ConfigError) -> None:
-    click.echo(f"dra-migrate: error: {error.format()}", err=True)
+    _err(f"dra-migrate: error: {error.format()}")
     sys.exit(EXIT_USAGE)
 
 
 def _print_findings(findings: list[Finding]) -> None:
     for f in findings:
-        click.echo(f.format(), err=True)
+        _err(f.format())
 
 
 _OUTPUT_ERRORS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT}
 
 
-class _Group(click.Group):
-    """Output that cannot be written (a closed pipe, a full disk) ends the run with one
-    line on stderr and exit status 123, never a traceback."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except OSError as exc:
-            if exc.errno not in _OUTPUT_ERRORS:
-                raise
-            with contextlib.suppress(OSError):  # nothing more may reach the broken stream
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            with contextlib.suppress(OSError):
-                click.echo(f"dra-migrate: error: cannot write the output: {exc.strerror}", err=True)
-            sys.exit(EXIT_UNPROCESSED)
+def _out(text: str) -> None:
+    """Text for stdout, as it is (a report, a diff, YAML)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="dra-migrate")
-def main() -> None:
-    """Move GPU workloads from device-plugin extended resources to DRA."""
+def _err(line: str) -> None:
+    """One line for stderr, after what stdout has so far."""
+    sys.stdout.flush()
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
-@main.command()
-@common_options
-@workflow_options
+def scan_options(parser: argparse.ArgumentParser) -> None:
+    common_options(parser)
+    workflow_options(parser)
+
+
 def scan(**kwargs: Any) -> None:
     """List every pod spec that asks for GPUs through extended resources."""
     flow = _workflow(kwargs)
@@ -444,28 +520,32 @@ def scan(**kwargs: Any) -> None:
     _suppress(report, options, "scan")
     _emit_report(report, "scan", flow)
     if flow.fmt == "text":
-        click.echo(_config_used(options.settings.config), err=True)
+        _err(_config_used(options.settings.config))
     sys.exit(EXIT_UNPROCESSED if report.count(Status.FAILED) else 0)
 
 
-@main.command()
-@common_options
-@click.option("--diff", is_flag=True, help="Print a unified diff; write nothing (the default).")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file would change.")
-@click.option("--write", is_flag=True, help="Rewrite files in place (atomically).")
-@click.option(
-    "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write converted copies of changed files here, in the same relative layout.",
-)
-@click.option(
-    "--write-through-links",
-    is_flag=True,
-    help="With --write, also rewrite the targets of symbolic links that lie outside the paths "
-    "given (skipped by default, DRA013).",
-)
-@click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
-@workflow_options
+def convert_options(parser: argparse.ArgumentParser) -> None:
+    common_options(parser)
+    flag = parser.add_argument
+    flag("--diff", action="store_true", help="Print a unified diff; write nothing (the default).")
+    flag("--check", action="store_true", help="Write nothing; exit 1 when a file would change.")
+    flag("--write", action="store_true", help="Rewrite files in place (atomically).")
+    parser.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        type=path_type(file_okay=False, as_path=True),
+        help="Write converted copies of changed files here, in the same relative layout.",
+    )
+    flag(
+        "--write-through-links",
+        action="store_true",
+        help="With --write, also rewrite the targets of symbolic links that lie outside the "
+        "paths given (skipped by default, DRA013).",
+    )
+    flag("--quiet", "-q", action="store_true", help="Only errors on stderr.")
+    workflow_options(parser)
+
+
 def convert(
     diff: bool,
     check: bool,
@@ -540,9 +620,9 @@ def convert(
     _print_findings([f for f in findings if not quiet or f.severity.value == "error"])
     if flow.show_suppressed and not quiet:
         for s in report.suppressed:
-            click.echo(f"{s.finding.format()} [suppressed by {s.source}]", err=True)
+            _err(f"{s.finding.format()} [suppressed by {s.source}]")
     if not quiet:
-        click.echo(_summary(report, mode, check, output_dir), err=True)
+        _err(_summary(report, mode, check, output_dir))
     sys.exit(report.exit_code(changes_fail=check))
 
 
@@ -567,10 +647,9 @@ def _terminated_as_interrupt() -> Iterator[None]:
 
 def _interrupted(written: list[str]) -> None:
     shown = ", ".join(quote_path(p) for p in written) if written else "none"
-    click.echo(
+    _err(
         f"dra-migrate: interrupted; {len(written)} file(s) written ({shown}); "
-        "every other file is as it was",
-        err=True,
+        "every other file is as it was"
     )
     sys.exit(EXIT_INTERRUPTED)
 
@@ -667,9 +746,8 @@ def _files_out(
                 )
         elif diff and (mode == "diff" or not check):
             assert result.original is not None
-            click.echo(
-                writer.unified_diff(result.path, result.original, result.converted, result.regions),
-                nl=False,
+            _out(
+                writer.unified_diff(result.path, result.original, result.converted, result.regions)
             )
     return written
 
@@ -689,35 +767,38 @@ def _config_used(config: Config) -> str:
     return f"dra-migrate: using mapping {quote_path(config.path)}."
 
 
-@main.command(name="validate")
-@common_options
-@workflow_options
-@click.option(
-    "--external-templates",
-    is_flag=True,
-    help="ResourceClaimTemplates and ResourceClaims may be defined outside the input.",
-)
-@click.option(
-    "--resource-slices",
-    "slices",
-    type=click.Path(dir_okay=False, exists=False),
-    help="kubectl get resourceslices -o yaml|json: evaluate classes and requests on those devices.",
-)
-@click.option(
-    "--cluster",
-    "live",
-    is_flag=True,
-    help="Evaluate classes and requests on the live cluster's ResourceSlices (read-only).",
-)
-@click.option(
-    "--feature-gates",
-    "feature_gates",
-    metavar="NAME=BOOL,...",
-    help="DRA feature gates the cluster turns on or off, as kube-apiserver takes them "
-    "(DRADeviceTaints=true,DRAConsumableCapacity=true); the rest follow --kube-version's "
-    "defaults. Also featureGates: in the config.",
-)
-@cluster_options_beside_context
+def validate_options(parser: argparse.ArgumentParser) -> None:
+    common_options(parser)
+    workflow_options(parser)
+    parser.add_argument(
+        "--external-templates",
+        action="store_true",
+        help="ResourceClaimTemplates and ResourceClaims may be defined outside the input.",
+    )
+    parser.add_argument(
+        "--resource-slices",
+        dest="slices",
+        metavar="FILE",
+        type=path_type(dir_okay=False),
+        help="kubectl get resourceslices -o yaml|json: evaluate classes and requests on those "
+        "devices.",
+    )
+    parser.add_argument(
+        "--cluster",
+        dest="live",
+        action="store_true",
+        help="Evaluate classes and requests on the live cluster's ResourceSlices (read-only).",
+    )
+    parser.add_argument(
+        "--feature-gates",
+        metavar="NAME=BOOL,...",
+        help="DRA feature gates the cluster turns on or off, as kube-apiserver takes them "
+        "(DRADeviceTaints=true,DRAConsumableCapacity=true); the rest follow --kube-version's "
+        "defaults. Also featureGates: in the config.",
+    )
+    cluster_options_beside_context(parser)
+
+
 def validate_command(
     external_templates: bool,
     slices: str | None,
@@ -809,60 +890,66 @@ def validate_command(
     _suppress(report, options, "validate")
     _emit_report(report, "validate", flow)
     if flow.fmt == "text":
-        click.echo(_config_used(options.settings.config), err=True)
+        _err(_config_used(options.settings.config))
     sys.exit(report.exit_code())
 
 
-output_option = click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write to FILE (atomically) instead of stdout.",
-)
-strategy_option = click.option(
-    "--strategy",
-    type=click.Choice(["rewrite", "bridge", "auto"]),
-    default="auto",
-    show_default=True,
-    help="rewrite: ResourceClaimTemplates; bridge: DeviceClasses with extendedResourceName, "
-    "workloads unchanged; auto: bridge where --kube-version serves it and the workload needs "
-    "nothing DRA-only.",
-)
+def output_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        type=path_type(dir_okay=False, as_path=True),
+        help="Write to FILE (atomically) instead of stdout.",
+    )
 
 
-@main.command(name="report")
-@common_options
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown", "html", "json"]),
-    default="text",
-    show_default=True,
-    help="Report format (json: schemas/report.schema.json).",
-)
-@output_option
-@strategy_option
-@click.option(
-    "--resource-slices",
-    "slices",
-    type=click.Path(dir_okay=False),
-    help="kubectl get resourceslices -o yaml|json: check that the GPUs asked for fit, node by node.",
-)
-@click.option(
-    "--nodes",
-    "nodes",
-    type=click.Path(dir_okay=False),
-    help="kubectl get nodes -o yaml|json: flag nodes that still advertise a bridged resource.",
-)
-@click.option(
-    "--cluster",
-    "from_cluster",
-    is_flag=True,
-    help="Read the ResourceSlices and Nodes from the live cluster (read-only), in place of "
-    "--resource-slices and --nodes.",
-)
-@cluster_options_beside_context
+def strategy_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strategy",
+        choices=["rewrite", "bridge", "auto"],
+        default="auto",
+        help="rewrite: ResourceClaimTemplates; bridge: DeviceClasses with extendedResourceName, "
+        "workloads unchanged; auto (the default): bridge where --kube-version serves it and "
+        "the workload needs nothing DRA-only.",
+    )
+
+
+def report_options(parser: argparse.ArgumentParser) -> None:
+    common_options(parser)
+    parser.add_argument(
+        "--format",
+        dest="fmt",
+        choices=["text", "markdown", "html", "json"],
+        default="text",
+        help="Report format (json: schemas/report.schema.json). Default: text.",
+    )
+    output_option(parser)
+    strategy_option(parser)
+    parser.add_argument(
+        "--resource-slices",
+        dest="slices",
+        metavar="FILE",
+        type=path_type(dir_okay=False),
+        help="kubectl get resourceslices -o yaml|json: check that the GPUs asked for fit, "
+        "node by node.",
+    )
+    parser.add_argument(
+        "--nodes",
+        metavar="FILE",
+        type=path_type(dir_okay=False),
+        help="kubectl get nodes -o yaml|json: flag nodes that still advertise a bridged resource.",
+    )
+    parser.add_argument(
+        "--cluster",
+        dest="from_cluster",
+        action="store_true",
+        help="Read the ResourceSlices and Nodes from the live cluster (read-only), in place of "
+        "--resource-slices and --nodes.",
+    )
+    cluster_options_beside_context(parser)
+
+
 def report_command(
     fmt: str,
     output: Path | None,
@@ -944,10 +1031,12 @@ def _live_inventory(
     )
 
 
-@main.command(name="deviceclasses")
-@common_options
-@strategy_option
-@output_option
+def deviceclasses_options(parser: argparse.ArgumentParser) -> None:
+    common_options(parser)
+    strategy_option(parser)
+    output_option(parser)
+
+
 def deviceclasses_command(strategy: str, output: Path | None, **kwargs: Any) -> None:
     """Render the DeviceClasses the mapping needs (deviceClasses in the configuration, and
     with --strategy bridge or auto one class with extendedResourceName per bridged resource).
@@ -983,7 +1072,7 @@ def deviceclasses_command(strategy: str, output: Path | None, **kwargs: Any) -> 
 def _emit(text: str, output: Path | None) -> None:
     """To stdout, or atomically to ``output``."""
     if output is None:
-        click.echo(text, nl=False)
+        _out(text)
         return
     from dra_migrate.writer import write_atomic
 
@@ -993,32 +1082,44 @@ def _emit(text: str, output: Path | None) -> None:
         _fail_usage(ConfigError(f"--output {output}: {exc.strerror or exc}"))
 
 
-@main.command()
-@click.argument("dumps", nargs=-1, type=click.Path(dir_okay=False))
-@click.option(
-    "--cluster",
-    "live",
-    is_flag=True,
-    help="Read the live cluster (read-only); without it, read kubectl get -o yaml dumps.",
-)
-@cluster_options
-@click.option(
-    "--namespace", "-n", help="Pods and claims of this namespace (default: the context's)."
-)
-@click.option("--all-namespaces", "-A", is_flag=True, help="Pods and claims of every namespace.")
-@click.option(
-    "--pending-after",
-    default="5m",
-    show_default=True,
-    help="Report ResourceClaims without an allocation older than this (90s, 5m, 1h).",
-)
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Mapping file (default: .dra-migrate.yaml found upward from here).",
-)
-@format_option
+def inventory_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dumps",
+        nargs="*",
+        metavar="DUMPS",
+        type=path_type(dir_okay=False),
+        help="kubectl get -o yaml|json dumps to read, without --cluster.",
+    )
+    parser.add_argument(
+        "--cluster",
+        dest="live",
+        action="store_true",
+        help="Read the live cluster (read-only); without it, read kubectl get -o yaml dumps.",
+    )
+    cluster_options(parser)
+    parser.add_argument(
+        "--namespace", "-n", help="Pods and claims of this namespace (default: the context's)."
+    )
+    parser.add_argument(
+        "--all-namespaces", "-A", action="store_true", help="Pods and claims of every namespace."
+    )
+    parser.add_argument(
+        "--pending-after",
+        default="5m",
+        metavar="DURATION",
+        help="Report ResourceClaims without an allocation older than this (90s, 5m, 1h; "
+        "default: 5m).",
+    )
+    parser.add_argument(
+        "--config",
+        dest="config_path",
+        metavar="FILE",
+        type=path_type(dir_okay=False, as_path=True),
+        help="Mapping file (default: .dra-migrate.yaml found upward from here).",
+    )
+    format_option(parser)
+
+
 def inventory(
     dumps: tuple[str, ...],
     live: bool,
@@ -1066,5 +1167,89 @@ def inventory(
     finally:
         if live:
             reader.close()
-    click.echo(renderer(fmt)(report, "inventory"), nl=False)
+    _out(renderer(fmt)(report, "inventory"))
     sys.exit(EXIT_UNPROCESSED if report.count(Status.FAILED) else 0)
+
+
+# --- the commands, and the dispatch to the one named ---
+
+
+class Command(NamedTuple):
+    options: Build
+    run: Callable[..., None]
+    summary: str
+
+
+COMMANDS = {
+    "scan": Command(scan_options, scan, "List every pod spec that asks for GPUs."),
+    "convert": Command(convert_options, convert, "Rewrite GPU requests as DRA claims."),
+    "validate": Command(validate_options, validate_command, "Check DRA objects and their pods."),
+    "report": Command(report_options, report_command, "The staged migration plan."),
+    "deviceclasses": Command(
+        deviceclasses_options, deviceclasses_command, "Render the DeviceClasses the mapping needs."
+    ),
+    "inventory": Command(inventory_options, inventory, "What runs today, from a cluster or dumps."),
+}
+_OUTPUT_ERRORS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT}
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """``dra-migrate COMMAND ...``: one command's options parsed, the command run.
+
+    Output that cannot be written (a closed pipe, a full disk) ends the run with one
+    line on stderr and exit status 123, never a traceback."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        _dispatch(args)
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_ERRORS:
+            raise
+        with contextlib.suppress(OSError):  # nothing more may reach the broken stream
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        with contextlib.suppress(OSError):
+            _err(f"dra-migrate: error: cannot write the output: {exc.strerror}")
+        sys.exit(EXIT_UNPROCESSED)
+    except KeyboardInterrupt:
+        _err("dra-migrate: interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(0)
+
+
+def _dispatch(args: list[str]) -> None:
+    if not args or args[0] in ("-h", "--help"):
+        (_out if args else _err)(_overview() if args else _overview().rstrip("\n"))
+        sys.exit(0 if args else EXIT_USAGE)
+    if args[0] == "--version":
+        _out(f"dra-migrate, version {__version__}\n")
+        sys.exit(0)
+    command = COMMANDS.get(args[0])
+    if command is None:
+        _err(
+            f"{_USAGE}\ndra-migrate: error: no such command {args[0]!r} (choose from "
+            f"{', '.join(COMMANDS)}; --help for more)"
+        )
+        sys.exit(EXIT_USAGE)
+    parser = argparse.ArgumentParser(
+        prog=f"dra-migrate {args[0]}",
+        description=command.run.__doc__,
+        formatter_class=_Help,
+        allow_abbrev=False,  # an abbreviation that works today could mean two options tomorrow
+    )
+    command.options(parser)
+    values = vars(parser.parse_intermixed_args(args[1:]))
+    command.run(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+_USAGE = "usage: dra-migrate [-h] [--version] COMMAND [OPTIONS] [PATHS]..."
+
+
+def _overview() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [f"  {name:<{width}}  {c.summary}" for name, c in COMMANDS.items()]
+    return (
+        f"{_USAGE}\n\nMove GPU workloads from device-plugin extended resources to DRA.\n\n"
+        "commands:\n" + "\n".join(lines) + "\n\n"
+        "options:\n  -h, --help  show this message and exit\n  --version   show the version "
+        "and exit\n\ndra-migrate COMMAND --help shows a command's options.\n"
+    )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import enum
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 
@@ -205,16 +204,16 @@ CODES: dict[str, Code] = _table(
 )
 
 
-@dataclass(frozen=True, order=True)
-class Finding:
-    """One thing to tell the user, at a place in a file (line and column 1-based)."""
+class Finding(NamedTuple):
+    """One thing to tell the user, at a place in a file (line and column 1-based);
+    ordered by place, then code."""
 
     path: str
     line: int
     col: int
     code: str
     message: str
-    hint: str = field(default="", compare=False)
+    hint: str = ""
 
     @property
     def spec(self) -> Code:

@@ -309,8 +309,8 @@ def _work_tree_top(folder: str) -> str | None:
 
 
 def _arguments(args: Sequence[str]) -> tuple[list[str], list[str], bool]:
-    """(paths, --context values, whether --changed-since is given), read as click
-    reads the options of these commands."""
+    """(paths, --context values, whether --changed-since is given), read as the
+    CLI (argparse) reads the options of these commands."""
     paths: list[str] = []
     context: list[str] = []
     changed = False

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from dra_migrate import discover, git
 from dra_migrate.findings import InputProblem
+from dra_migrate.record import Record
 
 if TYPE_CHECKING:  # the parser is imported where a kustomization is parsed
     from yaml.nodes import Node
@@ -56,12 +56,16 @@ class Renaming(NamedTuple):
     references_templates: bool  # its configurations teach kustomize resourceClaimTemplateName
 
 
-@dataclass
-class Layout:
-    patches: dict[Path, str] = field(default_factory=dict)  # resolved patch file -> kustomization
-    renamings: list[Renaming] = field(default_factory=list)
-    overlays: dict[Path, list[Overlay]] = field(default_factory=dict)  # base file -> overlays
-    charts: dict[Path, Path | None] = field(default_factory=dict)  # folder -> its chart
+class Layout(Record):
+    """What kustomizations and Helm charts say about the files of a run."""
+
+    __slots__ = _fields = ("patches", "renamings", "overlays", "charts")
+
+    def __init__(self) -> None:
+        self.patches: dict[Path, str] = {}  # resolved patch file -> kustomization
+        self.renamings: list[Renaming] = []
+        self.overlays: dict[Path, list[Overlay]] = {}  # base file -> overlays
+        self.charts: dict[Path, Path | None] = {}  # folder -> its chart
 
     def role(self, path: Path | str, real: str | None = None) -> Role:
         """The role of the file at ``path`` (``real``: its real path, when known)."""

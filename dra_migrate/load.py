@@ -16,13 +16,13 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from dra_migrate.findings import Finding, InputProblem, finding
+from dra_migrate.record import Record
 
 BOM = "\ufeff"
 _TRAILING_TAB = re.compile(r"\t(?=[ \t]*(?:#|\r?$))", re.M)
@@ -35,16 +35,26 @@ _TEMPLATE_SYNTAX = re.compile(
 )
 
 
-@dataclass
-class Source:
+class Source(Record):
     """One input: a file, or the stream read from stdin (``path == "-"``)."""
 
-    path: str
-    text: str
-    bom: bool = False
-    newline: str = "\n"
-    is_json: bool = False
-    cr_only: bool = False  # classic Mac line ends: read as \n (same offsets), written back as \r
+    __slots__ = _fields = ("path", "text", "bom", "newline", "is_json", "cr_only")
+
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        bom: bool = False,
+        newline: str = "\n",
+        is_json: bool = False,
+        cr_only: bool = False,  # classic Mac line ends: read as \n (same offsets), written as \r
+    ) -> None:
+        self.path = path
+        self.text = text
+        self.bom = bom
+        self.newline = newline
+        self.is_json = is_json
+        self.cr_only = cr_only
 
     def encode(self, text: str) -> bytes:
         if self.cr_only:
@@ -52,14 +62,23 @@ class Source:
         return ((BOM if self.bom else "") + text).encode("utf-8")
 
 
-@dataclass(slots=True)  # a big stream has tens of thousands
-class Document:
-    """One YAML document of a stream: its root node and where it ends."""
+class Document(Record):
+    """One YAML document of a stream: its root node and where it ends (slots: a big
+    stream has tens of thousands)."""
 
-    index: int
-    root: Node | None
-    end: int  # offset where the document's own text ends (before the next separator)
-    aliased: AbstractSet[int] = frozenset()  # ids of nodes reachable more than once
+    __slots__ = _fields = ("index", "root", "end", "aliased")
+
+    def __init__(
+        self,
+        index: int,
+        root: Node | None,
+        end: int,  # offset where the document's own text ends (before the next separator)
+        aliased: AbstractSet[int] = frozenset(),  # ids of nodes reachable more than once
+    ) -> None:
+        self.index = index
+        self.root = root
+        self.end = end
+        self.aliased = aliased
 
 
 def decode(path: str, raw: bytes) -> Source:

@@ -13,13 +13,13 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dra_migrate import discover
 from dra_migrate.findings import ConfigError, InputProblem
+from dra_migrate.record import Record
 from dra_migrate.resources import cached_documents, schema_path
 
 if TYPE_CHECKING:  # the parser is imported where a file is parsed
@@ -125,13 +125,12 @@ def _fill(text: str, values: Mapping[str, str]) -> str:
     return text
 
 
-@dataclass(frozen=True)
-class IgnoreEntry:
+class IgnoreEntry(NamedTuple):
     """An ``ignore`` entry that silences findings: a path pattern and codes (all when empty)."""
 
     path: str
     codes: tuple[str, ...]
-    index: int  # its place in the ``ignore`` list, for messages about it
+    place: int  # its index in the ``ignore`` list, for messages about it
 
 
 class ClassDefinition(NamedTuple):
@@ -147,27 +146,57 @@ class ClassDefinition(NamedTuple):
     col: int = 0
 
 
-@dataclass(frozen=True)
-class Config:
-    resources: tuple[ResourceMapping, ...]
-    detect: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()  # resource names (glob) that detect must not report
-    exclude: tuple[str, ...] = ()
-    target: str | None = None
-    kube_version: str | None = None
-    path: str | None = None  # the file it came from, None for built-ins only
-    device_classes: tuple[ClassDefinition, ...] = ()
-    suppressions: tuple[IgnoreEntry, ...] = ()  # ignore entries with a path and codes
-    max_file_size: int = discover.DEFAULT_MAX_FILE_SIZE  # bytes; larger files are refused
-    # drivers the catalog does not list: domain -> the attribute and capacity names it publishes
-    drivers: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # featureGates: DRA feature gates of the cluster (name, on), under --feature-gates
-    feature_gates: tuple[tuple[str, bool], ...] = ()
-    # is_gpu's answers: every container of every file asks about the same few names
-    _gpu: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _needles: list[tuple[bytes, ...]] = field(
-        default_factory=list, init=False, repr=False, compare=False
+class Config(Record):
+    """The mapping and settings of a project (``.dra-migrate.yaml``), or the built-in ones."""
+
+    _fields = (
+        "resources",
+        "detect",
+        "ignore",
+        "exclude",
+        "target",
+        "kube_version",
+        "path",
+        "device_classes",
+        "suppressions",
+        "max_file_size",
+        "drivers",
+        "feature_gates",
     )
+    __slots__ = (*_fields, "_gpu", "_needles")
+
+    def __init__(
+        self,
+        resources: tuple[ResourceMapping, ...],
+        detect: tuple[str, ...] = (),
+        ignore: tuple[str, ...] = (),  # resource names (glob) that detect must not report
+        exclude: tuple[str, ...] = (),
+        target: str | None = None,
+        kube_version: str | None = None,
+        path: str | None = None,  # the file it came from, None for built-ins only
+        device_classes: tuple[ClassDefinition, ...] = (),
+        suppressions: tuple[IgnoreEntry, ...] = (),  # ignore entries with a path and codes
+        max_file_size: int = discover.DEFAULT_MAX_FILE_SIZE,  # larger files are refused
+        # drivers the catalog does not list: domain -> the attribute and capacity names
+        drivers: Mapping[str, frozenset[str]] | None = None,
+        # featureGates: DRA feature gates of the cluster (name, on), under --feature-gates
+        feature_gates: tuple[tuple[str, bool], ...] = (),
+    ) -> None:
+        self.resources = resources
+        self.detect = detect
+        self.ignore = ignore
+        self.exclude = exclude
+        self.target = target
+        self.kube_version = kube_version
+        self.path = path
+        self.device_classes = device_classes
+        self.suppressions = suppressions
+        self.max_file_size = max_file_size
+        self.drivers: Mapping[str, frozenset[str]] = {} if drivers is None else drivers
+        self.feature_gates = feature_gates
+        # is_gpu's answers: every container of every file asks about the same few names
+        self._gpu: dict[str, bool] = {}
+        self._needles: list[tuple[bytes, ...]] = []
 
     def published(self) -> frozenset[str]:
         """The domains and domain/name of the declared drivers, as validate knows them."""

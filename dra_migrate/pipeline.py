@@ -8,7 +8,6 @@ prints or writes: the CLI renders the report and ``writer`` writes files.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -446,8 +445,8 @@ def _absorb(merged: FileResult, part: FileResult, offset: int) -> None:
         m.line, m.first, m.last = moved(m.line), moved(m.first), moved(m.last)
     assert merged.markers is not None
     merged.markers.extend(markers)
-    merged.findings.extend(dataclasses.replace(f, line=moved(f.line)) for f in part.findings)
-    merged.inventory.extend(dataclasses.replace(i, line=moved(i.line)) for i in part.inventory)
+    merged.findings.extend(f._replace(line=moved(f.line)) for f in part.findings)
+    merged.inventory.extend(i.replace(line=moved(i.line)) for i in part.inventory)
     # the generated templates are not kept: their names are taken (run_stream), and a
     # stream has no other file whose templates could collide with them
     ranks = (Status.UNCHANGED, Status.CHANGED, Status.REPORTED, Status.FAILED)

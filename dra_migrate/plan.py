@@ -18,18 +18,18 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from dra_migrate import load
+from dra_migrate import load, quantity
 from dra_migrate.findings import Finding, escape, finding, has_unsafe
 from dra_migrate.kinds import ARGO, KSERVE_MODE_ANNOTATION, on_knative
 from dra_migrate.load import entries, get, items, scalar
 from dra_migrate.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
 from dra_migrate.mapping import Choice, Config, Context, Settings
-from dra_migrate.quantity import INT64_MAX, parse_quantity, whole_count
+from dra_migrate.quantity import INT64_MAX, whole_count
+from dra_migrate.record import Record
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 MAX_REQUESTS = 32  # DeviceRequestsMaxSize
@@ -84,23 +84,38 @@ Edit = RemoveEntry | AppendEntry | AppendItems | AddObject
 # --- the plan -------------------------------------------------------------------
 
 
-@dataclass
-class Ask:
+class Ask(Record):
     """One extended resource asked for by one container."""
 
-    container: Container
-    resource: str
-    count: int
-    choice: Choice
-    key: Node  # the key node in limits, where findings point
+    __slots__ = _fields = ("container", "resource", "count", "choice", "key")
+
+    def __init__(
+        self,
+        container: Container,
+        resource: str,
+        count: int,
+        choice: Choice,
+        key: Node,  # the key node in limits, where findings point
+    ) -> None:
+        self.container = container
+        self.resource = resource
+        self.count = count
+        self.choice = choice
+        self.key = key
 
 
-@dataclass
-class DeviceRequest:
-    name: str
-    choice: Choice
-    count: int
-    containers: list[str] = field(default_factory=list)
+class DeviceRequest(Record):
+    """One request of a generated claim: a device class and a count."""
+
+    __slots__ = _fields = ("name", "choice", "count", "containers")
+
+    def __init__(
+        self, name: str, choice: Choice, count: int, containers: list[str] | None = None
+    ) -> None:
+        self.name = name
+        self.choice = choice
+        self.count = count
+        self.containers: list[str] = [] if containers is None else containers
 
 
 class PodPlan(NamedTuple):
@@ -359,8 +374,8 @@ def _container_asks(
             continue
         if name in request_entries:
             req_value = request_entries[name][1]
-            req_count = parse_quantity(load.quantity_text(req_value) or "")
-            if req_count is None or req_count != parse_quantity(load.quantity_text(value) or ""):
+            asked = load.quantity_text(req_value) or ""
+            if not quantity.equal(asked, load.quantity_text(value) or ""):
                 findings.append(
                     finding(
                         "DRA102",
@@ -425,8 +440,8 @@ def _count(value: Node, name: str, who: str, path: str, findings: list[Finding])
             )
         )
         return None
-    quantity = load.quantity_text(value)
-    count = whole_count(quantity) if quantity is not None else None
+    written = load.quantity_text(value)
+    count = whole_count(written) if written is not None else None
     if count is not None and count > INT64_MAX:
         findings.append(
             finding(

@@ -10,7 +10,6 @@ the parsing and planning code.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 from pathlib import Path
@@ -301,7 +300,7 @@ def _held(source: Source, docs: list[Document], config: Config) -> list[suppress
 
 def _verify(text: str, source: Source, settings: Settings) -> tuple[Source, list[Document]]:
     """The output must parse, and converting it again must find nothing to do."""
-    again = dataclasses.replace(source, text=text)
+    again = source.replace(text=text)
     # A document that mentions no resource name asks for none: only the others
     # are composed again (libyaml; cheap).
     docs = load.parse(again, _needles(settings.config))

@@ -24,12 +24,12 @@ import os
 import re
 from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dra_migrate.findings import CODES, Finding, InputProblem, finding
 from dra_migrate.mapping import Config, IgnoreEntry
+from dra_migrate.record import Record
 from dra_migrate.report.model import FileResult, Report, Suppressed
 
 if TYPE_CHECKING:  # the parser is imported where a file with ignore comments is parsed
@@ -51,18 +51,39 @@ HOLD = "DRA401"  # an ignore of this code (or of all) keeps the object on the de
 SERIES = {"convert": "0129", "validate": "039"}
 
 
-@dataclass
-class Marker:
+class Marker(Record):
     """One ignore comment and what it covers."""
 
-    line: int
-    col: int
-    codes: frozenset[str] | None  # None: every code
-    first: int  # lines covered, inclusive
-    last: int
-    whole_object: bool
-    unknown: tuple[str, ...] = ()
-    used: set[str] = field(default_factory=set)  # codes it silenced ("*" for any)
+    __slots__ = _fields = (
+        "line",
+        "col",
+        "codes",
+        "first",
+        "last",
+        "whole_object",
+        "unknown",
+        "used",
+    )
+
+    def __init__(
+        self,
+        line: int,
+        col: int,
+        codes: frozenset[str] | None,  # None: every code
+        first: int,  # lines covered, inclusive
+        last: int,
+        whole_object: bool,
+        unknown: tuple[str, ...] = (),
+        used: set[str] | None = None,  # codes it silenced ("*" for any)
+    ) -> None:
+        self.line = line
+        self.col = col
+        self.codes = codes
+        self.first = first
+        self.last = last
+        self.whole_object = whole_object
+        self.unknown = unknown
+        self.used: set[str] = set() if used is None else used
 
     def covers(self, f: Finding) -> bool:
         return self.first <= f.line <= self.last and (self.codes is None or f.code in self.codes)
@@ -319,7 +340,7 @@ class _Entry:
         self.entry = entry
         self.folder = Path(config.path or ".").resolve().parent
         self.spec = pathspec.GitIgnoreSpec.from_lines([entry.path])
-        self.line, self.col = _position(config.path, entry.index)
+        self.line, self.col = _position(config.path, entry.place)
         self.used = False
         self.looked_at = False
         self.display = _shown(config.path or ".dra-migrate.yaml")

@@ -15,7 +15,6 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from yaml.nodes import MappingNode, Node, ScalarNode
@@ -25,6 +24,7 @@ from dra_migrate.devicefields import DeviceFields
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.load import Document, Source, entries, get, items, scalar
 from dra_migrate.quantity import INT64_MAX
+from dra_migrate.record import Record
 from dra_migrate.report.model import FileResult, Status
 from dra_migrate.versions import gate_state
 
@@ -137,18 +137,39 @@ class Selector(NamedTuple):
     where: Where
 
 
-@dataclass
-class Request:
+class Request(Record):
     """One device request (or subrequest) of a claim, normalised across versions."""
 
-    name: str
-    where: Where
-    device_class: str | None
-    selectors: list[Selector]
-    mode: str
-    count: int | None
-    subrequests: list[Request] = field(default_factory=list)
-    admin: bool = False  # adminAccess: true (and DRAAdminAccess on)
+    __slots__ = _fields = (
+        "name",
+        "where",
+        "device_class",
+        "selectors",
+        "mode",
+        "count",
+        "subrequests",
+        "admin",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        where: Where,
+        device_class: str | None,
+        selectors: list[Selector],
+        mode: str,
+        count: int | None,
+        subrequests: list[Request] | None = None,
+        admin: bool = False,  # adminAccess: true (and DRAAdminAccess on)
+    ) -> None:
+        self.name = name
+        self.where = where
+        self.device_class = device_class
+        self.selectors = selectors
+        self.mode = mode
+        self.count = count
+        self.subrequests: list[Request] = [] if subrequests is None else subrequests
+        self.admin = admin
 
 
 class Constraint(NamedTuple):
@@ -183,27 +204,42 @@ class ContainerRef(NamedTuple):
     where: Where
 
 
-@dataclass
-class PodRef:
+class PodRef(Record):
     """A pod claim: which template or claim it points at, and who uses which request."""
 
-    workload: str
-    namespace: str
-    claim: str
-    kind: str  # ResourceClaimTemplate or ResourceClaim
-    target: str
-    where: Where
-    uses: list[ContainerRef] = field(default_factory=list)
+    __slots__ = _fields = ("workload", "namespace", "claim", "kind", "target", "where", "uses")
+
+    def __init__(
+        self,
+        workload: str,
+        namespace: str,
+        claim: str,
+        kind: str,  # ResourceClaimTemplate or ResourceClaim
+        target: str,
+        where: Where,
+        uses: list[ContainerRef] | None = None,
+    ) -> None:
+        self.workload = workload
+        self.namespace = namespace
+        self.claim = claim
+        self.kind = kind
+        self.target = target
+        self.where = where
+        self.uses: list[ContainerRef] = [] if uses is None else uses
 
 
-@dataclass
-class FileCheck:
-    result: FileResult
-    claims: list[ClaimDef] = field(default_factory=list)
-    classes: list[ClassDef] = field(default_factory=list)
-    pods: list[PodRef] = field(default_factory=list)
-    # v1 Namespaces defined in the file: name -> labels (the admin-access label)
-    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+class FileCheck(Record):
+    """What validate keeps of one file for the checks across files."""
+
+    __slots__ = _fields = ("result", "claims", "classes", "pods", "namespaces")
+
+    def __init__(self, result: FileResult) -> None:
+        self.result = result
+        self.claims: list[ClaimDef] = []
+        self.classes: list[ClassDef] = []
+        self.pods: list[PodRef] = []
+        # v1 Namespaces defined in the file: name -> labels (the admin-access label)
+        self.namespaces: dict[str, dict[str, str]] = {}
 
 
 # --- per file ----------------------------------------------------------------------
@@ -229,7 +265,10 @@ def check_documents(
         checker.document(doc)
     findings = sorted(set(checker.findings), key=lambda f: (f.line, f.col, f.code, f.message))
     result = FileResult(source.path, Status.UNCHANGED, findings, original=raw)
-    return FileCheck(result, checker.claims, checker.classes, checker.pods, checker.namespaces)
+    check = FileCheck(result)
+    check.claims, check.classes, check.pods = checker.claims, checker.classes, checker.pods
+    check.namespaces = checker.namespaces
+    return check
 
 
 class _FileChecker:

@@ -9,9 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from dra_migrate.cli import main
+from tests.cli_runner import invoke
 from tests.conftest import run_cli
 from tests.invariants import claim_template
 
@@ -235,9 +234,53 @@ def test_gitignore_and_exclude(repo: Path) -> None:
 
 
 def test_version_and_help() -> None:
-    runner = CliRunner()
-    assert "dra-migrate" in runner.invoke(main, ["--version"]).output
-    assert "convert" in runner.invoke(main, ["--help"]).output
+    assert invoke(["--version"]).output.startswith("dra-migrate, version ")
+    overview = invoke(["--help"])
+    assert overview.exit_code == 0
+    for command in ("scan", "convert", "validate", "report", "deviceclasses", "inventory"):
+        assert f"\n  {command} " in overview.stdout
+        helped = invoke([command, "--help"])
+        assert helped.exit_code == 0 and f"usage: dra-migrate {command}" in helped.stdout
+    assert invoke([]).exit_code == 2  # a command is needed: the overview goes to stderr
+
+
+def test_options_and_paths_mix_in_any_order(repo: Path) -> None:
+    # pre-commit appends file names after the hook's args; users put options anywhere
+    first = run_cli(["scan", "--format", "json", "-j", "1", "apps"], repo)
+    mixed = run_cli(["scan", "apps", "--format", "json", "--jobs=1"], repo)
+    split = run_cli(
+        ["scan", "apps/infer.yaml", "-j1", "--format", "json", "apps/settings.yaml"], repo
+    )
+    assert first.returncode == mixed.returncode == split.returncode == 0
+    assert first.stdout == mixed.stdout
+    assert {i["path"] for i in json.loads(split.stdout)["inventory"]} == {"apps/infer.yaml"}
+    dashed = run_cli(["scan", "--format", "json", "--", "apps"], repo)
+    assert dashed.stdout == first.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["nosuch", "apps"], b"no such command 'nosuch'"),
+        (["scan", "--form", "json", "apps"], b"unrecognized arguments: --form"),  # no abbreviation
+        (["scan", "--jobs", "0", "apps"], b"argument --jobs/-j: 0 is lower than 1"),
+        (["scan", "--jobs", "two", "apps"], b"argument --jobs/-j: 'two' is not a valid int"),
+        (["scan", "--format", "yaml", "apps"], b"argument --format: invalid choice: 'yaml'"),
+        (["scan", "--context", "missing", "apps"], b"argument --context: missing does not exist"),
+        (["scan", "--config", "apps", "apps"], b"argument --config: apps is a folder, not a file"),
+        (["scan", "--output", "apps", "apps"], b"argument --output: apps is a folder, not a file"),
+        (["convert", "--output-dir", "apps/infer.yaml", "apps"], b"is a file, not a folder"),
+        (["validate", "--request-timeout", "0", "apps"], b"0 is lower than 0.1"),
+        (["convert", "--target"], b"argument --target: expected one argument"),
+    ],
+)
+def test_the_parser_refuses_bad_options_with_status_2(
+    repo: Path, args: list[str], said: bytes
+) -> None:
+    done = run_cli(args, repo)
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr, done.stderr
+    assert b"Traceback" not in done.stderr
 
 
 def test_scan_markdown_for_pull_requests(repo: Path) -> None:
@@ -341,9 +384,7 @@ def test_context_names_avoid_templates_defined_in_untouched_files(
     old = Path.cwd()
     os.chdir(tmp_path)
     try:
-        result = CliRunner().invoke(
-            main, ["convert", "--check", "--diff", "--context", ".", "apps/job.yaml"]
-        )
+        result = invoke(["convert", "--check", "--diff", "--context", ".", "apps/job.yaml"])
     finally:
         os.chdir(old)
     assert result.exit_code == 1, result.output

@@ -17,13 +17,12 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate import cluster
-from dra_migrate.cli import main
 from dra_migrate.mapping import load_config
+from tests.cli_runner import Result, invoke
 from tests.conftest import shared_dir
 from tests.fake_apiserver import (
     KINDS,
@@ -49,7 +48,7 @@ def fake(tmp_path: Path) -> Iterator[tuple[FakeCluster, Path]]:
 
 
 def run(*args: str) -> Result:
-    result = CliRunner().invoke(main, list(args))
+    result = invoke(list(args))
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert "Traceback" not in result.output
     return result
@@ -649,12 +648,10 @@ def test_parse_duration() -> None:
 def test_validate_kube_context_beside_the_repository_context(tmp_path: Path) -> None:
     """validate has two contexts: --context PATH (the hooks' repository) and
     --kube-context NAME (the kubeconfig's); neither shadows the other."""
-    from click.testing import CliRunner
+    from tests.cli_runner import invoke
 
-    from dra_migrate.cli import main
-
-    result = CliRunner().invoke(
-        main, ["validate", "--kube-context", "prod", "--context", str(tmp_path), str(tmp_path)]
+    result = invoke(
+        ["validate", "--kube-context", "prod", "--context", str(tmp_path), str(tmp_path)]
     )
     assert result.exit_code == 2, result.output
     assert "--kubeconfig and --kube-context need --cluster" in result.output

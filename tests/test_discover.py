@@ -14,12 +14,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate import discover
-from dra_migrate.cli import main
+from tests.cli_runner import invoke
 from tests.test_cli import DEPLOYMENT
 
 if shutil.which("git") is None:  # pragma: no cover - CI has git
@@ -85,7 +84,7 @@ def test_files_over_the_limit_and_named_files_are_never_ruled_out(tmp_path: Path
     assert _ruled_out(root, limit=len(PLAIN) * 10) == {"plain.yaml": True, "big.yaml": False}
     assert _ruled_out(root, "plain.yaml") == {"plain.yaml": False}
     with contextlib.chdir(root):  # and reading it reports it, as outside git
-        done = CliRunner().invoke(main, ["scan", "--max-file-size", str(len(PLAIN) * 10), "."])
+        done = invoke(["scan", "--max-file-size", str(len(PLAIN) * 10), "."])
     assert "big.yaml:1:1: DRA011" in done.output
 
 
@@ -103,7 +102,7 @@ def test_outside_git_nothing_is_ruled_out(tmp_path: Path) -> None:
 
 def _report(root: Path, command: list[str]) -> tuple[int, object]:
     with contextlib.chdir(root):
-        done = CliRunner().invoke(main, [*command, "--format", "json", "."])
+        done = invoke([*command, "--format", "json", "."])
     return done.exit_code, json.loads(done.stdout)
 
 

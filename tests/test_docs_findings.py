@@ -30,11 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from dra_migrate.cli import main
 from dra_migrate.cluster import EXIT_CODES
 from dra_migrate.findings import CODES
+from tests.cli_runner import invoke
 from tests.fake_apiserver import FakeCluster, sample_cluster, serve, write_kubeconfig
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "findings.md"
@@ -427,7 +426,7 @@ def _arguments(code: str, files: dict[str, bytes]) -> list[str]:
 def _run(root: Path, command: str, args: list[str], monkeypatch: pytest.MonkeyPatch) -> Run:
     monkeypatch.chdir(root)
     jobs = [] if command == "inventory" else ["--jobs", "1"]  # inventory runs no workers
-    result = CliRunner().invoke(main, [command, *jobs, *args])
+    result = invoke([command, *jobs, *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     output = result.stdout + result.stderr
     codes = set()

@@ -5,15 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dra_migrate import schemas
-from dra_migrate.cli import main
 from dra_migrate.findings import ConfigError
 from dra_migrate.validate import ValidateSettings, check_file
 from dra_migrate.versions import GATES, NEWEST_MINOR, gate_state, parse_feature_gates
+from tests.cli_runner import invoke
 
 
 def _findings(doc: str, kube: str | None = "1.36", **gates: bool) -> list[str]:
@@ -412,7 +411,7 @@ def test_device_taint_rules() -> None:
 
 
 def _cli(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
+    result = invoke(list(args))
     return result.exit_code, result.output
 
 

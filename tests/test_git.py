@@ -9,6 +9,7 @@ does not).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import shutil
@@ -16,13 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate import git, suppress, validate
-from dra_migrate.cli import main
+from dra_migrate.cli import COMMANDS
 from dra_migrate.mapping import load_config
 from tests.conftest import REPO
 from tests.test_cli import DEPLOYMENT
@@ -59,11 +59,10 @@ def test_the_options_that_take_a_value_are_the_clis() -> None:
     # would hide the path after it: either only costs time, but both are held
     taking, flags = set(), set()
     for name in ("scan", "convert", "validate"):
-        command = main.commands[name]
-        for param in command.params:
-            if isinstance(param, click.Option):
-                names = {*param.opts, *param.secondary_opts}
-                (flags if param.is_flag or param.count else taking).update(names)
+        parser = argparse.ArgumentParser()
+        COMMANDS[name].options(parser)
+        for action in parser._actions:  # argparse keeps no public list
+            (flags if action.nargs == 0 else taking).update(action.option_strings)
     assert taking == git.VALUE_OPTIONS
     assert not flags & git.VALUE_OPTIONS
 
@@ -80,7 +79,7 @@ def test_the_options_that_take_a_value_are_the_clis() -> None:
         (["x", "--", "--not-an-option"], (["x", "--not-an-option"], [], False)),
     ],
 )
-def test_the_command_line_is_read_as_click_reads_it(args: list[str], expected: tuple) -> None:
+def test_the_command_line_is_read_as_the_cli_reads_it(args: list[str], expected: tuple) -> None:
     assert git._arguments(args) == expected
 
 
@@ -217,10 +216,10 @@ def test_a_whole_process_reports_what_a_run_in_this_process_reports(
             "spec:\n  spec:\n    devices:\n      requests: []\n",
         },
     )
-    from click.testing import CliRunner
+    from tests.cli_runner import invoke
 
     with contextlib.chdir(root):
-        inside = CliRunner().invoke(main, list(args)).stdout
+        inside = invoke(list(args)).stdout
     assert _whole_process(root, *args) == inside
 
 

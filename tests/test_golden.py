@@ -17,9 +17,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from dra_migrate.cli import main
+from tests.cli_runner import invoke
 
 CASES = Path(__file__).resolve().parent / "fixtures" / "convert"
 
@@ -37,11 +36,10 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def _run(workdir: Path, args: list[str]) -> tuple[int, list[str]]:
-    runner = CliRunner()
     old = os.getcwd()
     os.chdir(workdir)
     try:
-        result = runner.invoke(main, ["convert", "--write", "--jobs", "1", *args, "."])
+        result = invoke(["convert", "--write", "--jobs", "1", *args, "."])
     finally:
         os.chdir(old)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output

@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dra_migrate import load, writer
-from dra_migrate.cli import main
 from dra_migrate.edit import Style, render_document
 from dra_migrate.findings import finding
+from tests.cli_runner import invoke
 
 POD = """\
 apiVersion: v1
@@ -45,7 +44,7 @@ def convert(tmp_path: Path, *args: str, stdin: str | None = None) -> Any:
     old = Path.cwd()
     os.chdir(tmp_path)
     try:
-        return CliRunner().invoke(main, ["convert", *args], input=stdin)
+        return invoke(["convert", *args], input=stdin)
     finally:
         os.chdir(old)
 
@@ -171,7 +170,7 @@ spec:
           count: 999999999999999999999
 """
     (tmp_path / "t.yaml").write_text(template)
-    result = CliRunner().invoke(main, ["validate", str(tmp_path / "t.yaml")])
+    result = invoke(["validate", str(tmp_path / "t.yaml")])
     assert result.exit_code == 1
     assert "t.yaml:12:18: DRA312" in result.stdout
     assert "int64" in result.stdout
@@ -258,7 +257,7 @@ def scan(tmp_path: Path, *args: str) -> Any:
     old = Path.cwd()
     os.chdir(tmp_path)
     try:
-        return CliRunner().invoke(main, ["scan", "--jobs", "1", *args])
+        return invoke(["scan", "--jobs", "1", *args])
     finally:
         os.chdir(old)
 
@@ -498,7 +497,7 @@ def test_every_summary_names_the_configuration(tmp_path: Path) -> None:
     assert "using the built-in mapping" in scan(tmp_path, "p.yaml").stderr
     (tmp_path / "cfg.yaml").write_text("version: 1\n")
     assert "using mapping cfg.yaml" in scan(tmp_path, "--config", "cfg.yaml", "p.yaml").stderr
-    validated = CliRunner().invoke(main, ["validate", "--config", str(tmp_path / "cfg.yaml"), "."])
+    validated = invoke(["validate", "--config", str(tmp_path / "cfg.yaml"), "."])
     assert "using mapping" in validated.stderr
 
 

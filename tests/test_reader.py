@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from dra_migrate.cli import main
+from tests.cli_runner import invoke
 from tests.test_load import ALIAS_BOMB
 
 POD = """apiVersion: v1
@@ -38,7 +37,7 @@ spec:
 
 def _invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> tuple[int, str]:
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, args)
+    result = invoke(args)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert "Traceback" not in result.output
     return result.exit_code, result.output

@@ -25,14 +25,12 @@ class Done:
 
 def run_cli(args: list[str], cwd: Path, stdin: bytes | None = None) -> Done:
     """The CLI in this process (as a subprocess would run it), from folder ``cwd``."""
-    from click.testing import CliRunner
-
-    from dra_migrate.cli import main
+    from tests.cli_runner import invoke
 
     previous = os.getcwd()
     os.chdir(cwd)
     try:
-        result = CliRunner().invoke(main, [*args[:1], "--jobs", "1", *args[1:]], input=stdin)
+        result = invoke([*args[:1], "--jobs", "1", *args[1:]], input=stdin)
     finally:
         os.chdir(previous)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output

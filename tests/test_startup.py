@@ -4,8 +4,9 @@ A one-file pre-commit run is mostly start-up, so each path imports only what
 it uses: nothing that parses or plans when no file needs parsing, never the
 heavy libraries (jsonschema, jinja2, the CEL library, rich) on the paths that
 do not use them. Each ``@dataclass`` costs 0.5 to 1.5 ms to create on Python
-3.11, so the records every run builds are NamedTuples and the number of
-dataclasses a path creates is held here. Every command runs in a fresh
+3.11 and the module imports ``inspect`` (10 to 20 ms with ``ast``, ``dis`` and
+``tokenize``), so the records of these paths are NamedTuples and
+``record.Record`` classes: no dataclass, no ``inspect``. Every command runs in a fresh
 interpreter, as ``python -m dra_migrate`` does; nothing is timed.
 """
 
@@ -26,7 +27,7 @@ from tests.test_cli import DEPLOYMENT, NO_GPU
 # imported, the dataclasses defined in the package's loaded modules and the cyclic
 # garbage collections the run made to $PROBE_OUT.
 PROBE = """\
-import dataclasses, gc, json, os, runpy, sys
+import gc, json, os, runpy, sys
 def collected():
     return sum(generation["collections"] for generation in gc.get_stats())
 before = collected()
@@ -41,7 +42,7 @@ finally:
         if name.split(".")[0] == "dra_migrate"
         for attr, value in vars(module).items()
         if isinstance(value, type)
-        and dataclasses.is_dataclass(value)
+        and "__dataclass_fields__" in vars(value)
         and value.__module__ == name
     )
     with open(os.environ["PROBE_OUT"], "w") as out:
@@ -59,6 +60,10 @@ finally:
 
 # Libraries that cost tens of milliseconds to import, and are needed by a few paths only.
 HEAVY = ("jsonschema", "jinja2", "celpy", "lark", "rich", "dra_migrate.cel", "_hashlib")
+# What the standard library costs milliseconds to import, and none of these paths needs:
+# dataclasses (with inspect, ast, dis, tokenize), exact fractions for plain counts,
+# shutil (argparse's help layout asks it for the terminal's width), click's imports.
+SLOW_STDLIB = ("dataclasses", "inspect", "fractions", "decimal", "shutil", "uuid", "datetime")
 # The per-file stages: imported only when some file is parsed.
 STAGES = (
     "dra_migrate.process",
@@ -110,7 +115,7 @@ def repo(tmp_path: Path) -> Path:
 
 def test_help_imports_no_stage(tmp_path: Path) -> None:
     modules, _ = probe(tmp_path, tmp_path, "--help")
-    assert "click" in modules  # the probe sees what the run imported
+    assert "argparse" in modules  # the probe sees what the run imported
     assert loaded(modules, HEAVY + STAGES + ("dra_migrate.pipeline",)) == []
 
 
@@ -134,7 +139,8 @@ def test_a_run_that_parses_nothing_imports_no_stage(
     # is parsed
     assert loaded(modules, ("yaml", "dra_migrate.load", "dra_migrate.locate")) == []
     # the records every run builds (options, mapping, kinds, gates, ...) are NamedTuples
-    assert len(classes) <= 8, classes
+    assert classes == []
+    assert loaded(modules, SLOW_STDLIB) == []
 
 
 def test_the_hook_on_a_gpu_file_imports_its_stages_and_nothing_heavy(
@@ -151,7 +157,9 @@ def test_the_hook_on_a_gpu_file_imports_its_stages_and_nothing_heavy(
     # ... and nothing it does not: generated objects are checked by schema_engine, the
     # text is laid out without rich, no CEL selector is parsed, no name needs a hash
     assert loaded(modules, HEAVY) == []
-    assert len(classes) <= 15, classes
+    assert classes == []
+    # PyYAML's constructor imports datetime (timestamps): the baseline, import yaml, pays it
+    assert loaded(modules, SLOW_STDLIB) == ["datetime"]
 
 
 def test_the_command_runs_with_its_imports_frozen_for_the_collector(
@@ -171,4 +179,6 @@ def test_the_command_runs_with_its_imports_frozen_for_the_collector(
     run = json.loads(out.read_text())
     assert run["collecting"]
     assert run["frozen"] > 10_000  # the modules, classes and functions of the CLI
-    assert run["collections"] <= 12
+    # 6 young-generation passes before the CLI parsed with argparse: the command's
+    # parser is built after the freeze, and what a conversion imports later is not frozen
+    assert run["collections"] <= 16

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from dra_migrate import pipeline
-from dra_migrate.cli import main
+from tests.cli_runner import invoke
 from tests.invariants import claim_template
 
 
@@ -57,7 +56,7 @@ def run(
     monkeypatch: pytest.MonkeyPatch, part: int, text: str, *args: str
 ) -> tuple[int, bytes, str]:
     monkeypatch.setattr(pipeline, "STREAM_PART", part)
-    result = CliRunner().invoke(main, [*args, "-"], input=text.encode())
+    result = invoke([*args, "-"], input=text.encode())
     return result.exit_code, result.stdout_bytes, result.stderr
 
 
