@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from fractions import Fraction
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -22,6 +21,9 @@ from dra_migrate import load
 from dra_migrate.load import entries, get, items, scalar
 from dra_migrate.quantity import parse_quantity
 from dra_migrate.versions import GateState
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 MAX_TOLERATIONS = 16  # resource.DeviceTolerationsMaxLength
 MAX_TAINTS = 16  # resource.DeviceTaintsMaxLength
