@@ -16,8 +16,10 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from dra_migrate import lazyre
+from dra_migrate.record import NamedTuple
 from dra_migrate.resources import cached_documents
 
 CATALOG_DIR = Path(__file__).parent / "catalog"
@@ -26,7 +28,9 @@ ATTRIBUTE_TYPES = frozenset({"string", "int", "bool", "version"})
 STALE_WHERE = frozenset({"attribute", "capacity", "opaque-apiVersion", "field"})
 
 # A DNS subdomain (RFC 1123), which is what an attribute domain must be.
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_SUBDOMAIN = lazyre.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
 
 
 class CatalogError(ValueError):

@@ -16,12 +16,13 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
 from dra_migrate import __version__
 from dra_migrate.discover import Unreadable
 from dra_migrate.findings import ConfigError, Finding, finding, quote_path
 from dra_migrate.mapping import Config, Settings, find_config, load_config, parse_size
+from dra_migrate.record import NamedTuple
 from dra_migrate.report import FORMATS, renderer
 from dra_migrate.report.model import (
     EXIT_INTERRUPTED,

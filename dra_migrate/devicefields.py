@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from dra_migrate import load
+from dra_migrate import lazyre, load
 from dra_migrate.load import entries, get, items, scalar
 from dra_migrate.quantity import parse_quantity
 from dra_migrate.versions import GateState
@@ -39,14 +39,14 @@ MAX_VALID_VALUES = 10  # requestPolicy.validValues
 MAX_POOL_NAME = 253
 INT64_MAX = 2**63 - 1
 
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_DNS_LABEL = lazyre.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = lazyre.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_C_IDENTIFIER = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LABEL_VALUE = lazyre.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _NUMERIC = r"(0|[1-9]\d*)"
 _PRERELEASE = r"(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
 _BUILD = r"[0-9a-zA-Z-]+"
-_SEMVER = re.compile(
+_SEMVER = lazyre.compile(
     rf"{_NUMERIC}\.{_NUMERIC}\.{_NUMERIC}(-{_PRERELEASE}(\.{_PRERELEASE})*)?(\+{_BUILD}(\.{_BUILD})*)?"
 )
 _TAINT_EFFECTS = ("NoSchedule", "NoExecute")

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
-from dra_migrate import git
+from dra_migrate import git, lazyre
+from dra_migrate.record import NamedTuple
 
 EXTENSIONS = git.EXTENSIONS  # .tpl: Helm helpers, reported only
 DEFAULT_MAX_FILE_SIZE = 64 * 2**20  # bytes; rendered charts of thousands of objects fit
@@ -332,7 +331,7 @@ class Search:
 
 # A backslash escape in a JSON or double-quoted YAML string can spell any
 # character ("nvidia.com\u002fgpu"): bytes with one are parsed, not ruled out.
-_ESCAPE = re.compile(rb"\\(?:[uUx/]|\r?\n)")
+_ESCAPE = lazyre.compile(rb"\\(?:[uUx/]|\r?\n)")
 
 
 def mentions(data: bytes, needles: Iterable[bytes]) -> bool:

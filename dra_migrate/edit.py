@@ -15,10 +15,11 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
-from typing import Any, NamedTuple
+from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from dra_migrate import lazyre
 from dra_migrate.findings import escape, has_unsafe, unsafe
 from dra_migrate.load import (
     Document,
@@ -31,6 +32,7 @@ from dra_migrate.load import (
     walk,
 )
 from dra_migrate.plan import AddObject, AppendEntry, AppendItems, Edit, RemoveEntry
+from dra_migrate.record import NamedTuple
 
 
 class EditError(Exception):
@@ -115,8 +117,8 @@ def _is_number(text: str) -> bool:
 
 # --- scalar and collection rendering ---------------------------------------------
 
-_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*(?:[ ][A-Za-z0-9_./()-]+)*")
-_RESERVED = re.compile(
+_PLAIN = lazyre.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*(?:[ ][A-Za-z0-9_./()-]+)*")
+_RESERVED = lazyre.compile(
     r"(?i:y|n|yes|no|on|off|true|false|null|~)|[-+]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?|0x[0-9a-fA-F]+|0o[0-7]+"
 )
 

@@ -9,9 +9,10 @@ an example, and the test suite checks that the table and the page agree.
 from __future__ import annotations
 
 import enum
-import re
 import unicodedata
-from typing import NamedTuple
+
+from dra_migrate import lazyre
+from dra_migrate.record import NamedTuple
 
 
 class Severity(enum.StrEnum):
@@ -294,7 +295,7 @@ def _escape_char(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-_FORGERY = re.compile(r'["\\]|:[ \d]')
+_FORGERY = lazyre.compile(r'["\\]|:[ \d]')
 
 
 def quote_path(path: str) -> str:

@@ -16,7 +16,7 @@ step found.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dra_migrate.record import NamedTuple
 
 # How the pod's containers are laid out and where pod-level claims go.
 POD = "pod"  # a core/v1 PodSpec: containers, initContainers, resourceClaims

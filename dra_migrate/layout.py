@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from dra_migrate import discover, git
 from dra_migrate.findings import InputProblem
-from dra_migrate.record import Record
+from dra_migrate.record import NamedTuple, Record
 
 if TYPE_CHECKING:  # the parser is imported where a kustomization is parsed
     from yaml.nodes import Node

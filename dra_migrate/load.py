@@ -21,15 +21,16 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from dra_migrate import lazyre
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.record import Record
 
 BOM = "\ufeff"
-_TRAILING_TAB = re.compile(r"\t(?=[ \t]*(?:#|\r?$))", re.M)
-_DOC_SEPARATOR = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
+_TRAILING_TAB = lazyre.compile(r"\t(?=[ \t]*(?:#|\r?$))", re.M)
+_DOC_SEPARATOR = lazyre.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
 # Helm (Go template) actions: {{ .Values.x }}, {{- include ... }}, {{ if }}, {{/* */}}.
 # Argo's {{inputs.parameters.x}} and {{workflow.name}} are not: no dot, no keyword.
-_TEMPLATE_SYNTAX = re.compile(
+_TEMPLATE_SYNTAX = lazyre.compile(
     r"\{\{-?\s*(?:[.$]|/\*|(?:include|template|if|else|end|range|with|define|block|toYaml"
     r"|toJson|tpl|required|default|printf|quote|nindent|indent|lookup|fail)\b)"
 )
@@ -153,7 +154,7 @@ def utf16_without_bom(raw: bytes) -> str:
 
 # Line breaks YAML (libyaml, go-yaml) reads but the text splices do not: NEL,
 # U+2028, U+2029, and a CR without LF in a file that also has LF line ends.
-_FOREIGN_BREAK = re.compile("[\x85\u2028\u2029]|\r(?!\n)")
+_FOREIGN_BREAK = lazyre.compile("[\x85\u2028\u2029]|\r(?!\n)")
 
 
 def foreign_break_at(text: str) -> int:
@@ -250,8 +251,8 @@ _WORDS: dict[str, tuple[str, Any]] = {
     "<<": (MERGE, "<<"),
 }
 _HINTED = frozenset("+-.0123456789yYnNtTfFoO~<")
-_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_GO_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
+_GO_FLOAT = lazyre.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_GO_INT = lazyre.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
 _INT64 = 1 << 63
 
 
@@ -510,13 +511,13 @@ def _moved(mark: Any, base: int, lines: int) -> Any:
     return type(mark)(mark.name, mark.index + base, mark.line + lines, mark.column, None, None)
 
 
-_DOC_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.M)
-_CRD_HEAD = re.compile(
+_DOC_START = lazyre.compile(r"^---(?=[ \t\r\n]|$)", re.M)
+_CRD_HEAD = lazyre.compile(
     r"^kind:[ \t]*([\"']?)CustomResourceDefinition\1[ \t]*(?:#[^\n]*)?\r?$", re.M
 )
 # A backslash escape in a double-quoted YAML or a JSON string could spell a
 # needle ("nvidia.com\u002fgpu"): the byte search cannot rule such a text out.
-ESCAPE = re.compile(r"\\(?:[uUx/]|\r?\n)")
+ESCAPE = lazyre.compile(r"\\(?:[uUx/]|\r?\n)")
 
 
 def mentions(text: str, needles: tuple[str, ...]) -> bool:
@@ -824,7 +825,7 @@ def _expand_as_go_yaml(source: Source, root: Node) -> None:
                     stack.append((item, depth, via, False))
 
 
-_ANCHOR = re.compile(r"&([^\s,\[\]{}]+)")
+_ANCHOR = lazyre.compile(r"&([^\s,\[\]{}]+)")
 
 
 def _anchor_name(text: str, node: Node) -> str:
@@ -857,7 +858,7 @@ def line_end(text: str, index: int) -> int:
     return len(text) if nl < 0 else nl + 1
 
 
-_ALIAS_TOKEN = re.compile(r"\*[^\s,\[\]{}]+")
+_ALIAS_TOKEN = lazyre.compile(r"\*[^\s,\[\]{}]+")
 
 
 def _empty(node: Node) -> bool:

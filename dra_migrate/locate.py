@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from yaml.nodes import MappingNode, Node
 
 from dra_migrate import kinds, load
 from dra_migrate.kinds import ARGO, KSERVE, KSERVE_CONTAINER_FIELDS, Kind, Site
 from dra_migrate.load import Document, entries, get, get_path, items, scalar
+from dra_migrate.record import NamedTuple
 
 APP, INIT, SIDECAR = "app", "init", "sidecar"
 

@@ -15,11 +15,11 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from dra_migrate import discover
+from dra_migrate import discover, lazyre
 from dra_migrate.findings import ConfigError, InputProblem
-from dra_migrate.record import Record
+from dra_migrate.record import NamedTuple, Record
 from dra_migrate.resources import cached_documents, schema_path
 
 if TYPE_CHECKING:  # the parser is imported where a file is parsed
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the parser is imported where a file is parsed
 
 CONFIG_NAMES = (".dra-migrate.yaml", ".dra-migrate.yml")
 _DEFAULTS = Path(__file__).with_name("defaults.yaml")
-_PLACEHOLDER = re.compile(r"\{([a-zA-Z_][a-zA-Z0-9_]*)\}")
+_PLACEHOLDER = lazyre.compile(r"\{([a-zA-Z_][a-zA-Z0-9_]*)\}")
 
 
 _NOTHING: Mapping[str, Any] = MappingProxyType({})  # an empty mapping no one can change
@@ -404,7 +404,7 @@ def _read(path: Path, display: str, check: bool = True) -> tuple[dict[str, Any],
     return data, root
 
 
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS_SUBDOMAIN = lazyre.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 # CEL problems that make a selector wrong whatever driver publishes the devices
 _CEL_ERRORS = ("syntax", "too-long", "not-bool", "undeclared", "unknown-function", "unknown-field")
 _SAMPLE = "x1"  # stands for a captured placeholder value while checking

@@ -12,10 +12,11 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from dra_migrate import discover, layout, suppress
+from dra_migrate import discover, layout, lazyre, suppress
 from dra_migrate.findings import Finding, finding
+from dra_migrate.record import NamedTuple
 from dra_migrate.report.model import FileResult, Report, Status
 
 if TYPE_CHECKING:
@@ -306,7 +307,7 @@ def _counted(results: Iterable[_T], total: int, progress: Progress) -> Iterator[
 # --- stdin ------------------------------------------------------------------------
 
 STREAM_PART = 1 << 20  # bytes of whole documents a stream is processed by
-_STREAM_DOC_STARTS = re.compile(rb"^---(?=[ \t\r\n]|$)", re.M)
+_STREAM_DOC_STARTS = lazyre.compile(rb"^---(?=[ \t\r\n]|$)", re.M)
 _STREAM_BLOCK = 1 << 20
 
 # a part's result, its text still at hand: convert writes the stream (or its diff)

@@ -18,23 +18,23 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from dra_migrate import load, quantity
+from dra_migrate import lazyre, load, quantity
 from dra_migrate.findings import Finding, escape, finding, has_unsafe
 from dra_migrate.kinds import ARGO, KSERVE_MODE_ANNOTATION, on_knative
 from dra_migrate.load import entries, get, items, scalar
 from dra_migrate.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
 from dra_migrate.mapping import Choice, Config, Context, Settings
 from dra_migrate.quantity import INT64_MAX, whole_count
-from dra_migrate.record import Record
+from dra_migrate.record import NamedTuple, Record
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 MAX_REQUESTS = 32  # DeviceRequestsMaxSize
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{\{.*?\}\}")
+_DNS_LABEL = lazyre.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_PLACEHOLDER = lazyre.compile(r"\$\{[^}]*\}|\{\{.*?\}\}")
 
 
 # --- edit operations: what the edit stage applies -------------------------------

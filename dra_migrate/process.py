@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from yaml.nodes import Node
 
@@ -26,6 +25,7 @@ from dra_migrate.load import Document, Source, entries, get, scalar
 from dra_migrate.mapping import Config, Context, Settings
 from dra_migrate.plan import Names, PodPlan, plan_site
 from dra_migrate.quantity import whole_count
+from dra_migrate.record import NamedTuple
 from dra_migrate.report.model import FileResult, InventoryItem, Status
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
+
+from dra_migrate import lazyre
 
 if TYPE_CHECKING:
     from fractions import Fraction
 
-_QUANTITY = re.compile(
+_QUANTITY = lazyre.compile(
     r"(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
     r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?"
 )

@@ -20,11 +20,12 @@ from __future__ import annotations
 import datetime
 import difflib
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any
 
+from dra_migrate import lazyre
+from dra_migrate.record import NamedTuple
 from dra_migrate.resources import schema_path
 
 __all__ = [
@@ -41,7 +42,7 @@ __all__ = [
 KUBE_VERSIONS: tuple[str, ...] = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
 
 _POD_SPEC = "PodSpec"
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:[.+-].*)?$")
+_VERSION_RE = lazyre.compile(r"^v?(\d+)\.(\d+)(?:[.+-].*)?$")
 _JSON_TYPE_NAMES = {
     "object": "an object",
     "array": "a list",

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dra_migrate import lazyre
 from dra_migrate.findings import CODES, Finding, InputProblem, finding
 from dra_migrate.mapping import Config, IgnoreEntry
 from dra_migrate.record import Record
@@ -39,12 +40,12 @@ if TYPE_CHECKING:  # the parser is imported where a file with ignore comments is
 
 # files with an ignore comment are read even when they mention no GPU (a stale ignore is a note)
 MARKER = b"dra-migrate:"  # every ignore comment holds it: what a byte search looks for
-_MARK = re.compile(rb"dra-migrate:[ \t]*ignore")
-_COMMENT = re.compile(
+_MARK = lazyre.compile(rb"dra-migrate:[ \t]*ignore")
+_COMMENT = lazyre.compile(
     r"(?:^|(?<=[ \t]))#[ \t]*dra-migrate:[ \t]*ignore(?:\[(?P<codes>[^\]\n]*)\]|(?![\w\[-]))",
     re.MULTILINE,
 )
-_CODE = re.compile(r"^DRA\d{3}$")
+_CODE = lazyre.compile(r"^DRA\d{3}$")
 HOLD = "DRA401"  # an ignore of this code (or of all) keeps the object on the device plugin
 
 # the series of codes a command reports: an ignore of other codes is never stale in it

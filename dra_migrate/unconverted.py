@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from yaml.nodes import MappingNode, Node
 
-from dra_migrate import load, locate
+from dra_migrate import lazyre, load, locate
 from dra_migrate.findings import Finding, finding
 from dra_migrate.load import Document, Source, entries, get, items, scalar
 from dra_migrate.mapping import Config, Context
@@ -21,7 +21,7 @@ from dra_migrate.mapping import Config, Context
 # extra_resource_limits/guarantees (JupyterHub profiles, kubespawner_override).
 RESOURCE_FIELDS = ("limits", "requests", "extra_resource_limits", "extra_resource_guarantees")
 
-_VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z0-9_]+|\[\s*\"[^\"]+\"\s*\])+)")
+_VALUES_REF = lazyre.compile(r"\.Values((?:\.[A-Za-z0-9_]+|\[\s*\"[^\"]+\"\s*\])+)")
 
 
 def outside(
@@ -180,7 +180,7 @@ def _gpu_mentions(
     return found
 
 
-_KEY_AFTER = re.compile(r"""\s*["']?\s*:(?:\s|$)""")
+_KEY_AFTER = lazyre.compile(r"""\s*["']?\s*:(?:\s|$)""")
 
 
 def _as_resource(line: str, start: int, token: str) -> bool:
@@ -247,7 +247,7 @@ def helm_values(source: Source, docs: list[Document], config: Config) -> list[Fi
     ]
 
 
-_RESOURCE_PARENT = re.compile(r"limit|request|resource|guarantee", re.I)
+_RESOURCE_PARENT = lazyre.compile(r"limit|request|resource|guarantee", re.I)
 
 
 def _keys(node: Node | None, prefix: str, parent: str = "") -> list[tuple[str, Node, str, str]]:

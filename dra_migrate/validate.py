@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from dra_migrate import load, locate
+from dra_migrate import lazyre, load, locate
 from dra_migrate.devicefields import DeviceFields
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.load import Document, Source, entries, get, items, scalar
 from dra_migrate.quantity import INT64_MAX
-from dra_migrate.record import Record
+from dra_migrate.record import NamedTuple, Record
 from dra_migrate.report.model import FileResult, Status
 from dra_migrate.versions import gate_state
 
@@ -35,11 +34,11 @@ CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 MAX_REQUESTS = MAX_SELECTORS = MAX_CONSTRAINTS = MAX_CONFIG = 32
 MAX_SUBREQUESTS = 8
 MAX_PARAMETERS = 10 * 1024
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_DNS_LABEL = lazyre.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = lazyre.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_C_IDENTIFIER = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LABEL_NAME = lazyre.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_LABEL_VALUE = lazyre.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 MAX_ANNOTATIONS_BYTES = 256 * 1024
 MAX_DRIVER_NAME = 63  # resourceapi.DriverNameMaxLength
 MAX_DOMAIN = 63  # resourceapi.DeviceMaxDomainLength

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
+from dra_migrate import lazyre
 from dra_migrate.findings import ConfigError
+from dra_migrate.record import NamedTuple
 
 TARGETS = ("v1beta1", "v1beta2", "v1")
 DEFAULT_TARGET = "v1"
@@ -171,7 +172,7 @@ GATES: dict[str, FeatureGate] = {
 
 NEWEST_MINOR = 37  # the newest release whose gates and schemas are bundled
 
-_GATE_ITEM = re.compile(r"\s*([A-Za-z][A-Za-z0-9]*)\s*=\s*(\S*)\s*")
+_GATE_ITEM = lazyre.compile(r"\s*([A-Za-z][A-Za-z0-9]*)\s*=\s*(\S*)\s*")
 
 
 def parse_feature_gates(text: str) -> tuple[tuple[str, bool], ...]:

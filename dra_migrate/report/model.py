@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import enum
 import fnmatch
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from dra_migrate.findings import Finding, Severity, finding
-from dra_migrate.record import Record
+from dra_migrate.record import NamedTuple, Record
 
 if TYPE_CHECKING:
     from dra_migrate.report.inventory import ClusterInventory

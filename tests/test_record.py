@@ -1,0 +1,103 @@
+"""The start-up helpers behave as what they stand in for: ``record.NamedTuple`` as
+``typing.NamedTuple``, ``record.Record`` as a dataclass, ``lazyre.compile`` as
+``re.compile``."""
+
+from __future__ import annotations
+
+import pickle
+import re
+import typing
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dra_migrate import lazyre, record
+from dra_migrate.findings import Finding
+from dra_migrate.report.model import FileResult, Status
+
+
+def _pair(base: type) -> type:
+    class Point(base):  # type: ignore[misc,valid-type]
+        """A point."""
+
+        x: int
+        y: int = 0
+        label: str = "p"
+
+        @property
+        def norm(self) -> int:
+            return abs(self.x) + abs(self.y)
+
+        def moved(self, dx: int) -> Point:
+            return self._replace(x=self.x + dx)
+
+    return Point
+
+
+FAST, TYPED = _pair(record.NamedTuple), _pair(typing.NamedTuple)
+
+
+def test_named_tuple_builds_what_typing_builds() -> None:
+    for cls in (FAST, TYPED):
+        p = cls(3, -4)
+        assert p == (3, -4, "p") and p.norm == 7 and p.moved(1).x == 4
+        assert cls._fields == ("x", "y", "label")
+        assert cls._field_defaults == {"y": 0, "label": "p"}
+        assert cls.__doc__ == "A point." and cls.__name__ == "Point"
+        assert set(cls.__annotations__) == {"x", "y", "label"}
+        assert isinstance(p, tuple) and repr(p) == "Point(x=3, y=-4, label='p')"
+    assert FAST.__qualname__ == TYPED.__qualname__
+    with pytest.raises(TypeError):
+        FAST()  # x has no default
+
+
+def test_named_tuple_refuses_what_typing_refuses() -> None:
+    with pytest.raises(TypeError, match="cannot follow default field"):
+
+        class Bad(record.NamedTuple):
+            a: int = 1
+            b: int
+
+    with pytest.raises(AttributeError, match="Cannot overwrite NamedTuple attribute _replace"):
+
+        class Worse(record.NamedTuple):
+            a: int
+
+            def _replace(self) -> None: ...
+
+
+def test_records_pickle_for_the_process_pool() -> None:
+    finding = Finding("a.yaml", 1, 2, "DRA401", "m", "h")
+    assert pickle.loads(pickle.dumps(finding)) == finding
+    result = FileResult("a.yaml", Status.CHANGED, [finding], original=b"x")
+    again = pickle.loads(pickle.dumps(result))
+    assert again == result and again is not result
+    assert again.replace(path="b.yaml").path == "b.yaml" and again.path == "a.yaml"
+    assert result != FileResult("a.yaml", Status.CHANGED)
+    assert "Status.CHANGED" in repr(result) or "changed" in repr(result)
+    with pytest.raises(TypeError):
+        hash(result)  # mutable: equal by value, never a dict key
+
+
+PATTERNS = [r"(?P<n>[0-9]+)(Mi|Gi)?", r"^---[ \t]*$", r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"]
+
+
+@given(st.sampled_from(PATTERNS), st.sampled_from([0, re.I, re.M]), st.text(max_size=30))
+def test_a_deferred_expression_answers_as_the_compiled_one(
+    pattern: str, flags: int, text: str
+) -> None:
+    lazy, compiled = lazyre.compile(pattern, flags), re.compile(pattern, flags)
+    assert lazy.pattern == pattern
+    for method in ("match", "fullmatch", "search"):
+        got, want = getattr(lazy, method)(text), getattr(compiled, method)(text)
+        assert (got and got.group(0)) == (want and want.group(0))
+    assert lazy.findall(text) == compiled.findall(text)
+    assert lazy.sub("x", text) == compiled.sub("x", text)
+
+
+def test_a_deferred_expression_compiles_once_on_first_use() -> None:
+    lazy = lazyre.compile(r"a+b")
+    assert "search" not in vars(lazy)
+    assert lazy.search("xaab")
+    assert "search" in vars(lazy)  # then a plain attribute: no lookup on later calls
