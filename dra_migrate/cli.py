@@ -12,7 +12,6 @@ import argparse
 import contextlib
 import errno
 import os
-import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -631,6 +630,8 @@ def convert(
 def _terminated_as_interrupt() -> Iterator[None]:
     """SIGTERM (a CI timeout, a killed hook) stops a write like Ctrl-C: the file being
     written is left as it was, its temporary file removed."""
+
+    import signal  # only where something is written
 
     def interrupt(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt

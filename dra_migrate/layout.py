@@ -145,12 +145,15 @@ class Builder:
             while parent not in folders:
                 folders.add(parent)
                 here = parent or os.sep
+                listed = _listing(here)
                 files.extend(
                     Path(here, k)
                     for k in KUSTOMIZATION_NAMES
-                    if os.path.isfile(os.path.join(here, k))
+                    if (listed is None or k in listed) and os.path.isfile(os.path.join(here, k))
                 )
-                if os.path.exists(os.path.join(here, ".git")):
+                if (listed is None or ".git" in listed) and os.path.exists(
+                    os.path.join(here, ".git")
+                ):
                     # every kustomization of the work tree: an overlay in another folder
                     # patches a base given alone (dra-migrate convert base/)
                     files.extend(_work_tree_kustomizations(Path(here)))
@@ -186,6 +189,17 @@ class Builder:
                 for base_file in _built(real, set()):
                     layout.overlays.setdefault(base_file, []).append(overlay)
         return layout
+
+
+def _listing(folder: str) -> list[str] | None:
+    """The names in ``folder``; None where it cannot be listed (a folder that can be
+    searched but not read: its files are then looked for one by one). One listing
+    costs less than looking for the three kustomization names and ``.git`` in each
+    of a repository's folders."""
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return None
 
 
 def _work_tree_kustomizations(root: Path) -> list[Path]:
