@@ -116,3 +116,37 @@ def cached_documents(
 def _size_and_time(path: Path) -> tuple[int, int]:
     info = path.stat()
     return info.st_size, info.st_mtime_ns
+
+
+def cached_answer(kind: str, stamp: str, question: str, answer: Callable[[], Any]) -> Any:
+    """``answer()``, the answer to ``question``, kept in the user's cache folder (one
+    small JSON file a question) and taken from there while ``stamp`` (what the answer
+    depends on besides the question: code, data and library files, by size and
+    modification time) is the same. What JSON cannot hold is not kept."""
+    question_id = zlib.crc32(question.encode("utf-8", "surrogatepass"))
+    path = cache_file(f"{kind}-{zlib.crc32(stamp.encode()):08x}-{question_id:08x}.json")
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                kept = json.load(handle)
+            if kept["stamp"] == stamp and kept["question"] == question:
+                return kept["answer"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # missing, partial, another question of the same crc: answered again
+    value = answer()
+    if path is not None:
+        try:
+            text = json.dumps({"stamp": stamp, "question": question, "answer": value})
+        except (TypeError, ValueError):
+            return value
+        keep(path, text.encode())
+    return value
+
+
+def files_stamp(paths: list[str]) -> str | None:
+    """The size and modification time of each of ``paths`` (a ``cached_answer``
+    stamp); None when one cannot be read."""
+    try:
+        return repr([(p, *_size_and_time(Path(p))) for p in paths])
+    except OSError:
+        return None

@@ -12,13 +12,15 @@ so a claim that would stay Pending is found before it reaches a cluster.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from dra_migrate import lazyre, load, locate
+from dra_migrate import lazyre, load, locate, resources
 from dra_migrate.devicefields import DeviceFields
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.load import Document, Source, entries, get, items, scalar
@@ -239,6 +241,66 @@ class FileCheck(Record):
         self.pods: list[PodRef] = []
         # v1 Namespaces defined in the file: name -> labels (the admin-access label)
         self.namespaces: dict[str, dict[str, str]] = {}
+
+
+class SelectorProblem(NamedTuple):
+    """``cel.CelProblem``'s fields, as kept in the cache."""
+
+    code: str
+    offset: int
+    message: str
+    hint: str = ""
+    subject: str = ""
+
+
+@functools.lru_cache(maxsize=1024)
+def selector_problems(expression: str) -> tuple[SelectorProblem, ...]:
+    """``cel.check_selector(expression)``, kept in the user's cache folder.
+
+    Checking a selector needs the CEL library: about half a second to import and
+    load its parser, and a few milliseconds a selector, where validating the rest of
+    a file takes milliseconds; a pre-commit hook checks the same selectors run after
+    run. The answer depends only on the expression and on the files of this package,
+    its driver catalog and the CEL library (``_cel_stamp``), so it is kept for them."""
+
+    def check() -> list[list[Any]]:
+        from dra_migrate import cel
+
+        found = cel.check_selector(expression)
+        return [[p.code, p.offset, p.message, p.hint, p.subject] for p in found]
+
+    stamp = _cel_stamp()
+    if stamp is None:
+        answer = check()
+    else:
+        answer = resources.cached_answer("cel-check", stamp, expression, check)
+    return tuple(SelectorProblem(*p) for p in answer)
+
+
+@functools.cache
+def _cel_stamp() -> str | None:
+    """What ``check_selector`` depends on besides the expression: every module of this
+    package, the catalog's files, and the CEL library's parser, grammar and Lark; None
+    where one of them cannot be found (nothing is kept)."""
+    import importlib.util
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    catalog = os.path.join(here, "catalog")
+    try:
+        files = [os.path.join(here, n) for n in sorted(os.listdir(here)) if n.endswith(".py")]
+        files += [os.path.join(catalog, n) for n in sorted(os.listdir(catalog))]
+    except OSError:
+        return None
+    for library in ("celpy", "lark"):
+        spec = importlib.util.find_spec(library)
+        if spec is None or spec.origin is None:
+            return None
+        files.append(spec.origin)
+        if library == "celpy":
+            files.append(os.path.join(os.path.dirname(spec.origin), "cel.lark"))
+    stamp = resources.files_stamp(files)
+    return None if stamp is None else f"{sys.version} {stamp}"
 
 
 # --- per file ----------------------------------------------------------------------
@@ -771,9 +833,7 @@ class _FileChecker:
         return found
 
     def cel(self, node: ScalarNode, owner: str) -> None:
-        from dra_migrate import cel
-
-        for problem in cel.check_selector(node.value):
+        for problem in selector_problems(node.value):
             if problem.subject and problem.subject in self.settings.published:
                 continue  # the ResourceSlices show that the driver publishes it
             code = CEL_CODES.get(problem.code, "DRA330")

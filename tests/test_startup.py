@@ -182,3 +182,49 @@ def test_the_command_runs_with_its_imports_frozen_for_the_collector(
     # 6 young-generation passes before the CLI parsed with argparse: the command's
     # parser is built after the freeze, and what a conversion imports later is not frozen
     assert run["collections"] <= 16
+
+
+SELECTOR_TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpus
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          selectors:
+          - cel:
+              expression: "device.attributes['gpu.nvidia.com'].productname == 'H100'"
+"""
+
+
+def test_a_selector_checked_before_needs_no_cel_library(tmp_path: Path) -> None:
+    """cel.check_selector's answers are kept in the user's cache folder: the CEL
+    library (half a second to import and load) is needed once a selector, not once
+    a run; the findings are the same, and a damaged cache is answered again."""
+    (tmp_path / "t.yaml").write_text(SELECTOR_TEMPLATE)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def validate() -> bytes:
+        done = subprocess.run(
+            [sys.executable, "-m", "dra_migrate", "validate", "t.yaml"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+        )
+        return done.stdout
+
+    first = validate()
+    assert b" DRA332 " in first  # productName is misspelt: a finding worth keeping
+    modules, _ = probe(tmp_path, tmp_path, "validate", "t.yaml")
+    assert loaded(modules, ("celpy", "lark", "dra_migrate.cel")) == []
+    assert validate() == first
+    for kept in (tmp_path / "cache" / "dra-migrate").glob("cel-check-*.json"):
+        kept.write_text('{"stamp": "damaged')
+    assert validate() == first
+    modules, _ = probe(tmp_path, tmp_path, "validate", "t.yaml")
+    assert loaded(modules, ("celpy", "lark", "dra_migrate.cel")) == []  # kept again
