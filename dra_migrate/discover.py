@@ -278,7 +278,10 @@ def _git_files(root: str) -> list[str] | None:
     """Files git tracks or would add under ``root``, relative to ``root``, sorted; None
     outside a git work tree."""
     names = git.files(root).names()
-    return None if names is None else sorted(set(names))
+    if names is None:
+        return None
+    names.sort()  # git lists sorted runs (tracked, then untracked): a merge, not a sort
+    return list(dict.fromkeys(names))  # a path in conflict is listed once a stage
 
 
 def containing(paths: Iterable[str], needle: str, excludes: Iterable[str] = ()) -> set[str] | None:
