@@ -16,11 +16,14 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from dra_migrate import lazyre
 from dra_migrate.record import NamedTuple
 from dra_migrate.resources import cached_documents
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 CATALOG_DIR = Path(__file__).parent / "catalog"
 

@@ -15,7 +15,6 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
 
 from dra_migrate import __version__
 from dra_migrate.discover import Unreadable
@@ -39,6 +38,10 @@ from dra_migrate.versions import (
     target_for,
     warnings,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 
 class Options(NamedTuple):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -22,8 +21,24 @@ from dra_migrate.load import entries, get, items, scalar
 from dra_migrate.quantity import parse_quantity
 from dra_migrate.versions import GateState
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
     from fractions import Fraction
+    from typing import Protocol
+
+    class Checker(Protocol):
+        """What ``validate._FileChecker`` offers these rules."""
+
+        def add(self, code: str, node: Node, message: str, hint: str = "") -> None: ...
+
+        def name(self, node: Node, subdomain: bool, what: str) -> None: ...
+
+        def limit(self, node: Node, size: int, maximum: int, owner: str, what: str) -> None: ...
+
+        def unique_label(self, node: Node | None, seen: set[str], what: str) -> str: ...
+
+        def metadata(self, meta: Node | None, owner: str) -> None: ...
+
 
 MAX_TOLERATIONS = 16  # resource.DeviceTolerationsMaxLength
 MAX_TAINTS = 16  # resource.DeviceTaintsMaxLength
@@ -51,20 +66,6 @@ _SEMVER = lazyre.compile(
 )
 _TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 _NONE_EFFECT_FROM = 35  # DeviceTaintEffectNone, with DeviceTaintRule's v1beta2 rework
-
-
-class Checker(Protocol):
-    """What ``validate._FileChecker`` offers these rules."""
-
-    def add(self, code: str, node: Node, message: str, hint: str = "") -> None: ...
-
-    def name(self, node: Node, subdomain: bool, what: str) -> None: ...
-
-    def limit(self, node: Node, size: int, maximum: int, owner: str, what: str) -> None: ...
-
-    def unique_label(self, node: Node | None, seen: set[str], what: str) -> str: ...
-
-    def metadata(self, meta: Node | None, owner: str) -> None: ...
 
 
 # --- names and values, as the API server checks them ------------------------------------

@@ -15,7 +15,6 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
-from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -33,6 +32,10 @@ from dra_migrate.load import (
 )
 from dra_migrate.plan import AddObject, AppendEntry, AppendItems, Edit, RemoveEntry
 from dra_migrate.record import NamedTuple
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class EditError(Exception):

@@ -20,11 +20,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from dra_migrate import discover, layout
 from dra_migrate.findings import ConfigError, InputProblem
 from dra_migrate.report.model import Report
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 
 if TYPE_CHECKING:  # the parser is imported where a changed file is parsed
     from dra_migrate import load

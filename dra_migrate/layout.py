@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from dra_migrate import discover, git
 from dra_migrate.findings import InputProblem
 from dra_migrate.record import NamedTuple, Record
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 
 if TYPE_CHECKING:  # the parser is imported where a kustomization is parsed
     from yaml.nodes import Node

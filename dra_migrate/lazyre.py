@@ -10,7 +10,10 @@ method calls and ``.pattern`` are supported (not ``re.sub(stand_in, ...)``).
 from __future__ import annotations
 
 import re
-from typing import Any, AnyStr, cast
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any, AnyStr
 
 
 class _Lazy:
@@ -25,4 +28,4 @@ class _Lazy:
 
 def compile(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     """``re.compile``, deferred to the first use."""
-    return cast("re.Pattern[AnyStr]", _Lazy(pattern, flags))
+    return _Lazy(pattern, flags)  # type: ignore[return-value]  # a stand-in

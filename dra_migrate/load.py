@@ -16,7 +16,6 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
-from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -24,6 +23,10 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from dra_migrate import lazyre
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.record import Record
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 BOM = "\ufeff"
 _TRAILING_TAB = lazyre.compile(r"\t(?=[ \t]*(?:#|\r?$))", re.M)

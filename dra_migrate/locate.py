@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from yaml.nodes import MappingNode, Node
 
@@ -18,6 +17,12 @@ from dra_migrate import kinds, load
 from dra_migrate.kinds import ARGO, KSERVE, KSERVE_CONTAINER_FIELDS, Kind, Site
 from dra_migrate.load import Document, entries, get, get_path, items, scalar
 from dra_migrate.record import NamedTuple
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    _Steps = tuple[Any, str | int]  # (the parent's steps or None, this key or index)
 
 APP, INIT, SIDECAR = "app", "init", "sidecar"
 
@@ -185,9 +190,6 @@ def _generic(node: Node) -> Iterator[tuple[str, MappingNode]]:
         elif load.is_seq(current):
             for i, item in reversed(list(enumerate(items(current)))):
                 stack.append(((where, i), item))
-
-
-_Steps = tuple[Any, str | int]  # (the parent's steps or None, this key or index)
 
 
 def _spelled(steps: _Steps) -> str:

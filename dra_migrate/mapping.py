@@ -15,12 +15,15 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
 
 from dra_migrate import discover, lazyre
 from dra_migrate.findings import ConfigError, InputProblem
 from dra_migrate.record import NamedTuple, Record
 from dra_migrate.resources import cached_documents, schema_path
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:  # the parser is imported where a file is parsed
     from yaml.nodes import Node

@@ -12,18 +12,20 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from dra_migrate import discover, layout, lazyre, suppress
 from dra_migrate.findings import Finding, finding
 from dra_migrate.record import NamedTuple
 from dra_migrate.report.model import FileResult, Report, Status
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
+    from typing import Any, BinaryIO, TypeVar
+
+    _T = TypeVar("_T")
     from dra_migrate.mapping import Config, Settings
     from dra_migrate.process import Job
 
-_T = TypeVar("_T")
 Progress = Callable[[int, int], None] | None  # (files done, files to do): a progress bar
 # A file read for the prefilter is kept for processing up to this size; a larger
 # one (an install bundle) is read again where it is processed, so that a run

@@ -18,7 +18,6 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
@@ -30,6 +29,10 @@ from dra_migrate.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
 from dra_migrate.mapping import Choice, Config, Context, Settings
 from dra_migrate.quantity import INT64_MAX, whole_count
 from dra_migrate.record import NamedTuple, Record
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 MAX_REQUESTS = 32  # DeviceRequestsMaxSize

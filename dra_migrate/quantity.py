@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dra_migrate import lazyre
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
     from fractions import Fraction
 

@@ -17,9 +17,10 @@ their fields in ``__slots__``, set them in a plain ``__init__``, and get equalit
 from __future__ import annotations
 
 import collections
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
+    from typing import Any
     from typing import NamedTuple as NamedTuple
 else:
     # what typing.NamedTupleMeta keeps for the class itself (3.11 to 3.14)

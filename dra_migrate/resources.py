@@ -13,7 +13,10 @@ import zlib
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 

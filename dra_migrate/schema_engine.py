@@ -26,10 +26,14 @@ import datetime
 import numbers
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 Path = tuple[str | int, ...]
-_Check = Callable[[Any, Path, list["Violation"]], None]
+if TYPE_CHECKING:
+    _Check = Callable[[Any, Path, list["Violation"]], None]
 
 # Annotations and containers of subschemas: they validate nothing themselves.
 _IGNORED = frozenset(

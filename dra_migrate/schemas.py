@@ -22,11 +22,14 @@ import difflib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from typing import Any
 
 from dra_migrate import lazyre
 from dra_migrate.record import NamedTuple
 from dra_migrate.resources import schema_path
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "KUBE_VERSIONS",

@@ -25,13 +25,16 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from dra_migrate import lazyre
 from dra_migrate.findings import CODES, Finding, InputProblem, finding
 from dra_migrate.mapping import Config, IgnoreEntry
 from dra_migrate.record import Record
 from dra_migrate.report.model import FileResult, Report, Suppressed
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:  # the parser is imported where a file with ignore comments is parsed
     from yaml.nodes import Node

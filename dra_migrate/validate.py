@@ -16,7 +16,6 @@ import functools
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -28,6 +27,10 @@ from dra_migrate.quantity import INT64_MAX
 from dra_migrate.record import NamedTuple, Record
 from dra_migrate.report.model import FileResult, Status
 from dra_migrate.versions import gate_state
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 RESOURCE_GROUP = "resource.k8s.io"
 DRA_VERSIONS = ("v1beta1", "v1beta2", "v1")

@@ -8,12 +8,16 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from dra_migrate.findings import quote_path
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Opcode = tuple[Any, int, int, int, int]  # difflib's (tag, i1, i2, j1, j2)
+
 Region = tuple[int, int, int, int]  # old start, old end, new start, new end (0-based lines)
-Opcode = tuple[Any, int, int, int, int]  # difflib's (tag, i1, i2, j1, j2)
 
 
 def unified_diff(path: str, old: bytes, new: bytes, regions: Sequence[Region] | None = None) -> str:

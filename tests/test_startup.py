@@ -62,8 +62,18 @@ finally:
 HEAVY = ("jsonschema", "jinja2", "celpy", "lark", "rich", "dra_migrate.cel", "_hashlib")
 # What the standard library costs milliseconds to import, and none of these paths needs:
 # dataclasses (with inspect, ast, dis, tokenize), exact fractions for plain counts,
-# shutil (argparse's help layout asks it for the terminal's width), click's imports.
-SLOW_STDLIB = ("dataclasses", "inspect", "fractions", "decimal", "shutil", "uuid", "datetime")
+# shutil (argparse's help layout asks it for the terminal's width), click's imports,
+# typing (6 ms: the package imports it for type checkers only, TYPE_CHECKING = False).
+SLOW_STDLIB = (
+    "dataclasses",
+    "inspect",
+    "fractions",
+    "decimal",
+    "shutil",
+    "uuid",
+    "datetime",
+    "typing",
+)
 # The per-file stages: imported only when some file is parsed.
 STAGES = (
     "dra_migrate.process",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import cast
 
 from dra_migrate.report.model import Report
 
@@ -25,4 +24,5 @@ FORMATS: dict[str, str] = {
 def renderer(fmt: str) -> Renderer:
     """The render function of a format; formats are modules of this package."""
     module = importlib.import_module(f"dra_migrate.report.{FORMATS[fmt]}")
-    return cast(Renderer, module.render)
+    render: Renderer = module.render
+    return render

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import enum
 import fnmatch
-from typing import TYPE_CHECKING, Any
 
 from dra_migrate.findings import Finding, Severity, finding
 from dra_migrate.record import NamedTuple, Record
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from dra_migrate.report.inventory import ClusterInventory
     from dra_migrate.report.migration import MigrationPlan
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import TYPE_CHECKING
 
 from dra_migrate.findings import escape, quote_path
 from dra_migrate.report.model import Report, Status
 from dra_migrate.report.summary import summary_line
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 
 if TYPE_CHECKING:  # the cluster and plan views only: the scan and convert views never load them
     from dra_migrate.report.inventory import ClusterInventory
