@@ -74,13 +74,16 @@ def test_git_grep_rules_out_only_files_without_a_wanted_string(tmp_path: Path) -
         **{name: False for name in KEPT},
         "link.yaml": False,
         "plain.yaml": True,  # tracked
-        "sub/plain.yml": True,  # untracked, not ignored
+        # untracked, not ignored: read (git's search covers tracked files; its look
+        # for untracked ones is the listing's, not made twice)
+        "sub/plain.yml": False,
     }
 
 
 def test_files_over_the_limit_and_named_files_are_never_ruled_out(tmp_path: Path) -> None:
     root = _git_repo(tmp_path)
     _files(root, {"plain.yaml": PLAIN.encode(), "big.yaml": PLAIN.encode() * 100})
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     assert _ruled_out(root, limit=len(PLAIN) * 10) == {"plain.yaml": True, "big.yaml": False}
     assert _ruled_out(root, "plain.yaml") == {"plain.yaml": False}
     with contextlib.chdir(root):  # and reading it reports it, as outside git
