@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.test_cli import DEPLOYMENT, NO_GPU
+from tests.test_validate import TEMPLATE
 
 # Runs ``python -m dra_migrate ARGS`` in this interpreter, then writes the modules it
 # imported, the dataclasses defined in the package's loaded modules and the cyclic
@@ -194,29 +195,15 @@ def test_the_command_runs_with_its_imports_frozen_for_the_collector(
     assert run["collections"] <= 16
 
 
-SELECTOR_TEMPLATE = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata:
-  name: gpus
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: gpu.nvidia.com
-          selectors:
-          - cel:
-              expression: "device.attributes['gpu.nvidia.com'].productname == 'H100'"
-"""
+# a misspelt attribute: a finding worth keeping
+SELECTOR = TEMPLATE.replace("{expr}", "device.attributes['gpu.nvidia.com'].productname == 'H100'")
 
 
 def test_a_selector_checked_before_needs_no_cel_library(tmp_path: Path) -> None:
     """cel.check_selector's answers are kept in the user's cache folder: the CEL
     library (half a second to import and load) is needed once a selector, not once
     a run; the findings are the same, and a damaged cache is answered again."""
-    (tmp_path / "t.yaml").write_text(SELECTOR_TEMPLATE)
+    (tmp_path / "t.yaml").write_text(SELECTOR)
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
     def validate() -> bytes:
