@@ -24,17 +24,32 @@ if TYPE_CHECKING:
     from typing import NamedTuple as NamedTuple
 else:
     # what typing.NamedTupleMeta keeps for the class itself (3.11 to 3.14)
-    _SPECIAL = frozenset({"__module__", "__name__", "__annotations__", "__annotate__"})
+    _SPECIAL = frozenset(
+        {"__module__", "__name__", "__annotations__", "__annotate__", "__annotate_func__"}
+        | {"__annotations_cache__"}
+    )
     _PROHIBITED = frozenset(
         {"__new__", "__init__", "__slots__", "__getnewargs__", "_fields", "_field_defaults"}
         | {"_make", "_replace", "_asdict", "_source"}
     )
 
+    def _deferred_annotations(namespace):
+        try:
+            import annotationlib
+        except ImportError:  # before 3.14 a class body always has __annotations__
+            return {}
+        annotate = annotationlib.get_annotate_from_class_namespace(namespace)
+        if annotate is None:
+            return {}
+        return annotationlib.call_annotate_function(annotate, annotationlib.Format.FORWARDREF)
+
     class _NamedTupleMeta(type):
         def __new__(mcls, name, bases, namespace):
             if not bases:  # NamedTuple itself
                 return super().__new__(mcls, name, bases, namespace)
-            annotations = namespace.get("__annotations__", {})
+            annotations = namespace.get("__annotations__")
+            if annotations is None:  # 3.14 without the __future__ import (PEP 649)
+                annotations = _deferred_annotations(namespace)
             fields = list(annotations)
             defaults = []
             for field in fields:

@@ -52,6 +52,19 @@ def test_named_tuple_builds_what_typing_builds() -> None:
         FAST()  # x has no default
 
 
+def test_named_tuple_of_a_module_without_string_annotations() -> None:
+    # evaluated annotations (no __future__ import; deferred ones on Python 3.14)
+    space: dict[str, object] = {}
+    source = (
+        "from dra_migrate.record import NamedTuple\n"
+        "class P(NamedTuple):\n    x: int\n    y: 'list[str]' = []\n"
+    )
+    exec(compile(source, "<no-future>", "exec"), space)
+    made = space["P"]
+    assert made._fields == ("x", "y")  # type: ignore[attr-defined]
+    assert made(1) == (1, []) and made.__name__ == "P"  # type: ignore[operator,attr-defined]
+
+
 def test_named_tuple_refuses_what_typing_refuses() -> None:
     with pytest.raises(TypeError, match="cannot follow default field"):
 
