@@ -125,13 +125,20 @@ class Builder:
     in the order of the files."""
 
     def __init__(
-        self, gpu: Callable[[bytes], bool] = lambda _data: False, renamings_only: bool = False
+        self,
+        gpu: Callable[[bytes], bool] = lambda _data: False,
+        renamings_only: bool = False,
+        given_only: bool = False,
     ) -> None:
         self.layout = Layout()
         self.gpu = gpu
         # a run with nothing to convert asks the layout for its renamings only
         # (DRA219): a kustomization that sets no name prefix or suffix is not parsed
         self.renamings_only = renamings_only
+        # a run that converts nothing and reports on its paths only (a hook's --context
+        # run on files without a GPU request): only a kustomization among the files can
+        # be reported (DRA219), so no other is looked for, nor the work tree listed
+        self.given_only = given_only
         self.folders: set[str] = set()  # looked at already (strings: thousands of folders)
         self.seen: set[Path] = set()  # kustomizations read
 
@@ -143,7 +150,7 @@ class Builder:
             parent, _, name = given.rpartition(os.sep)
             if name in KUSTOMIZATION_NAMES:
                 files.append(Path(given))
-            while parent not in folders:
+            while not self.given_only and parent not in folders:
                 folders.add(parent)
                 here = parent or os.sep
                 listed = _listing(here)

@@ -100,7 +100,11 @@ def run(
     data = b""  # the last file read is not held while the files are processed (read again)
     if todo:  # imported, and the files' layout built, while git may still search the context
         from dra_migrate.process import Job
-    builder = layout.Builder(lambda data: discover.mentions(data, needles), renamings_only=not todo)
+    builder = layout.Builder(
+        lambda data: discover.mentions(data, needles),
+        renamings_only=not todo,
+        given_only=not todo and bool(context),  # the report is narrowed to the paths
+    )
     builder.add(c.real for c in candidates)
     if todo:
         found_context = defining_context.result()

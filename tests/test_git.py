@@ -247,6 +247,25 @@ def test_a_hook_naming_many_files_starts_one_listing_of_kustomizations(
     assert not git._started
 
 
+def test_a_hook_that_converts_nothing_does_not_wait_for_the_kustomizations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # only a staged kustomization can be reported then (DRA219): the listing of the
+    # work tree's kustomizations, started early, is stopped unread
+    root = _repo(tmp_path, {"apps/a.yaml": PLAIN, "apps/kustomization.yaml": "resources: []\n"})
+    asked: list[str] = []
+    listing = git.kustomizations
+    monkeypatch.setattr(git, "kustomizations", lambda top: asked.append(top) or listing(top))
+    from tests.cli_runner import invoke
+
+    with contextlib.chdir(root):
+        done = invoke(["convert", "--check", "--context", ".", "apps/a.yaml"])
+        assert done.exit_code == 0, done.output
+        assert asked == []
+        invoke(["convert", "--check", "apps/a.yaml"])  # a plain run still asks
+        assert asked == [os.path.realpath(root)]
+
+
 def test_the_users_git_configuration_does_not_change_the_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -250,6 +250,12 @@ def test_dra219_when_nothing_needs_converting(tmp_path: Path) -> None:
     done = run_cli(["scan", "."], tmp_path)
     assert b"prod/kustomization.yaml:3:1: DRA219" in done.stdout, done.stdout.decode()
     assert b"plain/kustomization.yaml" not in done.stdout
+    # a hook run (--context .): reported when the renaming kustomization is staged,
+    # and not for a staged file it builds (the report is narrowed to the staged files)
+    hook = ["convert", "--check", "--context", "."]
+    done = run_cli([*hook, "prod/kustomization.yaml"], tmp_path)
+    assert b"prod/kustomization.yaml:3:1: DRA219" in done.stderr, done.stderr.decode()
+    assert b"DRA219" not in run_cli([*hook, "base/pod.yaml"], tmp_path).stderr
 
 
 def test_generated_names_are_unique_across_the_run(tmp_path: Path) -> None:
