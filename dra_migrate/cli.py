@@ -529,23 +529,26 @@ def scan(**kwargs: Any) -> None:
 
 def convert_options(parser: argparse.ArgumentParser) -> None:
     common_options(parser)
-    flag = parser.add_argument
-    flag("--diff", action="store_true", help="Print a unified diff; write nothing (the default).")
-    flag("--check", action="store_true", help="Write nothing; exit 1 when a file would change.")
-    flag("--write", action="store_true", help="Rewrite files in place (atomically).")
+    parser.add_argument(
+        "--diff", action="store_true", help="Print a unified diff; write nothing (the default)."
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="Write nothing; exit 1 when a file would change."
+    )
+    parser.add_argument("--write", action="store_true", help="Rewrite files in place (atomically).")
     parser.add_argument(
         "--output-dir",
         metavar="DIR",
         type=path_type(file_okay=False, as_path=True),
         help="Write converted copies of changed files here, in the same relative layout.",
     )
-    flag(
+    parser.add_argument(
         "--write-through-links",
         action="store_true",
         help="With --write, also rewrite the targets of symbolic links that lie outside the "
         "paths given (skipped by default, DRA013).",
     )
-    flag("--quiet", "-q", action="store_true", help="Only errors on stderr.")
+    parser.add_argument("--quiet", "-q", action="store_true", help="Only errors on stderr.")
     workflow_options(parser)
 
 
@@ -1195,7 +1198,6 @@ COMMANDS = {
     ),
     "inventory": Command(inventory_options, inventory, "What runs today, from a cluster or dumps."),
 }
-_OUTPUT_ERRORS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT}
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

@@ -62,11 +62,17 @@ class Layout(Record):
 
     __slots__ = _fields = ("patches", "renamings", "overlays", "charts")
 
-    def __init__(self) -> None:
-        self.patches: dict[Path, str] = {}  # resolved patch file -> kustomization
-        self.renamings: list[Renaming] = []
-        self.overlays: dict[Path, list[Overlay]] = {}  # base file -> overlays
-        self.charts: dict[Path, Path | None] = {}  # folder -> its chart
+    def __init__(
+        self,
+        patches: dict[Path, str] | None = None,  # resolved patch file -> kustomization
+        renamings: list[Renaming] | None = None,
+        overlays: dict[Path, list[Overlay]] | None = None,  # base file -> overlays
+        charts: dict[Path, Path | None] | None = None,  # folder -> its chart
+    ) -> None:
+        self.patches: dict[Path, str] = {} if patches is None else patches
+        self.renamings: list[Renaming] = [] if renamings is None else renamings
+        self.overlays: dict[Path, list[Overlay]] = {} if overlays is None else overlays
+        self.charts: dict[Path, Path | None] = {} if charts is None else charts
 
     def role(self, path: Path | str, real: str | None = None) -> Role:
         """The role of the file at ``path`` (``real``: its real path, when known)."""

@@ -237,13 +237,20 @@ class FileCheck(Record):
 
     __slots__ = _fields = ("result", "claims", "classes", "pods", "namespaces")
 
-    def __init__(self, result: FileResult) -> None:
-        self.result = result
-        self.claims: list[ClaimDef] = []
-        self.classes: list[ClassDef] = []
-        self.pods: list[PodRef] = []
+    def __init__(
+        self,
+        result: FileResult,
+        claims: list[ClaimDef] | None = None,
+        classes: list[ClassDef] | None = None,
+        pods: list[PodRef] | None = None,
         # v1 Namespaces defined in the file: name -> labels (the admin-access label)
-        self.namespaces: dict[str, dict[str, str]] = {}
+        namespaces: dict[str, dict[str, str]] | None = None,
+    ) -> None:
+        self.result = result
+        self.claims: list[ClaimDef] = [] if claims is None else claims
+        self.classes: list[ClassDef] = [] if classes is None else classes
+        self.pods: list[PodRef] = [] if pods is None else pods
+        self.namespaces: dict[str, dict[str, str]] = {} if namespaces is None else namespaces
 
 
 class SelectorProblem(NamedTuple):
@@ -329,10 +336,7 @@ def check_documents(
         checker.document(doc)
     findings = sorted(set(checker.findings), key=lambda f: (f.line, f.col, f.code, f.message))
     result = FileResult(source.path, Status.UNCHANGED, findings, original=raw)
-    check = FileCheck(result)
-    check.claims, check.classes, check.pods = checker.claims, checker.classes, checker.pods
-    check.namespaces = checker.namespaces
-    return check
+    return FileCheck(result, checker.claims, checker.classes, checker.pods, checker.namespaces)
 
 
 class _FileChecker:
