@@ -135,6 +135,7 @@ class Builder:
         gpu: Callable[[bytes], bool] = lambda _data: False,
         renamings_only: bool = False,
         given_only: bool = False,
+        staged: bool = False,
     ) -> None:
         self.layout = Layout()
         self.gpu = gpu
@@ -145,8 +146,11 @@ class Builder:
         # run on files without a GPU request): only a kustomization among the files can
         # be reported (DRA219), so no other is looked for, nor the work tree listed
         self.given_only = given_only
+        # a --context run: the repository beyond the files is what the index holds
+        self.staged = staged
         self.folders: set[str] = set()  # looked at already (strings: thousands of folders)
         self.seen: set[Path] = set()  # kustomizations read
+        self.reader = _Reader()
 
     def add(self, reals: Iterable[str]) -> Layout:
         """The layout of the files added so far, these included."""
@@ -170,39 +174,80 @@ class Builder:
                 ):
                     # every kustomization of the work tree: an overlay in another folder
                     # patches a base given alone (dra-migrate convert base/)
-                    files.extend(_work_tree_kustomizations(Path(here)))
+                    files.extend(_work_tree_kustomizations(Path(here), self.staged))
                     break
                 if not parent:
                     break
                 parent = parent.rpartition(os.sep)[0]
+        reader = self.reader
         for path in files:
             if path.name not in KUSTOMIZATION_NAMES or not path.is_file():
                 continue
-            real = discover.real_path(path)
+            real = reader.real(path)
             if real in self.seen:
                 continue
             self.seen.add(real)
             if self.renamings_only:
                 data = read_bytes(real)
-                root = _read(real, data) if any(k in data for k in _RENAMING_KEYS) else None
-                renaming = _renaming(real, root) if root is not None else None
+                root = reader.root(real, data) if any(k in data for k in _RENAMING_KEYS) else None
+                renaming = _renaming(real, root, reader) if root is not None else None
                 if renaming is not None:
                     layout.renamings.append(renaming)
                 continue
-            root = _read(real)
+            root = reader.root(real)
             if root is None:
                 continue  # reported when the file itself is processed
             for patch_file in _patch_files(root):
-                target = discover.real_path(real.parent / patch_file)
-                layout.patches.setdefault(target, _shown(path))
-            renaming = _renaming(real, root)
+                target = reader.real(real.parent / patch_file)
+                layout.patches.setdefault(target, reader.shown(path))
+            renaming = _renaming(real, root, reader)
             if renaming is not None:
                 layout.renamings.append(renaming)
-            overlay = _overlay(real, root, self.gpu)
+            overlay = _overlay(real, root, self.gpu, reader)
             if overlay is not None:
-                for base_file in _built(real, set()):
+                for base_file in _built(real, set(), reader):
                     layout.overlays.setdefault(base_file, []).append(overlay)
         return layout
+
+
+class _Reader:
+    """What one layout build reads, each once: a kustomization's parse (an overlay's
+    bases are read for every overlay that builds them), real paths (folder by folder:
+    resolving a path costs a look at each of its parts) and the working folder."""
+
+    def __init__(self) -> None:
+        self.roots: dict[Path, Node | None] = {}
+        self.folders: dict[str, str] = {}  # folder -> its real path
+        self.cwd: Path | None = None
+
+    def root(self, path: Path, data: bytes | None = None) -> Node | None:
+        """``_read``, once a file."""
+        if path not in self.roots:
+            self.roots[path] = _read(path, data)
+        return self.roots[path]
+
+    def real(self, path: Path) -> Path:
+        """``discover.real_path``, the folder part resolved once a folder."""
+        folder, _, name = str(path.absolute()).rpartition(os.sep)
+        if name in ("", ".", ".."):
+            return discover.real_path(path)
+        real_folder = self.folders.get(folder)
+        if real_folder is None:
+            real_folder = self.folders[folder] = str(discover.real_path(Path(folder or os.sep)))
+        return (
+            discover.real_path(Path(real_folder, name))
+            if os.path.islink(os.path.join(real_folder, name))
+            else Path(real_folder, name)
+        )
+
+    def shown(self, path: Path) -> str:
+        """``_shown``, with the working folder resolved once."""
+        if self.cwd is None:
+            self.cwd = Path.cwd().resolve()
+        try:
+            return str(self.real(path).relative_to(self.cwd))
+        except ValueError:
+            return str(path)
 
 
 def _listing(folder: str) -> list[str] | None:
@@ -216,13 +261,16 @@ def _listing(folder: str) -> list[str] | None:
         return None
 
 
-def _work_tree_kustomizations(root: Path) -> list[Path]:
-    """The kustomization files git tracks (or would add) in the work tree at ``root``."""
-    found = git.kustomizations(str(root)).names() or []
+def _work_tree_kustomizations(root: Path, staged: bool) -> list[Path]:
+    """The kustomization files git tracks (or would add, unless ``staged``) in the work
+    tree at ``root``."""
+    found = git.kustomizations(str(root), staged).names() or []
     return [root / p for p in sorted(set(found)) if p.rpartition("/")[2] in KUSTOMIZATION_NAMES]
 
 
-def _overlay(path: Path, root: Node, gpu: Callable[[bytes], bool]) -> Overlay | None:
+def _overlay(
+    path: Path, root: Node, gpu: Callable[[bytes], bool], reader: _Reader
+) -> Overlay | None:
     """The kustomization as an Overlay when one of its patches sets GPU resources."""
     from dra_migrate import load
 
@@ -256,7 +304,7 @@ def _overlay(path: Path, root: Node, gpu: Callable[[bytes], bool]) -> Overlay | 
                 known = False
     if not touches:
         return None
-    return Overlay(_shown(path), frozenset(targets) if known else None)
+    return Overlay(reader.shown(path), frozenset(targets) if known else None)
 
 
 def _patch_targets(body: bytes) -> set[tuple[str, str]]:
@@ -279,7 +327,7 @@ def _patch_targets(body: bytes) -> set[tuple[str, str]]:
 def references(kustomization: Path) -> set[Path]:
     """The files a kustomization uses: what it builds (through its bases) and its patches."""
     real = kustomization.resolve()
-    found = _built(real, set())
+    found = _built(real, set(), _Reader())
     root = _read(real)
     if root is not None:
         found |= {(real.parent / p).resolve() for p in _patch_files(root)}
@@ -302,7 +350,7 @@ def _read(path: Path, data: bytes | None = None) -> Node | None:
 _RENAMING_KEYS = (b"namePrefix", b"nameSuffix")  # what a renaming kustomization holds
 
 
-def _renaming(path: Path, root: Node) -> Renaming | None:
+def _renaming(path: Path, root: Node, reader: _Reader) -> Renaming | None:
     from dra_migrate import load
 
     key = next(
@@ -315,7 +363,8 @@ def _renaming(path: Path, root: Node) -> Renaming | None:
         b"ResourceClaimTemplate" in read_bytes(path.parent / (load.scalar(c) or ""))
         for c in load.items(load.get(root, "configurations"))
     )
-    return Renaming(path, _shown(path), line, col, frozenset(_built(path, set())), teaches)
+    built = frozenset(_built(path, set(), reader))
+    return Renaming(path, reader.shown(path), line, col, built, teaches)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -326,35 +375,27 @@ def read_bytes(path: Path) -> bytes:
         return b""
 
 
-def _built(kustomization: Path, visiting: set[Path]) -> set[Path]:
+def _built(kustomization: Path, visiting: set[Path], reader: _Reader) -> set[Path]:
     """The resource files a kustomization builds, through its bases and components."""
     from dra_migrate import load
 
     if kustomization in visiting:
         return set()
     visiting.add(kustomization)
-    root = _read(kustomization)
+    root = reader.root(kustomization)
     found: set[Path] = set()
     for key in ("resources", "bases", "components"):
         for item in load.items(load.get(root, key)):
             entry = load.scalar(item) or ""
-            target = discover.real_path(kustomization.parent / entry)
+            target = reader.real(kustomization.parent / entry)
             if target.is_dir():
                 for name in KUSTOMIZATION_NAMES:
                     if (target / name).is_file():
-                        found |= _built(target / name, visiting)
+                        found |= _built(target / name, visiting, reader)
                         break
             elif target.is_file():
                 found.add(target)
     return found
-
-
-def _shown(path: Path) -> str:
-    """A path as the user would write it: relative to the working folder when inside it."""
-    try:
-        return str(discover.real_path(path).relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _patch_files(root: object) -> list[str]:
