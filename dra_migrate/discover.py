@@ -107,7 +107,7 @@ def _too_large(size: int, limit: int) -> str:
     )
 
 
-def _matches(spec: _Excludes, name: str) -> bool:
+def excluded(spec: Excludes, name: str) -> bool:
     """gitignore matching for any file name, also one that is not UTF-8 (the bytes
     that do not decode match wildcards only)."""
     try:
@@ -126,7 +126,7 @@ def real_path(path: Path) -> Path:
         return path.absolute()
 
 
-def _real(path: str) -> str:
+def real_name(path: str) -> str:
     """``real_path`` for a string path."""
     try:
         return os.path.realpath(path, strict=True)
@@ -156,8 +156,8 @@ def expand(
     reading it. A folder's real path is found once; a file's is its folder's
     plus its name unless the file is itself a link.
     """
-    spec = _Excludes(list(excludes))
-    skipped = [_real(str(p)) + os.sep for p in skip]
+    spec = Excludes(list(excludes))
+    skipped = [real_name(str(p)) + os.sep for p in skip]
     seen: set[str] = set()
     for raw in paths:
         if os.path.isdir(raw):
@@ -165,7 +165,7 @@ def expand(
             top = raw if raw.endswith("/") else raw + "/"
             for rel, real, ruled_out in _walk(raw, unless, limit):
                 display = prefix + rel
-                if spec.spec is not None and (_matches(spec, display) or _matches(spec, rel)):
+                if spec.spec is not None and (excluded(spec, display) or excluded(spec, rel)):
                     continue
                 if skipped and any((real + os.sep).startswith(s) for s in skipped):
                     continue
@@ -173,15 +173,15 @@ def expand(
                     seen.add(real)
                     yield Candidate(top + rel, display, False, real, ruled_out)
         else:
-            if spec.spec is not None and _matches(spec, Path(raw).as_posix()):
+            if spec.spec is not None and excluded(spec, Path(raw).as_posix()):
                 continue
-            real = _real(raw)
+            real = real_name(raw)
             if real not in seen:
                 seen.add(real)
                 yield Candidate(raw, raw, True, real)
 
 
-class _Excludes:
+class Excludes:
     """gitignore-style patterns; pathspec is imported only when there are some."""
 
     def __init__(self, patterns: list[str]) -> None:
@@ -205,7 +205,7 @@ def _walk(
     files too (reading them says what they are: DRA001, DRA010). Elsewhere
     every folder but the always-skipped ones; linked folders are not entered.
     """
-    real_root = _real(root)
+    real_root = real_name(root)
     grep = git.without(root, unless) if unless else None  # runs while git lists the files
     tracked = _git_files(root)
     found: list[tuple[str, str, bool]] = []
@@ -233,7 +233,7 @@ def _walk(
         real_folder = folders.get(folder)
         if real_folder is None:  # git never records a path through a linked folder
             real_folder = folders[folder] = top + folder + "/"
-        real = _real(real_folder + name) if link else real_folder + name
+        real = real_name(real_folder + name) if link else real_folder + name
         found.append((rel, real, not link and info.st_size <= limit))
     without = set((grep.names(ok=(0, 1)) or []) if grep is not None else ())
     return [(rel, real, plain and rel in without) for rel, real, plain in found]
@@ -257,7 +257,7 @@ def _scan(folder: str, rel: str, real: str, found: list[tuple[str, str, bool]]) 
             found.append((rel + name, os.path.join(real, name), False))
         elif not _is_folder(entry, follow=True):  # a link to a folder is not entered
             # a link to a file, a dangling link or a link loop: reading it says which
-            found.append((rel + name, _real(entry.path), False))
+            found.append((rel + name, real_name(entry.path), False))
 
 
 def _is_folder(entry: os.DirEntry[str], follow: bool) -> bool:
@@ -311,20 +311,20 @@ class Search:
                 continue
             with contextlib.suppress(Unreadable):
                 if needle.encode() in read_file(raw):
-                    self.found.add(_real(raw))
+                    self.found.add(real_name(raw))
 
     def result(self) -> set[str] | None:
         """The real paths found; None where a folder is outside a git work tree."""
-        spec = _Excludes(self.excludes)
+        spec = Excludes(self.excludes)
         for raw, search in self.searches:
             names = search.names(ok=(0, 1))
             if names is None:  # outside git: the caller reads the files itself
                 self.cancel()
                 return None
-            root = _real(raw)
+            root = real_name(raw)
             for rel in names:
-                if rel.lower().endswith(EXTENSIONS) and not _matches(spec, rel):
-                    self.found.add(_real(os.path.join(root, rel)))
+                if rel.lower().endswith(EXTENSIONS) and not excluded(spec, rel):
+                    self.found.add(real_name(os.path.join(root, rel)))
         return self.found
 
     def cancel(self) -> None:

@@ -61,7 +61,7 @@ EXTENSIONS = (".yaml", ".yml", ".json", ".tpl")  # what a run looks at (.tpl: He
 # git lists and searches those only, in any case as the run takes them (*.[yY][aA]...;
 # git 2.39 lists no untracked file below the top for an :(icase) pathspec): a
 # repository's Go, Python and docs are never read
-_FILES = tuple(
+FILES = tuple(
     ("*" + "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in e)).encode()
     for e in EXTENSIONS
 )
@@ -95,24 +95,41 @@ _SPAWN = hasattr(os, "posix_spawnp")
 
 class Git:
     """``git ARGS`` run in the folder ``root``, its output spooled into an
-    anonymous file; ``output`` waits for it, ``cancel`` stops it."""
+    anonymous file; ``output`` waits for it, ``cancel`` stops it. ``given``: what
+    git reads on its standard input (``cat-file --batch``), else nothing."""
 
-    def __init__(self, root: str, args: Sequence[bytes], strings: Sequence[bytes] = ()) -> None:
+    def __init__(
+        self,
+        root: str,
+        args: Sequence[bytes],
+        strings: Sequence[bytes] = (),
+        given: bytes | None = None,
+    ) -> None:
         self.strings = tuple(strings)  # a grep -L: the strings it looks for
         self.pid: int | None = None
         self.process: Any = None  # a subprocess.Popen where posix_spawn is missing
         self.code: int | None = None
         self.out: IO[bytes] | None = None
         argv = [b"git", b"-C", os.fsencode(root), *args]
+        source: IO[bytes] | None = None
         try:
             self.out = _spool()
+            if given is not None:
+                source = _spool()
+                source.write(given)
+                source.seek(0)
             if _SPAWN:
+                stdin = (
+                    (os.POSIX_SPAWN_DUP2, source.fileno(), 0)
+                    if source is not None
+                    else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)
+                )
                 self.pid = os.posix_spawnp(
                     "git",
                     argv,
                     os.environ,
                     file_actions=[
-                        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                        stdin,
                         (os.POSIX_SPAWN_DUP2, self.out.fileno(), 1),
                         (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
                     ],
@@ -121,10 +138,16 @@ class Git:
                 import subprocess
 
                 self.process = subprocess.Popen(
-                    argv, stdin=subprocess.DEVNULL, stdout=self.out, stderr=subprocess.DEVNULL
+                    argv,
+                    stdin=subprocess.DEVNULL if source is None else source,
+                    stdout=self.out,
+                    stderr=subprocess.DEVNULL,
                 )
         except (OSError, ValueError):  # no git on PATH, no room for the spool
             self._close()
+        finally:
+            if source is not None:  # git holds its own copy of the descriptor
+                source.close()
 
     def output(self, ok: tuple[int, ...] = (0,)) -> bytes | None:
         """What git printed, once it ended with an exit status in ``ok``; None where
@@ -191,33 +214,33 @@ def _spool() -> IO[bytes]:
 
 # --- the questions a run asks, and the ones started before it asks -----------------
 
-_started: dict[tuple[str, str], Git] = {}  # (question, folder) -> started from argv
+_started: dict[tuple[object, ...], Git] = {}  # (question, folder, ...) -> started from argv
 
 
 def files(root: str) -> Git:
     """``git ls-files``: what git tracks or would add under ``root``."""
     early = _started.pop(("files", root), None)
-    return early or Git(root, [*_LS_FILES, b"--", *_FILES])
+    return early or Git(root, [*_LS_FILES, b"--", *FILES])
 
 
-def kustomizations(top: str) -> Git:
+def kustomizations(top: str, staged: bool = False) -> Git:
     """``git ls-files``: the kustomization files of the work tree at ``top`` (and a
-    few more that end in one of their names: the caller keeps the exact ones)."""
-    early = _started.pop(("kustomizations", top), None)
-    return early or Git(top, _kustomizations_args())
+    few more that end in one of their names: the caller keeps the exact ones);
+    ``staged``: those of the index only (a ``--context`` run reads the repository
+    as the commit holds it, context.py), not the untracked ones, which git finds
+    by walking every folder."""
+    early = _started.pop(("kustomizations", top, staged), None)
+    return early or Git(top, _kustomizations_args(staged))
 
 
-def _kustomizations_args() -> list[bytes]:
-    return [*_LS_FILES, b"--", *(b"*" + name.encode() for name in KUSTOMIZATION_NAMES)]
+def _kustomizations_args(staged: bool) -> list[bytes]:
+    listing = _LS_FILES[:3] if staged else _LS_FILES
+    return [*listing, b"--", *(b"*" + name.encode() for name in KUSTOMIZATION_NAMES)]
 
 
 def containing(root: str, needle: bytes) -> Git:
     """``git grep -l``: the files under ``root`` whose text holds ``needle``."""
-    if needle == TEMPLATE_KIND:
-        early = _started.pop(("defining", root), None)
-        if early is not None:
-            return early
-    return Git(root, [*_GREP, b"--untracked", b"-l", b"-e", needle, b"--", *_FILES])
+    return Git(root, [*_GREP, b"--untracked", b"-l", b"-e", needle, b"--", *FILES])
 
 
 class _Both:
@@ -262,15 +285,15 @@ def _without(root: str, strings: Sequence[bytes]) -> Git:
     # so are read; git's look for them, the walk of every folder against .gitignore,
     # is made once, by the listing (ls-files --others), not again here (a tenth of a
     # second on 50,000 files)
-    args = [*_GREP, b"-L", *(a for s in strings for a in (b"-e", s)), b"--", *_FILES]
+    args = [*_GREP, b"-L", *(a for s in strings for a in (b"-e", s)), b"--", *FILES]
     return Git(root, args, strings)
 
 
 def prestart(argv: Sequence[str]) -> None:
     """Start what ``dra-migrate ARGV`` will ask git (scan, convert, validate over
     folders): the listing and the search of each folder named, and for scan and
-    convert the search of each ``--context`` folder for templates and the listing
-    of the kustomizations of each work tree the paths are in.
+    convert the listing of the kustomizations of each work tree the paths are in
+    (what a ``--context`` folder defines is asked by context.py, from its kept answer).
 
     Only on systems with ``posix_spawn``: starting a process otherwise means
     importing ``subprocess``, which is what this is meant to overlap.
@@ -287,21 +310,19 @@ def prestart(argv: Sequence[str]) -> None:
     for root in dict.fromkeys(paths):
         if os.path.isdir(root) and ("without", root) not in _started:
             _started["without", root] = _without(root, (*wanted, *ALSO_WANTED))
-            _started["files", root] = Git(root, [*_LS_FILES, b"--", *_FILES])
+            _started["files", root] = Git(root, [*_LS_FILES, b"--", *FILES])
     if argv[0] != "validate":
-        for root in dict.fromkeys(context):
-            if os.path.isdir(root) and ("defining", root) not in _started:
-                _started["defining", root] = containing(root, TEMPLATE_KIND)
         # the layout reads every kustomization of the work tree (layout.Builder); a
         # hook names hundreds of files in a few folders: each folder is climbed once
         named = [p for p in (*paths, *context) if p != "-"]
         folders = {p if os.path.isdir(p) else os.path.dirname(p) or "." for p in named}
-        for top in {_work_tree_top(folder) for folder in folders}:
-            if top is not None and ("kustomizations", top) not in _started:
-                _started["kustomizations", top] = Git(top, _kustomizations_args())
+        staged = bool(context)
+        for top in {work_tree_top(folder) for folder in folders}:
+            if top is not None and ("kustomizations", top, staged) not in _started:
+                _started["kustomizations", top, staged] = Git(top, _kustomizations_args(staged))
 
 
-def _work_tree_top(folder: str) -> str | None:
+def work_tree_top(folder: str) -> str | None:
     """The real path of the top of the work tree ``folder`` is in, as the layout finds
     it: the nearest folder at or above it that holds ``.git``."""
     folder = os.path.realpath(folder)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from dra_migrate import discover, layout, lazyre, suppress
+from dra_migrate.context import Lookup
 from dra_migrate.findings import Finding, finding
 from dra_migrate.record import NamedTuple
 from dra_migrate.report.model import FileResult, Report, Status
@@ -52,16 +53,16 @@ def run(
     hold, never converted: the names generated for the files reported avoid every
     template defined anywhere, and a file outside ``only`` is converted by the run
     that reports on it. ``context`` (``--context``): folders and files read for
-    the same, and nothing else; in a git work tree git names the files that
-    define templates, so a hook run on one staged file costs that file, not the
-    repository.
+    the same, and nothing else; in a git work tree, as the commit holds them (the
+    index: context.py keeps what each file defines between runs), so a hook run on
+    one staged file costs that file, not the repository.
     """
     config = settings.config
     every_exclude = [*config.exclude, *excludes]
     reported = None if only is None else {str(p) for p in only}
     needles = config.needles()
-    # git searches the context for templates while the files are listed and read
-    defining_context = discover.containing_later(context, "ResourceClaimTemplate", every_exclude)
+    # git is asked what the context defines while the files are listed and read
+    defining_context = Lookup(context, every_exclude, config.max_file_size)
     wanted = (*needles, b"ResourceClaimTemplate", suppress.MARKER)
     candidates = list(discover.expand(paths, every_exclude, skip, wanted, config.max_file_size))
     todo: list[tuple[int, discover.Candidate, bytes | None]] = []
@@ -104,21 +105,24 @@ def run(
         lambda data: discover.mentions(data, needles),
         renamings_only=not todo,
         given_only=not todo and bool(context),  # the report is narrowed to the paths
+        staged=bool(context),  # the rest of the repository: as the index holds it
     )
     builder.add(c.real for c in candidates)
     if todo:
         found_context = defining_context.result()
         if found_context is None:  # outside git: every file of the context is read
             around = [c.real for c in discover.expand(context, every_exclude, skip)]
-        else:
+            templates_elsewhere |= _defined_in(around, config.max_file_size)
+        else:  # in git: what the index holds (context.py), kept between runs
             around = sorted(found_context)
+            for templates in found_context.values():
+                templates_elsewhere |= templates
     else:
         # nothing to convert: no name to keep clear of the context's templates, and
         # what it holds is not reported on (--context narrows the report to the paths)
         defining_context.cancel()
         around = []
     repo_layout = builder.add(around)
-    templates_elsewhere |= _defined_in(around, config.max_file_size)
     if not todo:  # nothing to parse: the parsing and planning code is never imported
         files = [results[i] for i in sorted(results)]
         return Report(files, _renamings(repo_layout, set()))

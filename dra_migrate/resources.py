@@ -146,6 +146,22 @@ def cached_answer(kind: str, stamp: str, question: str, answer: Callable[[], Any
     return value
 
 
+@cache
+def package_stamp() -> str | None:
+    """This package's code as a ``cached_answer`` stamp: the Python version and the
+    size and modification time of each of its modules; None where they cannot be
+    listed (nothing is kept)."""
+    import sys
+
+    here = str(_PACKAGE_DIR)
+    try:
+        names = sorted(n for n in os.listdir(here) if n.endswith(".py"))
+    except OSError:
+        return None
+    stamp = files_stamp([os.path.join(here, n) for n in names])
+    return None if stamp is None else f"{sys.version} {stamp}"
+
+
 def files_stamp(paths: list[str]) -> str | None:
     """The size and modification time of each of ``paths`` (a ``cached_answer``
     stamp); None when one cannot be read."""

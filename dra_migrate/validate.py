@@ -293,13 +293,11 @@ def _cel_stamp() -> str | None:
     package, the catalog's files, and the CEL library's parser, grammar and Lark; None
     where one of them cannot be found (nothing is kept)."""
     import importlib.util
-    import sys
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    catalog = os.path.join(here, "catalog")
+    code = resources.package_stamp()
+    catalog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalog")
     try:
-        files = [os.path.join(here, n) for n in sorted(os.listdir(here)) if n.endswith(".py")]
-        files += [os.path.join(catalog, n) for n in sorted(os.listdir(catalog))]
+        files = [os.path.join(catalog, n) for n in sorted(os.listdir(catalog))]
     except OSError:
         return None
     for library in ("celpy", "lark"):
@@ -310,7 +308,7 @@ def _cel_stamp() -> str | None:
         if library == "celpy":
             files.append(os.path.join(os.path.dirname(spec.origin), "cel.lark"))
     stamp = resources.files_stamp(files)
-    return None if stamp is None else f"{sys.version} {stamp}"
+    return None if stamp is None or code is None else f"{code} {stamp}"
 
 
 # --- per file ----------------------------------------------------------------------

@@ -101,7 +101,7 @@ def test_a_search_started_early_is_taken_over(tmp_path: Path) -> None:
     listing = git.files(str(root))
     assert sorted(listing.names() or []) == ["gpu.yaml", "plain.yaml"]
     # the layout's question, about the top of the work tree: its kustomizations
-    early = git._started["kustomizations", os.path.realpath(root)]
+    early = git._started["kustomizations", os.path.realpath(root), False]
     assert git.kustomizations(os.path.realpath(root)) is early
     assert early.names() == []
     assert not git._started
@@ -238,10 +238,9 @@ def test_a_hook_naming_many_files_starts_one_listing_of_kustomizations(
     root = _repo(tmp_path, {f"apps/{i}.yaml": PLAIN for i in range(5)})
     monkeypatch.chdir(root)
     git.prestart(["convert", "--check", "--context", ".", *(f"apps/{i}.yaml" for i in range(5))])
-    assert sorted(git._started) == [
-        ("defining", "."),
-        ("kustomizations", os.path.realpath(root)),
-    ]
+    # what the context defines is asked by context.py, from its kept answer
+    # and a --context run lists the kustomizations of the index only (staged)
+    assert sorted(git._started) == [("kustomizations", os.path.realpath(root), True)]
     git.stop_unclaimed()
     git.prestart(["convert", "-"])  # standard input: nothing to ask git
     assert not git._started
@@ -255,7 +254,9 @@ def test_a_hook_that_converts_nothing_does_not_wait_for_the_kustomizations(
     root = _repo(tmp_path, {"apps/a.yaml": PLAIN, "apps/kustomization.yaml": "resources: []\n"})
     asked: list[str] = []
     listing = git.kustomizations
-    monkeypatch.setattr(git, "kustomizations", lambda top: asked.append(top) or listing(top))
+    monkeypatch.setattr(
+        git, "kustomizations", lambda top, staged=False: asked.append(top) or listing(top, staged)
+    )
     from tests.cli_runner import invoke
 
     with contextlib.chdir(root):
@@ -285,8 +286,8 @@ def test_what_is_never_claimed_is_stopped(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"plain.yaml": PLAIN})
     git.prestart(["convert", "--context", str(root), str(root)])
     started = list(git._started.values())
-    # the listing and the search of the folder, the context's, the kustomizations
-    assert len(started) == 4
+    # the listing and the search of the folder, the kustomizations
+    assert len(started) == 3
     git.stop_unclaimed()
     assert not git._started
     for search in started:
