@@ -60,19 +60,31 @@ class Renaming(NamedTuple):
 class Layout(Record):
     """What kustomizations and Helm charts say about the files of a run."""
 
-    __slots__ = _fields = ("patches", "renamings", "overlays", "charts")
+    __slots__ = _fields = ("patches", "renamings", "overlays", "charts", "patching")
 
     def __init__(
         self,
         patches: dict[Path, str] | None = None,  # resolved patch file -> kustomization
         renamings: list[Renaming] | None = None,
-        overlays: dict[Path, list[Overlay]] | None = None,  # base file -> overlays
+        overlays: dict[Path, list[Overlay]] | None = None,  # base file -> overlays (asked)
         charts: dict[Path, Path | None] | None = None,  # folder -> its chart
+        patching: list[_Patching] | None = None,  # kustomizations with patches, in order
     ) -> None:
         self.patches: dict[Path, str] = {} if patches is None else patches
         self.renamings: list[Renaming] = [] if renamings is None else renamings
         self.overlays: dict[Path, list[Overlay]] = {} if overlays is None else overlays
         self.charts: dict[Path, Path | None] = {} if charts is None else charts
+        self.patching: list[_Patching] = [] if patching is None else patching
+
+    def overlays_of(self, resolved: Path) -> list[Overlay]:
+        """The overlays that build the file ``resolved`` and patch GPU resources: only
+        the kustomizations that build it have their patches read (a repository's
+        overlays patch other files, as a rule)."""
+        found = self.overlays.get(resolved)
+        if found is None:
+            found = [o for p in self.patching if resolved in p.builds() and (o := p.overlay())]
+            self.overlays[resolved] = found
+        return found
 
     def role(self, path: Path | str, real: str | None = None) -> Role:
         """The role of the file at ``path`` (``real``: its real path, when known)."""
@@ -95,9 +107,8 @@ class Layout(Record):
                 and name.endswith((".yaml", ".yml"))
             ):
                 return Role(HELM_VALUES if rel.parts[0] != "files" else HELM_TEMPLATE, str(chart))
-        if resolved in self.overlays:
-            return Role(overlays=tuple(self.overlays[resolved]))
-        return Role()
+        overlays = self.overlays_of(resolved)
+        return Role(overlays=tuple(overlays)) if overlays else Role()
 
 
 def _chart_root(path: Path, known: dict[Path, Path | None]) -> Path | None:
@@ -203,11 +214,33 @@ class Builder:
             renaming = _renaming(real, root, reader)
             if renaming is not None:
                 layout.renamings.append(renaming)
-            overlay = _overlay(real, root, self.gpu, reader)
-            if overlay is not None:
-                for base_file in _built(real, set(), reader):
-                    layout.overlays.setdefault(base_file, []).append(overlay)
+            if any(load_get(root, key) is not None for key in _PATCH_KEYS):
+                layout.patching.append(_Patching(real, root, self.gpu, reader))
+                layout.overlays.clear()  # answers asked before this kustomization was read
         return layout
+
+
+class _Patching:
+    """A kustomization with patches: what it builds and, if they set GPU resources,
+    its Overlay, each worked out when first asked."""
+
+    def __init__(
+        self, path: Path, root: Node, gpu: Callable[[bytes], bool], reader: _Reader
+    ) -> None:
+        self.path, self.root, self.gpu, self.reader = path, root, gpu, reader
+        self.built: set[Path] | None = None
+        self.read = False
+        self.found: Overlay | None = None
+
+    def builds(self) -> set[Path]:
+        if self.built is None:
+            self.built = _built(self.path, set(), self.reader)
+        return self.built
+
+    def overlay(self) -> Overlay | None:
+        if not self.read:
+            self.found, self.read = _overlay(self.path, self.root, self.gpu, self.reader), True
+        return self.found
 
 
 class _Reader:
@@ -217,7 +250,7 @@ class _Reader:
 
     def __init__(self) -> None:
         self.roots: dict[Path, Node | None] = {}
-        self.folders: dict[str, str] = {}  # folder -> its real path
+        self.folders: dict[str, str] = {}  # path -> its real path
         self.cwd: Path | None = None
 
     def root(self, path: Path, data: bytes | None = None) -> Node | None:
@@ -227,18 +260,27 @@ class _Reader:
         return self.roots[path]
 
     def real(self, path: Path) -> Path:
-        """``discover.real_path``, the folder part resolved once a folder."""
-        folder, _, name = str(path.absolute()).rpartition(os.sep)
-        if name in ("", ".", ".."):
+        """``discover.real_path``, each leading part of a path resolved once a build
+        (``a/b/../c`` and ``a/b/d`` share the look at ``a`` and ``a/b``)."""
+        try:
+            return Path(self._resolved(str(path.absolute())))
+        except (OSError, RuntimeError, RecursionError):
             return discover.real_path(path)
-        real_folder = self.folders.get(folder)
-        if real_folder is None:
-            real_folder = self.folders[folder] = str(discover.real_path(Path(folder or os.sep)))
-        return (
-            discover.real_path(Path(real_folder, name))
-            if os.path.islink(os.path.join(real_folder, name))
-            else Path(real_folder, name)
-        )
+
+    def _resolved(self, path: str) -> str:
+        real = self.folders.get(path)
+        if real is None:
+            parent, _, name = path.rpartition(os.sep)
+            base = self._resolved(parent) if parent else os.sep
+            if name in ("", "."):
+                real = base
+            elif name == "..":
+                real = os.path.dirname(base)
+            else:
+                candidate = os.path.join(base, name)
+                real = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
+            self.folders[path] = real
+        return real
 
     def shown(self, path: Path) -> str:
         """``_shown``, with the working folder resolved once."""
@@ -348,6 +390,13 @@ def _read(path: Path, data: bytes | None = None) -> Node | None:
 
 
 _RENAMING_KEYS = (b"namePrefix", b"nameSuffix")  # what a renaming kustomization holds
+_PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
+
+
+def load_get(root: Node, key: str) -> Node | None:
+    from dra_migrate import load
+
+    return load.get(root, key)
 
 
 def _renaming(path: Path, root: Node, reader: _Reader) -> Renaming | None:
