@@ -134,13 +134,14 @@ class _Index:
             changed = self._diff(head).names()
             if changed is None:
                 return None
-        anchor, files = self.kept
-        answer = dict(files)
+        if len(changed) > REANCHOR and self._move(self.kept[0]):
+            changed = self._diff(self.kept[0]).names()  # against HEAD's tree: the staged
+            if changed is None:
+                return None
+        answer = dict(self.kept[1])
         for rel in changed:
             answer.pop(rel, None)
         answer.update(self._read([b":0:" + os.fsencode(rel) for rel in changed], b":0:"))
-        if len(changed) > REANCHOR:
-            self._move(anchor)
         return answer
 
     def _diff(self, tree: str) -> git.Git:
@@ -171,15 +172,16 @@ class _Index:
             return None
         return self._read([b":0:" + os.fsencode(n) for n in names], b":0:")
 
-    def _move(self, anchor: str) -> None:
-        """Anchor the kept answer at HEAD's tree, from what changed since ``anchor``."""
+    def _move(self, anchor: str) -> bool:
+        """Anchor the kept answer at HEAD's tree, from what changed since ``anchor``
+        (read once, at HEAD); whether it moved."""
         head = self._head()
         if head is None or head == anchor or self.kept is None:
-            return
+            return False
         args = (b"diff-tree", b"-r", b"--name-only", b"-z", b"--no-renames")
         changed = git.Git(self.top, [*args, anchor.encode(), head.encode(), *_PATHSPECS]).names()
         if changed is None:
-            return
+            return False
         files = dict(self.kept[1])
         for rel in changed:
             files.pop(rel, None)
@@ -187,6 +189,7 @@ class _Index:
         files.update(self._read([prefix + os.fsencode(rel) for rel in changed], prefix))
         self.kept = (head, files)
         self._keep()
+        return True
 
     def _read(self, objects: Sequence[bytes], prefix: bytes) -> dict[str, Defines]:
         """What each of the files ``objects`` (``prefix`` + path: ``:0:`` for the index,

@@ -147,7 +147,16 @@ def test_many_changes_move_the_anchor_to_head(
     _write(root, {f"t/{i}.yaml": claim_template(f"n{i}") for i in range(3)})
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "three")
+    read: list[bytes] = []
+    batch = context._batch
+
+    def spy(top: str, objects: list[bytes]) -> list[tuple[bytes, bytes]]:
+        read.extend(objects)
+        return batch(top, objects)
+
+    monkeypatch.setattr(context, "_batch", spy)
     assert _defined(root) == _from_scratch(root)
+    assert len(read) == 3  # each changed file read once, at HEAD, as the anchor moved
     head = _git(root, "rev-parse", "HEAD^{tree}").strip()
     kept = _kept(_own_cache)
     assert kept["tree"] == head != first
