@@ -214,7 +214,7 @@ class Builder:
             renaming = _renaming(real, root, reader)
             if renaming is not None:
                 layout.renamings.append(renaming)
-            if any(load_get(root, key) is not None for key in _PATCH_KEYS):
+            if _patch_entries(root):
                 layout.patching.append(_Patching(real, root, self.gpu, reader))
                 layout.overlays.clear()  # answers asked before this kustomization was read
         return layout
@@ -262,6 +262,8 @@ class _Reader:
     def real(self, path: Path) -> Path:
         """``discover.real_path``, each leading part of a path resolved once a build
         (``a/b/../c`` and ``a/b/d`` share the look at ``a`` and ``a/b``)."""
+        if os.sep != "/":  # a drive or a UNC share heads the path: resolved whole
+            return discover.real_path(path)
         try:
             return Path(self._resolved(str(path.absolute())))
         except (OSError, RuntimeError, RecursionError):
@@ -319,31 +321,30 @@ def _overlay(
     targets: set[tuple[str, str]] = set()
     known = True
     touches = False
-    for key in ("patches", "patchesStrategicMerge", "patchesJson6902"):
-        for item in load.items(load.get(root, key)):
-            text = load.scalar(item)
-            if text is not None and ("\n" in text or text.lstrip().startswith(("apiVersion", "{"))):
-                body = text.encode()  # an inline strategic-merge patch
-            elif text is not None:
-                body = read_bytes(path.parent / text)
-            else:
-                inline = load.scalar(load.get(item, "patch"))
-                file = load.scalar(load.get(item, "path"))
-                body = inline.encode() if inline else read_bytes(path.parent / (file or ""))
-            if not gpu(body):
-                continue
-            touches = True
-            target = load.get(item, "target") if text is None else None
-            kind = load.scalar(load.get(target, "kind")) if target is not None else None
-            name = load.scalar(load.get(target, "name")) if target is not None else None
-            if kind and name:
-                targets.add((kind, name))
-                continue
-            found = _patch_targets(body)
-            if found:
-                targets |= found
-            else:
-                known = False
+    for item in _patch_entries(root):
+        text = load.scalar(item)
+        if text is not None and ("\n" in text or text.lstrip().startswith(("apiVersion", "{"))):
+            body = text.encode()  # an inline strategic-merge patch
+        elif text is not None:
+            body = read_bytes(path.parent / text)
+        else:
+            inline = load.scalar(load.get(item, "patch"))
+            file = load.scalar(load.get(item, "path"))
+            body = inline.encode() if inline else read_bytes(path.parent / (file or ""))
+        if not gpu(body):
+            continue
+        touches = True
+        target = load.get(item, "target") if text is None else None
+        kind = load.scalar(load.get(target, "kind")) if target is not None else None
+        name = load.scalar(load.get(target, "name")) if target is not None else None
+        if kind and name:
+            targets.add((kind, name))
+            continue
+        found = _patch_targets(body)
+        if found:
+            targets |= found
+        else:
+            known = False
     if not touches:
         return None
     return Overlay(reader.shown(path), frozenset(targets) if known else None)
@@ -393,10 +394,11 @@ _RENAMING_KEYS = (b"namePrefix", b"nameSuffix")  # what a renaming kustomization
 _PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
 
-def load_get(root: Node, key: str) -> Node | None:
+def _patch_entries(root: Node) -> list[Node]:
+    """The entries of the kustomization's patch lists, of every kind."""
     from dra_migrate import load
 
-    return load.get(root, key)
+    return [item for key in _PATCH_KEYS for item in load.items(load.get(root, key))]
 
 
 def _renaming(path: Path, root: Node, reader: _Reader) -> Renaming | None:
@@ -447,18 +449,17 @@ def _built(kustomization: Path, visiting: set[Path], reader: _Reader) -> set[Pat
     return found
 
 
-def _patch_files(root: object) -> list[str]:
+def _patch_files(root: Node) -> list[str]:
     from dra_migrate import load
 
     files: list[str] = []
-    for key in ("patches", "patchesStrategicMerge", "patchesJson6902"):
-        for item in load.items(load.get(root, key)):
-            if load.scalar(item) is not None:  # patchesStrategicMerge: a bare path (or inline YAML)
-                text = load.scalar(item) or ""
-                if "\n" not in text and not text.lstrip().startswith(("apiVersion", "{")):
-                    files.append(text)
-            else:
-                path = load.scalar(load.get(item, "path"))
-                if path:
-                    files.append(path)
+    for item in _patch_entries(root):
+        if load.scalar(item) is not None:  # patchesStrategicMerge: a bare path (or inline YAML)
+            text = load.scalar(item) or ""
+            if "\n" not in text and not text.lstrip().startswith(("apiVersion", "{")):
+                files.append(text)
+        else:
+            path = load.scalar(load.get(item, "path"))
+            if path:
+                files.append(path)
     return files
