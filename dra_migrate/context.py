@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from dra_migrate import discover, git, resources
 
@@ -34,8 +34,13 @@ NEEDLE = git.TEMPLATE_KIND
 REANCHOR = 200
 _PATHSPECS = (b"--", *git.FILES)
 
-# (size of the file in bytes, (namespace, name) of each template it defines)
-Defines = tuple[int, frozenset[tuple[str, str]]]
+# a file this large is not parsed for the kept answer (it holds None): a run whose
+# --max-file-size takes it reads it then (the default limit reads no such file)
+READ_LIMIT = discover.DEFAULT_MAX_FILE_SIZE
+
+# (size of the file in bytes, (namespace, name) of each template it defines, or
+# None for a file over READ_LIMIT)
+Defines = tuple[int, "frozenset[tuple[str, str]] | None"]
 
 
 class Lookup:
@@ -72,12 +77,19 @@ class Lookup:
             root = os.path.realpath(raw)
             below = os.path.relpath(root, index.top)
             prefix = "" if below == "." else below + "/"
+            unread: list[str] = []
             for rel, (size, templates) in files.items():
                 if not rel.startswith(prefix) or size > self.limit:
                     continue
                 inside = rel[len(prefix) :]
-                if inside.lower().endswith(git.EXTENSIONS) and not discover.excluded(spec, inside):
+                if not inside.lower().endswith(git.EXTENSIONS) or discover.excluded(spec, inside):
+                    continue
+                if templates is None:
+                    unread.append(rel)
+                else:
                     found[discover.real_name(os.path.join(index.top, rel))] = templates
+            for rel, (_size, templates) in index.read(unread, None, self.limit).items():
+                found[discover.real_name(os.path.join(index.top, rel))] = templates or frozenset()
         for raw in self.files:
             try:
                 data = discover.read_file(raw, self.limit)
@@ -141,7 +153,7 @@ class _Index:
         answer = dict(self.kept[1])
         for rel in changed:
             answer.pop(rel, None)
-        answer.update(self._read([b":0:" + os.fsencode(rel) for rel in changed], b":0:"))
+        answer.update(self.read(changed))
         return answer
 
     def _diff(self, tree: str) -> git.Git:
@@ -160,8 +172,7 @@ class _Index:
         if names is None:
             return None
         prefix = tree + ":"
-        objects = [os.fsencode(n) for n in names if n.startswith(prefix)]
-        return self._read(objects, prefix.encode())
+        return self.read([n[len(prefix) :] for n in names if n.startswith(prefix)], tree)
 
     def _unborn(self) -> dict[str, Defines] | None:
         """A work tree without a commit: the index read whole, nothing kept (there is
@@ -170,7 +181,7 @@ class _Index:
         names = git.Git(self.top, [*args, b"-e", NEEDLE, *_PATHSPECS]).names(ok=(0, 1))
         if names is None:
             return None
-        return self._read([b":0:" + os.fsencode(n) for n in names], b":0:")
+        return self.read(names)
 
     def _move(self, anchor: str) -> bool:
         """Anchor the kept answer at HEAD's tree, from what changed since ``anchor``
@@ -185,25 +196,29 @@ class _Index:
         files = dict(self.kept[1])
         for rel in changed:
             files.pop(rel, None)
-        prefix = head.encode() + b":"
-        files.update(self._read([prefix + os.fsencode(rel) for rel in changed], prefix))
+        files.update(self.read(changed, head))
         self.kept = (head, files)
         self._keep()
         return True
 
-    def _read(self, objects: Sequence[bytes], prefix: bytes) -> dict[str, Defines]:
-        """What each of the files ``objects`` (``prefix`` + path: ``:0:`` for the index,
-        ``TREE:`` for a tree) defines, read through one ``git cat-file --batch``; a
-        file that defines none is left out."""
+    def read(
+        self, paths: Sequence[str], tree: str | None = None, limit: int | None = None
+    ) -> dict[str, Defines]:
+        """What each of the files ``paths`` defines, as the index holds them (or the
+        tree ``tree``), read through one ``git cat-file --batch`` a file at a time; a
+        file that defines none is left out, one over ``limit`` (READ_LIMIT) is not
+        read (None)."""
         from dra_migrate.process import defined_templates
 
+        prefix = b":0:" if tree is None else tree.encode() + b":"
         found: dict[str, Defines] = {}
-        batch = [o for o in objects if b"\n" not in o]  # the batch reads one name a line
-        for name, data in [*_batch(self.top, batch), *_one_by_one(self.top, objects)]:
-            if NEEDLE in data:
+        for path, size, data in _blobs(self.top, prefix, paths, limit or READ_LIMIT):
+            if data is None:
+                found[path] = (size, None)
+            elif NEEDLE in data:
                 templates = frozenset(defined_templates(data))
                 if templates:
-                    found[os.fsdecode(name[len(prefix) :])] = (len(data), templates)
+                    found[path] = (size, templates)
         return found
 
     def _load(self) -> tuple[str, dict[str, Defines]] | None:
@@ -214,9 +229,9 @@ class _Index:
                 kept = json.load(handle)
             if kept["stamp"] != _stamp() or kept["top"] != self.top:
                 return None
-            files = {
-                rel: (size, frozenset((ns, name) for ns, name in templates))
-                for rel, (size, templates) in kept["files"].items()
+            files: dict[str, Defines] = {
+                rel: (size, None if t is None else frozenset((ns, name) for ns, name in t))
+                for rel, (size, t) in kept["files"].items()
             }
             return str(kept["tree"]), files
         except (OSError, ValueError, KeyError, TypeError):
@@ -230,47 +245,52 @@ class _Index:
             "stamp": _stamp(),
             "top": self.top,
             "tree": tree,
-            "files": {rel: [size, sorted(t)] for rel, (size, t) in files.items()},
+            "files": {
+                rel: [size, None if t is None else sorted(t)] for rel, (size, t) in files.items()
+            },
         }
         resources.keep(self.cache, json.dumps(kept).encode())
 
 
-def _batch(top: str, objects: Sequence[bytes]) -> list[tuple[bytes, bytes]]:
-    """(name, content) of each blob of ``objects`` (``git cat-file --batch``); a
-    name git does not find, or that is not a file, is left out."""
-    if not objects:
-        return []
-    out = git.Git(top, [b"cat-file", b"--batch"], given=b"".join(o + b"\n" for o in objects))
-    printed = out.output()
-    if printed is None:
-        return []
-    found: list[tuple[bytes, bytes]] = []
-    at = 0
-    for name in objects:
-        end = printed.find(b"\n", at)
-        if end < 0:
-            break
-        header = printed[at:end].split(b" ")
-        at = end + 1
-        # "<oid> <type> <size>", or "<name> missing" / "<name> ambiguous"
-        if len(header) != 3 or not header[2].isdigit() or len(header[0]) not in (40, 64):
-            continue
-        size = int(header[2])
-        if header[1] == b"blob":
-            found.append((name, printed[at : at + size]))
-        at += size + 1  # the content and its newline
-    return found
-
-
-def _one_by_one(top: str, objects: Sequence[bytes]) -> list[tuple[bytes, bytes]]:
-    """``_batch`` for the names a batch cannot take (a newline in the path)."""
-    found: list[tuple[bytes, bytes]] = []
-    for name in objects:
+def _blobs(
+    top: str, prefix: bytes, paths: Sequence[str], limit: int
+) -> Iterator[tuple[str, int, bytes | None]]:
+    """(path, size, content) of each file of ``paths`` that git finds as a file at
+    ``prefix`` (``:0:``, the index, or ``TREE:``), one at a time (a run never holds
+    them all); the content None for a file over ``limit``."""
+    names = [(p, prefix + os.fsencode(p)) for p in paths]
+    batch = [(p, n) for p, n in names if b"\n" not in n]  # the batch reads one name a line
+    if batch:
+        given = b"".join(n + b"\n" for _p, n in batch)
+        raw = git.Git(top, [b"cat-file", b"--batch"], given=given).spooled()
+        if raw is not None:
+            with raw, open(raw.fileno(), "rb", buffering=1 << 16, closefd=False) as spool:
+                for path, _name in batch:
+                    # "<oid> <type> <size>", or "<name> missing" / "<name> ambiguous"
+                    header = spool.readline().rstrip(b"\n").split(b" ")
+                    if len(header) != 3 or not header[2].isdigit() or len(header[0]) < 40:
+                        continue
+                    size = int(header[2])
+                    if header[1] != b"blob" or size > limit:
+                        spool.seek(size + 1, os.SEEK_CUR)  # the content and its newline
+                        if header[1] == b"blob":
+                            yield path, size, None
+                        continue
+                    data = spool.read(size)
+                    spool.read(1)
+                    yield path, size, data
+    for path, name in names:  # a newline in the path: asked alone
         if b"\n" in name:
-            data = git.Git(top, [b"cat-file", b"blob", name]).output()
-            if data is not None:
-                found.append((name, data))
-    return found
+            size_out = git.Git(top, [b"cat-file", b"-s", name]).output()
+            if size_out is None or not size_out.strip().isdigit():
+                continue
+            size = int(size_out)
+            if size > limit:
+                yield path, size, None
+                continue
+            blob = git.Git(top, [b"cat-file", b"blob", name]).output()
+            if blob is not None:
+                yield path, len(blob), blob
 
 
 def _stamp() -> str | None:

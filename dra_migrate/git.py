@@ -152,15 +152,24 @@ class Git:
     def output(self, ok: tuple[int, ...] = (0,)) -> bytes | None:
         """What git printed, once it ended with an exit status in ``ok``; None where
         it could not tell (no git, outside a work tree, an error)."""
+        spool = self.spooled(ok)
+        if spool is None:
+            return None
+        with spool:
+            return spool.read()
+
+    def spooled(self, ok: tuple[int, ...] = (0,)) -> IO[bytes] | None:
+        """``output``, as the file it was spooled into (at its start, for the caller
+        to read a part at a time and close)."""
         code = self._wait()
         out, self.out = self.out, None
         if out is None:
             return None
-        with out:
-            if code not in ok:
-                return None
-            out.seek(0)
-            return out.read()
+        if code not in ok:
+            out.close()
+            return None
+        out.seek(0)
+        return out
 
     def names(self, ok: tuple[int, ...] = (0,)) -> list[str] | None:
         """The NUL-separated names git printed (``output``)."""

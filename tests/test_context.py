@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -147,14 +149,14 @@ def test_many_changes_move_the_anchor_to_head(
     _write(root, {f"t/{i}.yaml": claim_template(f"n{i}") for i in range(3)})
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "three")
-    read: list[bytes] = []
-    batch = context._batch
+    read: list[str] = []
+    blobs = context._blobs
 
-    def spy(top: str, objects: list[bytes]) -> list[tuple[bytes, bytes]]:
-        read.extend(objects)
-        return batch(top, objects)
+    def spy(top: str, prefix: bytes, paths: list[str], limit: int) -> Iterator[Any]:
+        read.extend(paths)
+        return blobs(top, prefix, paths, limit)
 
-    monkeypatch.setattr(context, "_batch", spy)
+    monkeypatch.setattr(context, "_blobs", spy)
     assert _defined(root) == _from_scratch(root)
     assert len(read) == 3  # each changed file read once, at HEAD, as the anchor moved
     head = _git(root, "rev-parse", "HEAD^{tree}").strip()
@@ -236,6 +238,19 @@ def test_the_folder_excludes_size_limit_and_odd_names(tmp_path: Path) -> None:
         assert _defined(root, "deploy", ("vendor/",)) == expected
     small = context.Lookup([str(root / "deploy")], (), 100).result()
     assert small == {}  # every file is over 100 bytes: not read, as a run does not
+
+
+def test_a_file_over_the_read_limit_is_kept_unread_and_read_by_a_run_that_takes_it(
+    tmp_path: Path, _own_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(context, "READ_LIMIT", 300)
+    big = claim_template("big") + "# padding\n" * 40
+    root = _repo(tmp_path / "r", {"big.yaml": big, "small.yaml": claim_template("small")})
+    for _run in range(2):  # built, then kept
+        assert _defined(root) == {"big.yaml": {("ml", "big")}, "small.yaml": {("ml", "small")}}
+    assert _kept(_own_cache)["files"]["big.yaml"] == [len(big), None]
+    below = context.Lookup([str(root)], (), len(big) - 1).result()
+    assert below == {os.path.realpath(root / "small.yaml"): {("ml", "small")}}
 
 
 def test_outside_git_the_caller_reads_the_files(tmp_path: Path) -> None:
