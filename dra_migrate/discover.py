@@ -140,6 +140,7 @@ def expand(
     skip: Iterable[Path] = (),
     unless: Sequence[bytes] = (),
     limit: int = DEFAULT_MAX_FILE_SIZE,
+    reals: list[str] | None = None,
 ) -> Iterator[Candidate]:
     """Files under ``paths`` in a stable order, excludes and .gitignore applied.
 
@@ -154,7 +155,10 @@ def expand(
     Paths stay strings on the way: a repository has tens of thousands of files,
     and each ``Path`` object or ``realpath`` call per file would cost more than
     reading it. A folder's real path is found once; a file's is its folder's
-    plus its name unless the file is itself a link.
+    plus its name unless the file is itself a link. ``reals``: when given, the
+    real path of every file is appended to it, in the same order, and a file
+    ruled out is not yielded (most files of a repository: the caller needs no
+    more of them than where they are).
     """
     spec = Excludes(list(excludes))
     skipped = [real_name(str(p)) + os.sep for p in skip]
@@ -171,6 +175,10 @@ def expand(
                     continue
                 if real not in seen:
                     seen.add(real)
+                    if reals is not None:
+                        reals.append(real)
+                        if ruled_out:
+                            continue
                     yield Candidate(top + rel, display, False, real, ruled_out)
         else:
             if spec.spec is not None and excluded(spec, Path(raw).as_posix()):
@@ -178,6 +186,8 @@ def expand(
             real = real_name(raw)
             if real not in seen:
                 seen.add(real)
+                if reals is not None:
+                    reals.append(real)
                 yield Candidate(raw, raw, True, real)
 
 

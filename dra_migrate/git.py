@@ -223,16 +223,37 @@ def _spool() -> IO[bytes]:
 
 # --- the questions a run asks, and the ones started before it asks -----------------
 
-_started: dict[tuple[object, ...], Git] = {}  # (question, folder, ...) -> started from argv
+
+class _Listing:
+    """One ``git ls-files`` that answers two questions of a run over the top of a work
+    tree, its files and its kustomizations: git walks the folders for untracked
+    files once, not twice (each asker keeps the names it wants)."""
+
+    def __init__(self, listing: Git) -> None:
+        self.listing = listing
+        self.answer: list[str] | None = None
+        self.asked = False
+
+    def names(self, ok: tuple[int, ...] = (0,)) -> list[str] | None:
+        if not self.asked:
+            self.answer, self.asked = self.listing.names(ok), True
+        return None if self.answer is None else list(self.answer)
+
+    def cancel(self) -> None:
+        self.listing.cancel()
 
 
-def files(root: str) -> Git:
-    """``git ls-files``: what git tracks or would add under ``root``."""
+_started: dict[tuple[object, ...], Git | _Listing] = {}  # (question, folder, ...) -> started
+
+
+def files(root: str) -> Git | _Listing:
+    """``git ls-files``: what git tracks or would add under ``root`` (with, where it
+    was started early for the top of a work tree, its kustomization files)."""
     early = _started.pop(("files", root), None)
     return early or Git(root, [*_LS_FILES, b"--", *FILES])
 
 
-def kustomizations(top: str, staged: bool = False) -> Git:
+def kustomizations(top: str, staged: bool = False) -> Git | _Listing:
     """``git ls-files``: the kustomization files of the work tree at ``top`` (and a
     few more that end in one of their names: the caller keeps the exact ones);
     ``staged``: those of the index only (a ``--context`` run reads the repository
@@ -242,9 +263,12 @@ def kustomizations(top: str, staged: bool = False) -> Git:
     return early or Git(top, _kustomizations_args(staged))
 
 
+_KUSTOMIZATION_FILES = tuple(b"*" + name.encode() for name in KUSTOMIZATION_NAMES)
+
+
 def _kustomizations_args(staged: bool) -> list[bytes]:
     listing = _LS_FILES[:3] if staged else _LS_FILES
-    return [*listing, b"--", *(b"*" + name.encode() for name in KUSTOMIZATION_NAMES)]
+    return [*listing, b"--", *_KUSTOMIZATION_FILES]
 
 
 def containing(root: str, needle: bytes) -> Git:
@@ -281,7 +305,7 @@ def without(root: str, strings: Sequence[bytes]) -> Git | _Both:
     """
     wanted = tuple(dict.fromkeys((*strings, *ALSO_WANTED)))
     early = _started.pop(("without", root), None)
-    if early is not None:
+    if isinstance(early, Git):
         missing = [s for s in wanted if s not in early.strings]
         if not missing:
             return early
@@ -316,16 +340,22 @@ def prestart(argv: Sequence[str]) -> None:
     paths, context, changed = _arguments(argv[1:])
     if changed:  # --changed-since walks the paths and the context alike
         paths, context = [*paths, *context], []
+    staged = bool(context)
     for root in dict.fromkeys(paths):
         if os.path.isdir(root) and ("without", root) not in _started:
             _started["without", root] = _without(root, (*wanted, *ALSO_WANTED))
-            _started["files", root] = Git(root, [*_LS_FILES, b"--", *FILES])
+            top = work_tree_top(root) if argv[0] != "validate" and not staged else None
+            if top == os.path.realpath(root) and ("kustomizations", top, False) not in _started:
+                # the run lists the top of a work tree: its kustomizations are in there
+                both = _Listing(Git(root, [*_LS_FILES, b"--", *FILES, *_KUSTOMIZATION_FILES]))
+                _started["files", root] = _started["kustomizations", top, False] = both
+            else:
+                _started["files", root] = Git(root, [*_LS_FILES, b"--", *FILES])
     if argv[0] != "validate":
         # the layout reads every kustomization of the work tree (layout.Builder); a
         # hook names hundreds of files in a few folders: each folder is climbed once
         named = [p for p in (*paths, *context) if p != "-"]
         folders = {p if os.path.isdir(p) else os.path.dirname(p) or "." for p in named}
-        staged = bool(context)
         for top in {work_tree_top(folder) for folder in folders}:
             if top is not None and ("kustomizations", top, staged) not in _started:
                 _started["kustomizations", top, staged] = Git(top, _kustomizations_args(staged))

@@ -64,7 +64,10 @@ def run(
     # git is asked what the context defines while the files are listed and read
     defining_context = Lookup(context, every_exclude, config.max_file_size)
     wanted = (*needles, b"ResourceClaimTemplate", suppress.MARKER)
-    candidates = list(discover.expand(paths, every_exclude, skip, wanted, config.max_file_size))
+    reals: list[str] = []  # every file's real path; the candidates leave out the ruled-out ones
+    candidates = list(
+        discover.expand(paths, every_exclude, skip, wanted, config.max_file_size, reals)
+    )
     todo: list[tuple[int, discover.Candidate, bytes | None]] = []
     results: dict[int, FileResult] = {}
     templates_elsewhere: set[tuple[str, str]] = set()
@@ -78,8 +81,6 @@ def run(
             and candidate.real not in reported
             and candidate.real not in defining
         ):
-            continue
-        if candidate.ruled_out:  # git grep found nothing it would be read for
             continue
         try:
             data = discover.read_file(candidate.path, config.max_file_size)
@@ -107,7 +108,7 @@ def run(
         given_only=not todo and bool(context),  # the report is narrowed to the paths
         staged=bool(context),  # the rest of the repository: as the index holds it
     )
-    builder.add(c.real for c in candidates)
+    builder.add(reals)
     if todo:
         found_context = defining_context.result()
         if found_context is None:  # outside git: every file of the context is read

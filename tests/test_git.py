@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import git, suppress, validate
+from dra_migrate import git, layout, suppress, validate
 from dra_migrate.cli import COMMANDS
 from dra_migrate.mapping import load_config
 from tests.conftest import REPO
@@ -92,19 +92,34 @@ def _fresh(root: Path, strings: tuple[bytes, ...]) -> set[str]:
 
 
 def test_a_search_started_early_is_taken_over(tmp_path: Path) -> None:
-    root = _repo(tmp_path, {"gpu.yaml": DEPLOYMENT, "plain.yaml": PLAIN})
+    root = _repo(
+        tmp_path,
+        {"gpu.yaml": DEPLOYMENT, "plain.yaml": PLAIN, "k/Kustomization": "resources: []\n"},
+    )
+    (root / "k" / "kustomization.yaml").write_text("resources: []\n")  # untracked: listed
     git.prestart(["scan", str(root)])
     early = git._started["without", str(root)]
     search = git.without(str(root), git.CONVERT_STRINGS)
     assert search is early
     assert set(search.names(ok=(0, 1)) or []) == {"plain.yaml"}
     listing = git.files(str(root))
-    assert sorted(listing.names() or []) == ["gpu.yaml", "plain.yaml"]
-    # the layout's question, about the top of the work tree: its kustomizations
-    early = git._started["kustomizations", os.path.realpath(root), False]
-    assert git.kustomizations(os.path.realpath(root)) is early
-    assert early.names() == []
+    # the layout's question, about the top of the work tree, its kustomizations: a
+    # run over the top asks git once for both (one walk of the folders)
+    assert git.kustomizations(os.path.realpath(root)) is listing
     assert not git._started
+    every = ["gpu.yaml", "k/Kustomization", "k/kustomization.yaml", "plain.yaml"]
+    assert sorted(listing.names() or []) == every
+    assert sorted(listing.names() or []) == every  # answered twice, from one listing
+    # below the top, or for a --context run (the index), two questions
+    git.prestart(["scan", str(root / "k")])
+    assert git._started["files", str(root / "k")] is not git._started.get(
+        ("kustomizations", os.path.realpath(root), False)
+    )
+    git.stop_unclaimed()
+    layout_files = [
+        p.name for p in layout._work_tree_kustomizations(Path(os.path.realpath(root)), False)
+    ]
+    assert layout_files == ["Kustomization", "kustomization.yaml"]
 
 
 def test_git_lists_and_searches_only_the_files_a_run_looks_at(tmp_path: Path) -> None:
