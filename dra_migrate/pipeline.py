@@ -495,9 +495,10 @@ def run_validate(
     else:
         wanted = (*validate.NEEDLES, suppress.MARKER)
         excluded = [*config.exclude, *excludes]
-        for candidate in discover.expand(paths, excluded, (), wanted, config.max_file_size):
-            if candidate.ruled_out:
-                continue
+        # the real paths of every file, ruled out or not, are not needed: a list that
+        # takes them keeps the ruled-out ones from being made candidates
+        every: list[str] = []
+        for candidate in discover.expand(paths, excluded, (), wanted, config.max_file_size, every):
             try:
                 data = discover.read_file(candidate.path, config.max_file_size)
             except discover.Unreadable as exc:
