@@ -205,7 +205,10 @@ class Builder:
                 if renaming is not None:
                     layout.renamings.append(renaming)
                 continue
-            root = reader.root(real)
+            data = read_bytes(real)
+            if not any(k in data for k in _LAYOUT_KEYS):
+                continue  # no patch, no renaming: nothing here until a build reads it
+            root = reader.root(real, data)
             if root is None:
                 continue  # reported when the file itself is processed
             for patch_file in _patch_files(root):
@@ -392,6 +395,9 @@ def _read(path: Path, data: bytes | None = None) -> Node | None:
 
 _RENAMING_KEYS = (b"namePrefix", b"nameSuffix")  # what a renaming kustomization holds
 _PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
+# what a kustomization holds when the layout has to parse it (a base that only lists
+# resources is parsed when an overlay's build asks for it)
+_LAYOUT_KEYS = (b"patches", *_RENAMING_KEYS)
 
 
 def _patch_entries(root: Node) -> list[Node]:
