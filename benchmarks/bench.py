@@ -519,7 +519,7 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
         for gpu in (True, False)
     ]
     startup, *hooks = interleaved(
-        max(repeat, 5),
+        max(repeat, 11),  # whole processes of a tenth of a second: more turns, steadier medians
         lambda: run_process([sys.executable, "-c", "import yaml"], repo),
         *(lambda r=rel: run_process(tool(*hook, r), repo) for rel in staged),
     )
