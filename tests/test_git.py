@@ -343,3 +343,10 @@ def test_a_search_reaped_elsewhere_gives_no_answer(tmp_path: Path) -> None:
     assert search.pid is not None
     os.waitpid(search.pid, 0)
     assert search.names() is None  # the run reads the files itself
+
+
+def test_git_grep_leaves_a_core_to_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert b"--threads=%d" % git.grep_threads() in git._GREP
+    for cores, threads in ((1, 1), (2, 1), (8, 7)):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
+        assert git.grep_threads() == threads
