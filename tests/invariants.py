@@ -191,6 +191,25 @@ def check_untouched(original: str, converted: str, gpu_names: Iterable[str]) -> 
         assert comment.strip() in converted, f"comment lost: {comment!r}"
 
 
+TRAIN_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: main
+          image: img:1
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
 def claim_template(name: str, namespace: str = "ml", device_class: str = "gpu.nvidia.com") -> str:
     """A ResourceClaimTemplate manifest asking for one device of ``device_class``."""
     return f"""\

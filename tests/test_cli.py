@@ -12,6 +12,7 @@ import pytest
 
 from tests.cli_runner import invoke
 from tests.conftest import run_cli
+from tests.invariants import TRAIN_JOB as _JOB
 from tests.invariants import claim_template
 
 DEPLOYMENT = """\
@@ -347,23 +348,6 @@ def test_a_yaml_file_may_start_with_a_flow_mapping(repo: Path) -> None:
 
 # --- --context: the rest of the repository is read for references, not converted ------
 
-_JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train
-  namespace: ml
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: main
-          image: img:1
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-"""
 
 _DEFINED = claim_template("train-gpu")
 

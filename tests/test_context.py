@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate import context, git
+from tests.invariants import TRAIN_JOB as _JOB
 from tests.invariants import claim_template
 
 LIMIT = 4 << 20
@@ -299,25 +300,6 @@ def test_the_kept_answer_is_always_the_answer_from_scratch(
         else:
             _git(root, "add", "-A")
         assert _defined(root) == _from_scratch(root)
-
-
-_JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train
-  namespace: ml
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: main
-          image: img:1
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-"""
 
 
 def test_a_hook_keeps_clear_of_the_templates_the_commit_holds(
