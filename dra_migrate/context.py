@@ -150,11 +150,7 @@ class _Index:
             changed = self._diff(self.kept[0]).names()  # against HEAD's tree: the staged
             if changed is None:
                 return None
-        answer = dict(self.kept[1])
-        for rel in changed:
-            answer.pop(rel, None)
-        answer.update(self.read(changed))
-        return answer
+        return self._updated(self.kept[1], changed)
 
     def _diff(self, tree: str) -> git.Git:
         """The files the index holds differently from ``tree``."""
@@ -167,8 +163,8 @@ class _Index:
 
     def _tree(self, tree: str) -> dict[str, Defines] | None:
         """What each file of ``tree`` defines (the files that hold the kind's name)."""
-        args = (b"grep", b"--no-color", b"-z", b"-l", b"-I", b"-F", b"-e", NEEDLE)
-        names = git.Git(self.top, [*args, tree.encode(), *_PATHSPECS]).names(ok=(0, 1))
+        args = (*git.GREP, b"-l", b"-e", NEEDLE, tree.encode(), *_PATHSPECS)
+        names = git.Git(self.top, args).names(ok=(0, 1))
         if names is None:
             return None
         prefix = tree + ":"
@@ -177,8 +173,8 @@ class _Index:
     def _unborn(self) -> dict[str, Defines] | None:
         """A work tree without a commit: the index read whole, nothing kept (there is
         no tree to keep an answer for); None outside a work tree."""
-        args = (b"grep", b"--cached", b"--no-color", b"--full-name", b"-z", b"-l", b"-I", b"-F")
-        names = git.Git(self.top, [*args, b"-e", NEEDLE, *_PATHSPECS]).names(ok=(0, 1))
+        args = (*git.GREP, b"--cached", b"-l", b"-e", NEEDLE, *_PATHSPECS)
+        names = git.Git(self.top, args).names(ok=(0, 1))
         if names is None:
             return None
         return self.read(names)
@@ -193,13 +189,18 @@ class _Index:
         changed = git.Git(self.top, [*args, anchor.encode(), head.encode(), *_PATHSPECS]).names()
         if changed is None:
             return False
-        files = dict(self.kept[1])
-        for rel in changed:
-            files.pop(rel, None)
-        files.update(self.read(changed, head))
-        self.kept = (head, files)
+        self.kept = (head, self._updated(self.kept[1], changed, head))
         self._keep()
         return True
+
+    def _updated(
+        self, files: dict[str, Defines], changed: Sequence[str], tree: str | None = None
+    ) -> dict[str, Defines]:
+        """``files`` with the ``changed`` ones read again, from the index or ``tree``."""
+        gone = set(changed)
+        answer = {rel: d for rel, d in files.items() if rel not in gone}
+        answer.update(self.read(changed, tree))
+        return answer
 
     def read(
         self, paths: Sequence[str], tree: str | None = None, limit: int | None = None

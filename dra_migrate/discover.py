@@ -299,17 +299,12 @@ def containing(paths: Iterable[str], needle: str, excludes: Iterable[str] = ()) 
     ignored; ``excludes`` applied) whose text contains ``needle``, as ``git grep``
     finds them (in C, on every core); None where a folder is outside a git work
     tree. A file named in ``paths`` is in when it contains the needle."""
-    return containing_later(paths, needle, excludes).result()
-
-
-def containing_later(paths: Iterable[str], needle: str, excludes: Iterable[str] = ()) -> Search:
-    """``containing``, started now: the searches run while the caller does other
-    work; ``Search.result`` waits for them, ``Search.cancel`` stops them."""
-    return Search(paths, needle, excludes)
+    return Search(paths, needle, excludes).result()
 
 
 class Search:
-    """The running searches of ``containing_later``."""
+    """The running searches of ``containing``: ``result`` waits for them, ``cancel``
+    stops them."""
 
     def __init__(self, paths: Iterable[str], needle: str, excludes: Iterable[str]) -> None:
         self.excludes = list(excludes)

@@ -68,7 +68,7 @@ def grep_threads() -> int:
     return max(1, cores - 1)
 
 
-_GREP = (
+GREP = (
     b"grep",
     b"--threads=%d" % grep_threads(),
     *(b"--no-color", b"--no-full-name", b"-z", b"-I", b"-F"),
@@ -290,7 +290,7 @@ def _kustomizations_args(staged: bool) -> list[bytes]:
 
 def containing(root: str, needle: bytes) -> Git:
     """``git grep -l``: the files under ``root`` whose text holds ``needle``."""
-    return Git(root, [*_GREP, b"--untracked", b"-l", b"-e", needle, b"--", *FILES])
+    return Git(root, [*GREP, b"--untracked", b"-l", b"-e", needle, b"--", *FILES])
 
 
 class _Both:
@@ -335,7 +335,7 @@ def _without(root: str, strings: Sequence[bytes]) -> Git:
     # so are read; git's look for them, the walk of every folder against .gitignore,
     # is made once, by the listing (ls-files --others), not again here (a tenth of a
     # second on 50,000 files)
-    args = [*_GREP, b"-L", *(a for s in strings for a in (b"-e", s)), b"--", *FILES]
+    args = [*GREP, b"-L", *(a for s in strings for a in (b"-e", s)), b"--", *FILES]
     return Git(root, args, strings)
 
 

@@ -346,7 +346,7 @@ def test_a_search_reaped_elsewhere_gives_no_answer(tmp_path: Path) -> None:
 
 
 def test_git_grep_leaves_a_core_to_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert b"--threads=%d" % git.grep_threads() in git._GREP
+    assert b"--threads=%d" % git.grep_threads() in git.GREP
     for cores, threads in ((1, 1), (2, 1), (8, 7)):
         monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
         assert git.grep_threads() == threads
