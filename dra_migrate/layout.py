@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from dra_migrate import discover, git
 from dra_migrate.findings import InputProblem
@@ -18,6 +17,8 @@ from dra_migrate.record import NamedTuple, Record
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 
 if TYPE_CHECKING:  # the parser is imported where a kustomization is parsed
+    from pathlib import Path
+
     from yaml.nodes import Node
 
 KUSTOMIZATION_NAMES = git.KUSTOMIZATION_NAMES
@@ -49,34 +50,36 @@ def patched_by(role: Role, kind: str, name: str) -> list[str]:
 class Renaming(NamedTuple):
     """A kustomization with namePrefix or nameSuffix, and what it builds."""
 
-    path: Path
+    path: str  # real path
     display: str
     line: int
     col: int
-    files: frozenset[Path]  # every resource file it builds, through its bases
+    files: frozenset[str]  # real paths of every resource file it builds, through its bases
     references_templates: bool  # its configurations teach kustomize resourceClaimTemplateName
 
 
 class Layout(Record):
-    """What kustomizations and Helm charts say about the files of a run."""
+    """What kustomizations and Helm charts say about the files of a run. Paths are real
+    paths as strings (a repository has thousands of files: a ``Path`` a file cost
+    more than the look at it)."""
 
     __slots__ = _fields = ("patches", "renamings", "overlays", "charts", "patching")
 
     def __init__(
         self,
-        patches: dict[Path, str] | None = None,  # resolved patch file -> kustomization
+        patches: dict[str, str] | None = None,  # resolved patch file -> kustomization
         renamings: list[Renaming] | None = None,
-        overlays: dict[Path, list[Overlay]] | None = None,  # base file -> overlays (asked)
-        charts: dict[Path, Path | None] | None = None,  # folder -> its chart
+        overlays: dict[str, list[Overlay]] | None = None,  # base file -> overlays (asked)
+        charts: dict[str, str | None] | None = None,  # folder -> its chart
         patching: list[_Patching] | None = None,  # kustomizations with patches, in order
     ) -> None:
-        self.patches: dict[Path, str] = {} if patches is None else patches
+        self.patches: dict[str, str] = {} if patches is None else patches
         self.renamings: list[Renaming] = [] if renamings is None else renamings
-        self.overlays: dict[Path, list[Overlay]] = {} if overlays is None else overlays
-        self.charts: dict[Path, Path | None] = {} if charts is None else charts
+        self.overlays: dict[str, list[Overlay]] = {} if overlays is None else overlays
+        self.charts: dict[str, str | None] = {} if charts is None else charts
         self.patching: list[_Patching] = [] if patching is None else patching
 
-    def overlays_of(self, resolved: Path) -> list[Overlay]:
+    def overlays_of(self, resolved: str) -> list[Overlay]:
         """The overlays that build the file ``resolved`` and patch GPU resources: only
         the kustomizations that build it have their patches read (a repository's
         overlays patch other files, as a rule)."""
@@ -91,41 +94,44 @@ class Layout(Record):
         name = os.path.basename(path)
         if name in KUSTOMIZATION_NAMES:
             return Role(KUSTOMIZATION)
-        resolved = Path(real) if real is not None else discover.real_path(Path(path))
+        resolved = real if real is not None else discover.real_name(str(path))
         if resolved in self.patches:
             return Role(KUSTOMIZE_PATCH, self.patches[resolved])
         chart = _chart_root(resolved, self.charts)
         if chart is not None:
-            rel = resolved.relative_to(chart)
-            if rel.parts[0] == "tests" and name.endswith(("_test.yaml", "_test.yml")):
-                return Role(HELM_UNITTEST, str(chart))
-            if rel.parts[0] == "templates":
-                return Role(HELM_TEMPLATE, str(chart))
-            if rel.parts[0] in ("files",) or (
-                len(rel.parts) == 1
-                and name.startswith("values")
-                and name.endswith((".yaml", ".yml"))
+            parts = resolved[len(chart.rstrip(os.sep)) + 1 :].split(os.sep)
+            if parts[0] == "tests" and name.endswith(("_test.yaml", "_test.yml")):
+                return Role(HELM_UNITTEST, chart)
+            if parts[0] == "templates":
+                return Role(HELM_TEMPLATE, chart)
+            if parts[0] in ("files",) or (
+                len(parts) == 1 and name.startswith("values") and name.endswith((".yaml", ".yml"))
             ):
-                return Role(HELM_VALUES if rel.parts[0] != "files" else HELM_TEMPLATE, str(chart))
+                return Role(HELM_VALUES if parts[0] != "files" else HELM_TEMPLATE, chart)
         overlays = self.overlays_of(resolved)
         return Role(overlays=tuple(overlays)) if overlays else Role()
 
 
-def _chart_root(path: Path, known: dict[Path, Path | None]) -> Path | None:
-    """The Helm chart a file belongs to; ``known`` remembers folders already asked
-    (a repository has thousands of files in a few hundred folders)."""
-    climbed: list[Path] = []
-    found: Path | None = None
-    for folder in path.parents:
+def _chart_root(path: str, known: dict[str, str | None]) -> str | None:
+    """The Helm chart a file (a real path) belongs to; ``known`` remembers folders
+    already asked (a repository has thousands of files in a few hundred folders)."""
+    climbed: list[str] = []
+    found: str | None = None
+    folder = os.path.dirname(path)
+    while True:
         if folder in known:
             found = known[folder]
             break
         climbed.append(folder)
-        if (folder / "Chart.yaml").is_file():
+        if os.path.isfile(os.path.join(folder, "Chart.yaml")):
             found = folder
             break
-        if (folder / ".git").exists():
+        if os.path.exists(os.path.join(folder, ".git")):
             break
+        above = os.path.dirname(folder)
+        if above == folder:  # the root
+            break
+        folder = above
     for folder in climbed:
         known[folder] = found
     return found
@@ -134,11 +140,13 @@ def _chart_root(path: Path, known: dict[Path, Path | None]) -> Path | None:
 class Builder:
     """The layout of real paths, built some files at a time (a run builds the layout
     of its files while git still searches the context for more). ``add`` reads the
-    kustomizations that can apply patches to the files: those among them, those in
-    their folders and the folders above (up to the top of the git work tree), so a
-    patch file given alone, as pre-commit does, is still known as one, and every
-    kustomization of that git work tree, so a base given alone still knows the
-    overlays that patch it. Each folder is climbed and each kustomization read once,
+    kustomizations that can apply patches to the files: inside a git work tree every
+    kustomization of the work tree (those git tracks or would add, as the files of a
+    run are; those of the index for a ``--context`` run), so a patch file given alone,
+    as pre-commit does, is still known as one, and a base given alone still knows the
+    overlays that patch it; outside one, those in the files' folders and the folders
+    above. Each folder is climbed once (one look for ``.git``, not a listing: the
+    work tree's listing names its kustomizations) and each kustomization read once,
     in the order of the files."""
 
     def __init__(
@@ -159,40 +167,25 @@ class Builder:
         self.given_only = given_only
         # a --context run: the repository beyond the files is what the index holds
         self.staged = staged
-        self.folders: set[str] = set()  # looked at already (strings: thousands of folders)
-        self.seen: set[Path] = set()  # kustomizations read
+        # folder climbed -> the top of its git work tree, None outside one (strings:
+        # thousands of folders)
+        self.tops: dict[str, str | None] = {}
+        self.seen: set[str] = set()  # kustomizations read
         self.reader = _Reader()
 
     def add(self, reals: Iterable[str]) -> Layout:
         """The layout of the files added so far, these included."""
-        layout, folders = self.layout, self.folders
-        files: list[Path] = []
+        layout, tops, sep = self.layout, self.tops, os.sep
+        files: list[str] = []
         for given in reals:
-            parent, _, name = given.rpartition(os.sep)
+            parent, _, name = given.rpartition(sep)
             if name in KUSTOMIZATION_NAMES:
-                files.append(Path(given))
-            while not self.given_only and parent not in folders:
-                folders.add(parent)
-                here = parent or os.sep
-                listed = _listing(here)
-                files.extend(
-                    Path(here, k)
-                    for k in KUSTOMIZATION_NAMES
-                    if (listed is None or k in listed) and os.path.isfile(os.path.join(here, k))
-                )
-                if (listed is None or ".git" in listed) and os.path.exists(
-                    os.path.join(here, ".git")
-                ):
-                    # every kustomization of the work tree: an overlay in another folder
-                    # patches a base given alone (dra-migrate convert base/)
-                    files.extend(_work_tree_kustomizations(Path(here), self.staged))
-                    break
-                if not parent:
-                    break
-                parent = parent.rpartition(os.sep)[0]
+                files.append(given)
+            if parent not in tops and not self.given_only:
+                files.extend(self._climb(parent))
         reader = self.reader
         for path in files:
-            if path.name not in KUSTOMIZATION_NAMES or not path.is_file():
+            if os.path.basename(path) not in KUSTOMIZATION_NAMES or not os.path.isfile(path):
                 continue
             real = reader.real(path)
             if real in self.seen:
@@ -211,8 +204,9 @@ class Builder:
             root = reader.root(real, data)
             if root is None:
                 continue  # reported when the file itself is processed
+            folder = os.path.dirname(real)
             for patch_file in _patch_files(root):
-                target = reader.real(real.parent / patch_file)
+                target = reader.real(os.path.join(folder, patch_file))
                 layout.patches.setdefault(target, reader.shown(path))
             renaming = _renaming(real, root, reader)
             if renaming is not None:
@@ -222,20 +216,56 @@ class Builder:
                 layout.overlays.clear()  # answers asked before this kustomization was read
         return layout
 
+    def _climb(self, folder: str) -> list[str]:
+        """The kustomizations ``folder`` and the folders above it not climbed yet bring:
+        every one of their git work tree, the first time it is reached; outside one,
+        those in each folder (a listing of it)."""
+        tops, sep = self.tops, os.sep
+        climbed: list[str] = []
+        found: list[str] = []
+        here = folder
+        while True:
+            if here in tops:
+                top = tops[here]
+                break
+            climbed.append(here)
+            at = here or sep
+            if os.path.exists(os.path.join(at, ".git")):
+                listed = _work_tree_kustomizations(at, self.staged)
+                top = at if listed is not None else None  # git cannot read it: as outside
+                found.extend(listed or ())
+                break
+            if not here or sep not in here:
+                top = None
+                break
+            here = here.rpartition(sep)[0]
+        for each in climbed:
+            tops[each] = top
+        if top is None:
+            for each in climbed:
+                at = each or sep
+                listed = _listing(at)
+                found.extend(
+                    os.path.join(at, k)
+                    for k in KUSTOMIZATION_NAMES
+                    if (listed is None or k in listed) and os.path.isfile(os.path.join(at, k))
+                )
+        return found
+
 
 class _Patching:
     """A kustomization with patches: what it builds and, if they set GPU resources,
     its Overlay, each worked out when first asked."""
 
     def __init__(
-        self, path: Path, root: Node, gpu: Callable[[bytes], bool], reader: _Reader
+        self, path: str, root: Node, gpu: Callable[[bytes], bool], reader: _Reader
     ) -> None:
         self.path, self.root, self.gpu, self.reader = path, root, gpu, reader
-        self.built: set[Path] | None = None
+        self.built: set[str] | None = None
         self.read = False
         self.found: Overlay | None = None
 
-    def builds(self) -> set[Path]:
+    def builds(self) -> set[str]:
         if self.built is None:
             self.built = _built(self.path, set(), self.reader)
         return self.built
@@ -252,25 +282,30 @@ class _Reader:
     resolving a path costs a look at each of its parts) and the working folder."""
 
     def __init__(self) -> None:
-        self.roots: dict[Path, Node | None] = {}
+        self.roots: dict[str, Node | None] = {}
         self.folders: dict[str, str] = {}  # path -> its real path
-        self.cwd: Path | None = None
+        self.cwd: str | None = None
 
-    def root(self, path: Path, data: bytes | None = None) -> Node | None:
+    def root(self, path: str, data: bytes | None = None) -> Node | None:
         """``_read``, once a file."""
         if path not in self.roots:
             self.roots[path] = _read(path, data)
         return self.roots[path]
 
-    def real(self, path: Path) -> Path:
-        """``discover.real_path``, each leading part of a path resolved once a build
+    def real(self, path: str) -> str:
+        """``discover.real_name``, each leading part of a path resolved once a build
         (``a/b/../c`` and ``a/b/d`` share the look at ``a`` and ``a/b``)."""
         if os.sep != "/":  # a drive or a UNC share heads the path: resolved whole
-            return discover.real_path(path)
+            return discover.real_name(path)
         try:
-            return Path(self._resolved(str(path.absolute())))
+            return self._resolved(path if path.startswith("/") else self._cwd() + "/" + path)
         except (OSError, RuntimeError, RecursionError):
-            return discover.real_path(path)
+            return discover.real_name(path)
+
+    def _cwd(self) -> str:
+        if self.cwd is None:
+            self.cwd = os.path.realpath(os.getcwd())
+        return self.cwd
 
     def _resolved(self, path: str) -> str:
         real = self.folders.get(path)
@@ -287,14 +322,14 @@ class _Reader:
             self.folders[path] = real
         return real
 
-    def shown(self, path: Path) -> str:
-        """``_shown``, with the working folder resolved once."""
-        if self.cwd is None:
-            self.cwd = Path.cwd().resolve()
-        try:
-            return str(self.real(path).relative_to(self.cwd))
-        except ValueError:
-            return str(path)
+    def shown(self, path: str) -> str:
+        """The path relative to the working folder (resolved once), as given where it
+        is outside."""
+        real, cwd = self.real(path), self._cwd()
+        if real == cwd:
+            return "."
+        under = cwd.rstrip(os.sep) + os.sep
+        return real[len(under) :] if real.startswith(under) else path
 
 
 def _listing(folder: str) -> list[str] | None:
@@ -308,15 +343,21 @@ def _listing(folder: str) -> list[str] | None:
         return None
 
 
-def _work_tree_kustomizations(root: Path, staged: bool) -> list[Path]:
+def _work_tree_kustomizations(root: str, staged: bool) -> list[str] | None:
     """The kustomization files git tracks (or would add, unless ``staged``) in the work
-    tree at ``root``."""
-    found = git.kustomizations(str(root), staged).names() or []
-    return [root / p for p in sorted(set(found)) if p.rpartition("/")[2] in KUSTOMIZATION_NAMES]
+    tree at ``root``; None where git cannot list them."""
+    found = git.kustomizations(root, staged).names()
+    if found is None:
+        return None
+    return [
+        os.path.join(root, p)
+        for p in sorted(set(found))
+        if p.rpartition("/")[2] in KUSTOMIZATION_NAMES
+    ]
 
 
 def _overlay(
-    path: Path, root: Node, gpu: Callable[[bytes], bool], reader: _Reader
+    path: str, root: Node, gpu: Callable[[bytes], bool], reader: _Reader
 ) -> Overlay | None:
     """The kustomization as an Overlay when one of its patches sets GPU resources."""
     from dra_migrate import load
@@ -324,16 +365,17 @@ def _overlay(
     targets: set[tuple[str, str]] = set()
     known = True
     touches = False
+    folder = os.path.dirname(path)
     for item in _patch_entries(root):
         text = load.scalar(item)
         if text is not None and ("\n" in text or text.lstrip().startswith(("apiVersion", "{"))):
             body = text.encode()  # an inline strategic-merge patch
         elif text is not None:
-            body = read_bytes(path.parent / text)
+            body = read_bytes(os.path.join(folder, text))
         else:
             inline = load.scalar(load.get(item, "patch"))
             file = load.scalar(load.get(item, "path"))
-            body = inline.encode() if inline else read_bytes(path.parent / (file or ""))
+            body = inline.encode() if inline else read_bytes(os.path.join(folder, file or ""))
         if not gpu(body):
             continue
         touches = True
@@ -372,21 +414,24 @@ def _patch_targets(body: bytes) -> set[tuple[str, str]]:
 
 def references(kustomization: Path) -> set[Path]:
     """The files a kustomization uses: what it builds (through its bases) and its patches."""
-    real = kustomization.resolve()
-    found = _built(real, set(), _Reader())
+    from pathlib import Path
+
+    reader = _Reader()
+    real = reader.real(str(kustomization))
+    found = _built(real, set(), reader)
     root = _read(real)
     if root is not None:
-        found |= {(real.parent / p).resolve() for p in _patch_files(root)}
-    return {p for p in found if p.is_file()}
+        found |= {reader.real(os.path.join(os.path.dirname(real), p)) for p in _patch_files(root)}
+    return {Path(p) for p in found if os.path.isfile(p)}
 
 
-def _read(path: Path, data: bytes | None = None) -> Node | None:
+def _read(path: str, data: bytes | None = None) -> Node | None:
     """The first root of the kustomization at ``path`` (``data``: its bytes, when read)."""
     from dra_migrate import load
 
     try:
         raw = discover.read_file(path) if data is None else data
-        docs = load.parse(load.decode(str(path), raw))
+        docs = load.parse(load.decode(path, raw))
     except (discover.Unreadable, InputProblem):
         return None
     roots = [d.root for d in docs if d.root is not None]
@@ -407,7 +452,7 @@ def _patch_entries(root: Node) -> list[Node]:
     return [item for key in _PATCH_KEYS for item in load.items(load.get(root, key))]
 
 
-def _renaming(path: Path, root: Node, reader: _Reader) -> Renaming | None:
+def _renaming(path: str, root: Node, reader: _Reader) -> Renaming | None:
     from dra_migrate import load
 
     key = next(
@@ -417,14 +462,15 @@ def _renaming(path: Path, root: Node, reader: _Reader) -> Renaming | None:
         return None
     line, col = load.position(key)
     teaches = any(
-        b"ResourceClaimTemplate" in read_bytes(path.parent / (load.scalar(c) or ""))
+        b"ResourceClaimTemplate"
+        in read_bytes(os.path.join(os.path.dirname(path), load.scalar(c) or ""))
         for c in load.items(load.get(root, "configurations"))
     )
     built = frozenset(_built(path, set(), reader))
     return Renaming(path, reader.shown(path), line, col, built, teaches)
 
 
-def read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path | str) -> bytes:
     """The file's bytes, or none when it cannot be read (a best-effort look)."""
     try:
         return discover.read_file(path)
@@ -432,7 +478,7 @@ def read_bytes(path: Path) -> bytes:
         return b""
 
 
-def _built(kustomization: Path, visiting: set[Path], reader: _Reader) -> set[Path]:
+def _built(kustomization: str, visiting: set[str], reader: _Reader) -> set[str]:
     """The resource files a kustomization builds, through its bases and components."""
     from dra_migrate import load
 
@@ -440,17 +486,18 @@ def _built(kustomization: Path, visiting: set[Path], reader: _Reader) -> set[Pat
         return set()
     visiting.add(kustomization)
     root = reader.root(kustomization)
-    found: set[Path] = set()
+    folder = os.path.dirname(kustomization)
+    found: set[str] = set()
     for key in ("resources", "bases", "components"):
         for item in load.items(load.get(root, key)):
             entry = load.scalar(item) or ""
-            target = reader.real(kustomization.parent / entry)
-            if target.is_dir():
+            target = reader.real(os.path.join(folder, entry))
+            if os.path.isdir(target):
                 for name in KUSTOMIZATION_NAMES:
-                    if (target / name).is_file():
-                        found |= _built(target / name, visiting, reader)
+                    if os.path.isfile(os.path.join(target, name)):
+                        found |= _built(os.path.join(target, name), visiting, reader)
                         break
-            elif target.is_file():
+            elif os.path.isfile(target):
                 found.add(target)
     return found
 

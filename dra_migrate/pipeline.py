@@ -139,7 +139,7 @@ def run(
         results[index] = result
     _unique_across_files(work, results, settings)
     files = [results[i] for i in sorted(results)]
-    changed = {Path(candidates[i].real) for i, r in results.items() if r.status is Status.CHANGED}
+    changed = {candidates[i].real for i, r in results.items() if r.status is Status.CHANGED}
     return Report(files, _collisions(files) + _renamings(repo_layout, changed))
 
 
@@ -232,7 +232,7 @@ def mark_pending(report: Report) -> None:
         result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
 
 
-def _renamings(repo_layout: layout.Layout, changed: set[Path]) -> list[Finding]:
+def _renamings(repo_layout: layout.Layout, changed: set[str]) -> list[Finding]:
     """Overlays that rename ResourceClaimTemplates without renaming the references."""
     if not repo_layout.renamings:
         return []

@@ -43,7 +43,7 @@ class Job(NamedTuple):
     keep_text: bool = True
 
 
-def uses_templates(path: Path) -> bool:
+def uses_templates(path: Path | str) -> bool:
     """A pod spec of the file refers to a ResourceClaimTemplate: decided from the parsed
     objects (a CRD whose schema mentions resourceClaimTemplateName does not)."""
     data = layout.read_bytes(path)

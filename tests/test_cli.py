@@ -306,6 +306,25 @@ def test_patch_file_given_alone_is_known_from_its_kustomization(tmp_path: Path) 
     assert (tmp_path / "prod" / "gpu.yaml").read_text() == patch
 
 
+def test_in_a_work_tree_the_kustomizations_are_those_git_lists(tmp_path: Path) -> None:
+    """Inside a git work tree the layout is read from the kustomizations git tracks or
+    would add, the files of the run: an untracked one applies, a .gitignored one (not
+    part of the repository, CI never sees it) does not."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "prod" / "deep").mkdir(parents=True)
+    (tmp_path / "prod" / "kustomization.yaml").write_text(
+        "resources:\n- ../base\npatches:\n- path: deep/gpu.yaml\n"
+    )
+    (tmp_path / "prod" / "deep" / "gpu.yaml").write_text(DEPLOYMENT)
+    done = run_cli(["scan", "prod/deep/gpu.yaml"], tmp_path)
+    assert b"DRA202" in done.stdout, done.stdout.decode()
+    (tmp_path / ".gitignore").write_text("kustomization.yaml\n")
+    done = run_cli(["scan", "prod/deep/gpu.yaml"], tmp_path)
+    # a plain manifest now: its GPU request is listed for conversion
+    assert b"DRA202" not in done.stdout, done.stdout.decode()
+    assert b"prod/deep/gpu.yaml:14:13  Deployment/ml/infer" in done.stdout
+
+
 def test_generated_names_never_take_a_template_defined_elsewhere(repo: Path) -> None:
     (repo / "apps" / "handmade.yaml").write_text(
         "apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaimTemplate\n"

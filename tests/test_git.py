@@ -116,9 +116,8 @@ def test_a_search_started_early_is_taken_over(tmp_path: Path) -> None:
         ("kustomizations", os.path.realpath(root), False)
     )
     git.stop_unclaimed()
-    layout_files = [
-        p.name for p in layout._work_tree_kustomizations(Path(os.path.realpath(root)), False)
-    ]
+    listed = layout._work_tree_kustomizations(os.path.realpath(root), False)
+    layout_files = [os.path.basename(p) for p in listed or ()]
     assert layout_files == ["Kustomization", "kustomization.yaml"]
 
 
