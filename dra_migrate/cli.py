@@ -1244,7 +1244,10 @@ def _dispatch(args: list[str]) -> None:
         allow_abbrev=False,  # an abbreviation that works today could mean two options tomorrow
     )
     command.options(parser)
-    values = vars(parser.parse_intermixed_args(args[1:]))
+    parsed, extras = parser.parse_known_args(args[1:])
+    if extras:  # paths after an option (scan a --format json b): argparse's intermixed
+        parsed = parser.parse_intermixed_args(args[1:])  # parse, which first lays out usage
+    values = vars(parsed)
     command.run(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
 
 

@@ -227,24 +227,21 @@ def _walk(
         return found
     top = real_root if real_root.endswith("/") else real_root + "/"
     base = root if root.endswith("/") else root + "/"
-    folders: dict[str, str] = {"": top}
-    for rel in tracked:
-        if not rel.lower().endswith(EXTENSIONS):
-            continue
+    lstat, regular, kind = os.lstat, stat.S_IFREG, stat.S_IFMT
+    for rel in tracked:  # one lstat a file: thousands of them, so the loop is kept lean
+        if not rel.endswith(EXTENSIONS) and not rel.lower().endswith(EXTENSIONS):
+            continue  # (a kustomization named Kustomization, from a shared listing)
         try:
-            info = os.lstat(base + rel)
+            info = lstat(base + rel)
         except OSError:  # tracked, deleted in the work tree
             continue
-        mode = info.st_mode
-        link = stat.S_ISLNK(mode)
-        if stat.S_ISDIR(mode) or (link and os.path.isdir(base + rel)):
-            continue
-        folder, _, name = rel.rpartition("/")
-        real_folder = folders.get(folder)
-        if real_folder is None:  # git never records a path through a linked folder
-            real_folder = folders[folder] = top + folder + "/"
-        real = real_name(real_folder + name) if link else real_folder + name
-        found.append((rel, real, not link and info.st_size <= limit))
+        if kind(info.st_mode) == regular:  # git never records a path through a linked folder
+            found.append((rel, top + rel, info.st_size <= limit))
+        elif stat.S_ISLNK(info.st_mode):
+            if not os.path.isdir(base + rel):
+                found.append((rel, real_name(top + rel), False))
+        elif not stat.S_ISDIR(info.st_mode):  # a FIFO, a socket: reading it says so
+            found.append((rel, top + rel, False))
     without = set((grep.names(ok=(0, 1)) or []) if grep is not None else ())
     return [(rel, real, plain and rel in without) for rel, real, plain in found]
 
