@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
 from dra_migrate import lazyre
 from dra_migrate.record import NamedTuple
@@ -23,9 +23,10 @@ from dra_migrate.resources import cached_documents
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
+    from os import PathLike
     from typing import Any
 
-CATALOG_DIR = Path(__file__).parent / "catalog"
+CATALOG_DIR = os.path.join(os.path.dirname(__file__), "catalog")
 
 ATTRIBUTE_TYPES = frozenset({"string", "int", "bool", "version"})
 STALE_WHERE = frozenset({"attribute", "capacity", "opaque-apiVersion", "field"})
@@ -301,11 +302,12 @@ def _parse_stale(raw: Any, where: str) -> StaleName:
     )
 
 
-def _load_yaml(path: Path) -> Any:
+def _load_yaml(path: str) -> Any:
     import yaml  # lazy: keep ``import dra_migrate.catalog`` cheap
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    with open(path, encoding="utf-8") as handle:
+        return yaml.load(handle.read(), Loader=loader)
 
 
 def parse_catalog(documents: Iterable[tuple[str, Any]]) -> Catalog:
@@ -385,10 +387,14 @@ def parse_catalog(documents: Iterable[tuple[str, Any]]) -> Catalog:
 
 
 @functools.lru_cache(maxsize=1)
-def load_catalog(directory: Path | None = None) -> Catalog:
+def load_catalog(directory: str | PathLike[str] | None = None) -> Catalog:
     """Load and merge every ``*.yaml`` file of the catalog folder (cached)."""
-    folder = directory or CATALOG_DIR
-    files = sorted(folder.glob("*.yaml"))
+    folder = os.fspath(directory or CATALOG_DIR)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        names = []
+    files = sorted(os.path.join(folder, n) for n in names if n.endswith(".yaml"))
     if not files:
         raise CatalogError(f"no catalog files in {folder}")
     return parse_catalog(cached_documents("catalog", files, _load_yaml))

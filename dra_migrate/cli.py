@@ -14,7 +14,6 @@ import errno
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 
 from dra_migrate import __version__
 from dra_migrate.discover import Unreadable
@@ -40,7 +39,8 @@ from dra_migrate.versions import (
 )
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # nor pathlib (8 ms with urllib.parse): paths are strings until a run writes
+    from pathlib import Path
     from typing import Any, NoReturn
 
 
@@ -74,7 +74,11 @@ def path_type(
             raise argparse.ArgumentTypeError(f"{quote_path(value)} is a folder, not a file")
         if not file_okay and os.path.exists(value) and not os.path.isdir(value):
             raise argparse.ArgumentTypeError(f"{quote_path(value)} is a file, not a folder")
-        return Path(value) if as_path else value
+        if as_path:
+            from pathlib import Path
+
+            return Path(value)
+        return value
 
     check.__name__ = "path"  # argparse names the type in its messages
     return check
@@ -339,12 +343,13 @@ def resolve(
         raise ConfigError("- (stdin) cannot be combined with other paths")
     if paths == ("-",) and (context or changed_since):
         raise ConfigError("--context and --changed-since need paths, not - (stdin)")
+    config_file: Path | str | None = config_path
     if config_path is None:
-        start = Path(".") if paths[0] == "-" else Path(paths[0])
-        config_path = find_config(start if start.exists() else Path("."))
+        start = "." if paths[0] == "-" else paths[0]
+        config_file = find_config(start if os.path.exists(start) else ".")
     elif not config_path.is_file():
         raise ConfigError(f"--config {config_path}: no such file")
-    config: Config = load_config(config_path)
+    config: Config = load_config(config_file)
     if max_file_size is not None:
         try:
             config = config.replace(max_file_size=parse_size(max_file_size))
@@ -441,7 +446,7 @@ def execute(
 
 def focused(
     options: Options,
-    run: Callable[[tuple[str, ...], set[Path] | None, tuple[str, ...]], Report],
+    run: Callable[[tuple[str, ...], set[str] | None, tuple[str, ...]], Report],
 ) -> Report:
     """Run over the paths and --context, report on the paths or what changed (focus.py);
     ``run`` is given the paths, the files reported on (None: all) and the context."""
@@ -455,7 +460,7 @@ def focused(
         report = run(options.paths, None, options.context)
     else:
         universe = keep | focus.files_under(options.context, excludes)
-        keep &= focus.changed_since(options.changed_since, Path(options.paths[0]))
+        keep &= focus.changed_since(options.changed_since, options.paths[0])
         keep |= focus.referenced(keep, universe)
         report = run(tuple(dict.fromkeys(options.paths + options.context)), keep, ())
     focus.narrow(report, keep)
@@ -608,13 +613,12 @@ def convert(
             if stream is not None:
                 stream.emit(report.files[0])
             else:
-                roots = tuple(Path(p) for p in options.paths)
                 written = _files_out(
                     report,
                     mode,
                     check,
                     output_dir,
-                    roots,
+                    options.paths,
                     write_through_links,
                     written,
                     diff=not report_on_stdout,
@@ -707,7 +711,7 @@ def _files_out(
     mode: str | None,
     check: bool,
     output_dir: Path | None,
-    roots: tuple[Path, ...],
+    roots: tuple[str, ...],  # the paths given
     through_links: bool,
     written: list[str],
     diff: bool = True,
@@ -728,9 +732,15 @@ def _files_out(
         if output_dir is not None or mode == "write":
             assert result.original is not None
             try:
+                from pathlib import Path  # a run that writes (resources.py)
+
                 if output_dir is None:
                     writer.write_in_place(
-                        Path(result.path), result.converted, result.original, roots, through_links
+                        Path(result.path),
+                        result.converted,
+                        result.original,
+                        tuple(Path(p) for p in roots),
+                        through_links,
                     )
                     written.append(result.path)
                     continue
@@ -1158,7 +1168,7 @@ def inventory(
             raise ConfigError(f"--pending-after: {exc}") from None
         if config_path is not None and not config_path.is_file():
             raise ConfigError(f"--config {config_path}: no such file")
-        config = load_config(config_path or find_config(Path(".")))
+        config = load_config(config_path or find_config("."))
     except ConfigError as error:
         _fail_usage(error)
         return

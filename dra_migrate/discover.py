@@ -13,10 +13,14 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 
 from dra_migrate import git, lazyre
 from dra_migrate.record import NamedTuple
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:  # nor pathlib: paths are strings here (resources.py)
+    from os import PathLike
+    from pathlib import Path
 
 EXTENSIONS = git.EXTENSIONS  # .tpl: Helm helpers, reported only
 DEFAULT_MAX_FILE_SIZE = 64 * 2**20  # bytes; rendered charts of thousands of objects fit
@@ -50,7 +54,7 @@ _KINDS = (
 )
 
 
-def read_file(path: Path | str, limit: int = DEFAULT_MAX_FILE_SIZE) -> bytes:
+def read_file(path: str | PathLike[str], limit: int = DEFAULT_MAX_FILE_SIZE) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes, or ``Unreadable``.
 
     The file is opened without blocking (a FIFO named ``x.yaml`` would wait for a
@@ -126,6 +130,13 @@ def real_path(path: Path) -> Path:
         return path.absolute()
 
 
+def _posix(path: str) -> str:
+    """The path as ``PurePath.as_posix`` gives it (``./a//b`` is ``a/b``)."""
+    from pathlib import PurePath
+
+    return PurePath(path).as_posix()
+
+
 def real_name(path: str) -> str:
     """``real_path`` for a string path."""
     try:
@@ -137,7 +148,7 @@ def real_name(path: str) -> str:
 def expand(
     paths: Iterable[str],
     excludes: Iterable[str],
-    skip: Iterable[Path] = (),
+    skip: Iterable[str | Path] = (),
     unless: Sequence[bytes] = (),
     limit: int = DEFAULT_MAX_FILE_SIZE,
     reals: list[str] | None = None,
@@ -181,7 +192,7 @@ def expand(
                             continue
                     yield Candidate(top + rel, display, False, real, ruled_out)
         else:
-            if spec.spec is not None and excluded(spec, Path(raw).as_posix()):
+            if spec.spec is not None and excluded(spec, _posix(raw)):
                 continue
             real = real_name(raw)
             if real not in seen:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 from dra_migrate import discover, layout
 from dra_migrate.findings import ConfigError, InputProblem
@@ -38,7 +37,7 @@ REFERENCE_KEYS = {
 }
 
 
-def _git(args: list[str], cwd: Path) -> str:
+def _git(args: list[str], cwd: str) -> str:
     import subprocess
 
     try:
@@ -54,10 +53,11 @@ def _git(args: list[str], cwd: Path) -> str:
         raise ConfigError(f"--changed-since needs git: {exc}") from None
 
 
-def changed_since(ref: str, start: Path) -> set[Path]:
-    """Files changed since the merge base of ``ref`` and HEAD, the working tree included."""
-    folder = start if start.is_dir() else start.parent
-    top = Path(_git(["rev-parse", "--show-toplevel"], folder).strip())
+def changed_since(ref: str, start: str) -> set[str]:
+    """Real paths of the files changed since the merge base of ``ref`` and HEAD, the
+    working tree included."""
+    folder = start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start))
+    top = _git(["rev-parse", "--show-toplevel"], folder).strip()
     try:
         base = _git(["merge-base", ref, "HEAD"], top).strip()
     except ConfigError:
@@ -68,19 +68,20 @@ def changed_since(ref: str, start: Path) -> set[Path]:
     changed = _git(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=d", base], top)
     untracked = _git(["ls-files", "-z", "--others", "--exclude-standard"], top)
     names = [n for n in (changed + untracked).split("\0") if n]
-    return {(top / name).resolve() for name in names}
+    return {os.path.realpath(os.path.join(top, name)) for name in names}
 
 
-def files_under(paths: Iterable[str], excludes: Iterable[str]) -> set[Path]:
-    return {Path(c.real) for c in discover.expand(paths, excludes)}
+def files_under(paths: Iterable[str], excludes: Iterable[str]) -> set[str]:
+    """Real paths of the files under ``paths`` (strings, as every path of a run)."""
+    return {c.real for c in discover.expand(paths, excludes)}
 
 
-def referenced(files: set[Path], universe: set[Path]) -> set[Path]:
+def referenced(files: set[str], universe: set[str]) -> set[str]:
     """Files of ``universe`` that ``files`` reference (kustomize entries, names of DRA objects)."""
-    found: set[Path] = set()
+    found: set[str] = set()
     wanted: set[tuple[str, str]] = set()
     for path in files:
-        if path.name in layout.KUSTOMIZATION_NAMES:
+        if os.path.basename(path) in layout.KUSTOMIZATION_NAMES:
             found |= layout.references(path) & universe
             continue
         data = layout.read_bytes(path)
@@ -95,16 +96,16 @@ def referenced(files: set[Path], universe: set[Path]) -> set[Path]:
     return found
 
 
-def _docs(path: Path, data: bytes) -> list[load.Document]:
+def _docs(path: str, data: bytes) -> list[load.Document]:
     from dra_migrate import load
 
     try:
-        return load.parse(load.decode(str(path), data))
+        return load.parse(load.decode(path, data))
     except (InputProblem, RecursionError):
         return []
 
 
-def _names(path: Path, data: bytes) -> set[tuple[str, str]]:
+def _names(path: str, data: bytes) -> set[tuple[str, str]]:
     """(name, kind) of the objects a file names through REFERENCE_KEYS."""
     from dra_migrate import load
 
@@ -120,7 +121,7 @@ def _names(path: Path, data: bytes) -> set[tuple[str, str]]:
     return names
 
 
-def _defines(path: Path, data: bytes) -> set[tuple[str, str]]:
+def _defines(path: str, data: bytes) -> set[tuple[str, str]]:
     from dra_migrate import locate
 
     return {
@@ -131,11 +132,12 @@ def _defines(path: Path, data: bytes) -> set[tuple[str, str]]:
     }
 
 
-def narrow(report: Report, keep: set[Path]) -> None:
-    """Keep the files of ``keep`` (and the findings about them or about no file)."""
+def narrow(report: Report, keep: set[str]) -> None:
+    """Keep the files of ``keep`` (real paths; and the findings about them or about no
+    file)."""
 
     def kept(display: str) -> bool:
-        return Path(os.path.abspath(display)).resolve() in keep
+        return os.path.realpath(display) in keep
 
     report.files = [f for f in report.files if kept(f.path)]
     report.findings = [f for f in report.findings if not f.path or kept(f.path)]

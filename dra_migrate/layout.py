@@ -412,17 +412,16 @@ def _patch_targets(body: bytes) -> set[tuple[str, str]]:
     return out
 
 
-def references(kustomization: Path) -> set[Path]:
-    """The files a kustomization uses: what it builds (through its bases) and its patches."""
-    from pathlib import Path
-
+def references(kustomization: str) -> set[str]:
+    """Real paths of the files a kustomization uses: what it builds (through its bases)
+    and its patches."""
     reader = _Reader()
-    real = reader.real(str(kustomization))
+    real = reader.real(kustomization)
     found = _built(real, set(), reader)
     root = _read(real)
     if root is not None:
         found |= {reader.real(os.path.join(os.path.dirname(real), p)) for p in _patch_files(root)}
-    return {Path(p) for p in found if os.path.isfile(p)}
+    return {p for p in found if os.path.isfile(p)}
 
 
 def _read(path: str, data: bytes | None = None) -> Node | None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import fnmatch
 import functools
 import json
+import os
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from types import MappingProxyType
 
 from dra_migrate import discover, lazyre
@@ -23,13 +23,16 @@ from dra_migrate.resources import cached_documents, schema_path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
+    from os import PathLike
     from typing import Any
+
+    StrPath = str | PathLike[str]
 
 if TYPE_CHECKING:  # the parser is imported where a file is parsed
     from yaml.nodes import Node
 
 CONFIG_NAMES = (".dra-migrate.yaml", ".dra-migrate.yml")
-_DEFAULTS = Path(__file__).with_name("defaults.yaml")
+_DEFAULTS = os.path.join(os.path.dirname(__file__), "defaults.yaml")
 _PLACEHOLDER = lazyre.compile(r"\{([a-zA-Z_][a-zA-Z0-9_]*)\}")
 
 
@@ -278,36 +281,36 @@ class Settings(NamedTuple):
     file_taken: frozenset[tuple[str, str]] = frozenset()
 
 
-def find_config(start: Path, home: Path | None = None) -> Path | None:
+def find_config(start: StrPath, home: StrPath | None = None) -> str | None:
     """The nearest ``.dra-migrate.yaml`` at or above ``start``, up to the root of its git
     repository, else up to the home folder, else in ``start``'s folder only: a file in
     ``/tmp`` or ``/`` never steers runs below it unnoticed."""
-    here = discover.real_path(start)
-    if here.is_file():
-        here = here.parent
-    home = discover.real_path(home if home is not None else _home())
-    chain = [here, *here.parents]
-    boundary = next((f for f in chain if (f / ".git").exists()), None)
+    here = discover.real_name(os.fspath(start))
+    if os.path.isfile(here):
+        here = os.path.dirname(here)
+    home = discover.real_name(os.fspath(home) if home is not None else _home())
+    chain = [here]
+    while os.path.dirname(chain[-1]) != chain[-1]:
+        chain.append(os.path.dirname(chain[-1]))
+    boundary = next((f for f in chain if os.path.exists(os.path.join(f, ".git"))), None)
     if boundary is None:
         boundary = home if home in chain else here
     for folder in chain:
         for name in CONFIG_NAMES:
-            candidate = folder / name
-            if candidate.is_file():
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate):
                 return candidate
         if folder == boundary:
             break
     return None
 
 
-def _home() -> Path:
-    try:
-        return Path.home()
-    except RuntimeError:  # no HOME and no passwd entry
-        return Path("/nonexistent")
+def _home() -> str:
+    home = os.path.expanduser("~")
+    return home if home != "~" else "/nonexistent"  # no HOME and no passwd entry
 
 
-def load_config(path: Path | None) -> Config:
+def load_config(path: StrPath | None) -> Config:
     """Built-ins, plus the project file at ``path`` when given."""
     # ours, tested: read as JSON from the user's cache when it was read before
     ((_name, defaults),) = cached_documents(
@@ -378,7 +381,7 @@ def _class_definition(data: Mapping[str, Any], root: Node | None, index: int) ->
     )
 
 
-def _read(path: Path, display: str, check: bool = True) -> tuple[dict[str, Any], Node | None]:
+def _read(path: StrPath, display: str, check: bool = True) -> tuple[dict[str, Any], Node | None]:
     from dra_migrate import load
 
     try:
@@ -476,7 +479,8 @@ def _config_checker() -> Callable[[Any], list[Any]]:
     answers without importing jsonschema on every run of a configured project)."""
     from dra_migrate import schema_engine
 
-    schema = json.loads(schema_path("config.schema.json").read_text(encoding="utf-8"))
+    with open(schema_path("config.schema.json"), encoding="utf-8") as handle:
+        schema = json.load(handle)
     try:
         return schema_engine.compile_schema(schema)
     except schema_engine.Unsupported:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 
 from dra_migrate import discover, layout, lazyre, suppress
 from dra_migrate.context import Lookup
@@ -21,6 +20,7 @@ from dra_migrate.report.model import FileResult, Report, Status
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, BinaryIO, TypeVar
 
     _T = TypeVar("_T")
@@ -43,7 +43,7 @@ def run(
     edit: bool = True,
     progress: Progress = None,
     skip: Sequence[Path] = (),
-    only: Iterable[Path] | None = None,
+    only: Iterable[str] | None = None,
     context: Sequence[str] = (),
 ) -> Report:
     """Every file under ``paths`` (never under ``skip``, the output folder).

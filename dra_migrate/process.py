@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
 
 from yaml.nodes import Node
 
@@ -27,6 +26,10 @@ from dra_migrate.plan import Names, PodPlan, plan_site
 from dra_migrate.quantity import whole_count
 from dra_migrate.record import NamedTuple
 from dra_migrate.report.model import FileResult, InventoryItem, Status
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:  # nor pathlib (resources.py)
+    from pathlib import Path
 
 
 class Job(NamedTuple):

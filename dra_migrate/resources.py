@@ -12,29 +12,34 @@ import os
 import zlib
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
+    from os import PathLike
     from typing import Any
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+# paths are strings: pathlib (with urllib.parse and ipaddress, about 8 ms) is imported
+# only where a run writes files
+_PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__))
 
 
 @cache
-def data_dir(name: str) -> Path:
+def data_dir(name: str) -> str:
     """Return the folder ``name`` (``schemas`` or ``templates``)."""
-    for candidate in (_PACKAGE_DIR / "_data" / name, _PACKAGE_DIR.parent / name):
-        if candidate.is_dir():
+    for candidate in (
+        os.path.join(_PACKAGE_DIR, "_data", name),
+        os.path.join(os.path.dirname(_PACKAGE_DIR), name),
+    ):
+        if os.path.isdir(candidate):
             return candidate
     raise FileNotFoundError(f"dra-migrate data folder {name!r} is missing from the installation")
 
 
-def schema_path(relative: str) -> Path:
-    return data_dir("schemas") / relative
+def schema_path(relative: str) -> str:
+    return os.path.join(data_dir("schemas"), relative)
 
 
-def template_dir() -> Path:
+def template_dir() -> str:
     return data_dir("templates")
 
 
@@ -43,7 +48,7 @@ def jinja_environment(autoescape: bool = False) -> Any:
     import jinja2
 
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(template_dir())),
+        loader=jinja2.FileSystemLoader(template_dir()),
         autoescape=autoescape,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -84,7 +89,7 @@ def keep(path: str, data: bytes) -> None:
 
 
 def cached_documents(
-    kind: str, files: list[Path], read: Callable[[Path], Any]
+    kind: str, files: list[str], read: Callable[[str], Any]
 ) -> list[tuple[str, Any]]:
     """``(file name, data)`` of each of our own YAML data files (``read`` loads one).
 
@@ -95,7 +100,7 @@ def cached_documents(
     modification time they have now (what Python checks of its bytecode cache).
     Only what JSON gives back unchanged is kept.
     """
-    stamp = repr([(str(p.resolve()), *_size_and_time(p)) for p in files])
+    stamp = repr([(os.path.realpath(p), *_size_and_time(p)) for p in files])
     cached = cache_file(f"{kind}-{zlib.crc32(stamp.encode()):08x}.json")
     if cached is not None:
         try:
@@ -105,7 +110,7 @@ def cached_documents(
                 return [(name, data) for name, data in kept["documents"]]
         except (OSError, ValueError, KeyError, TypeError):
             pass  # missing, partial or of another layout: the YAML is read
-    documents = [(path.name, read(path)) for path in files]
+    documents = [(os.path.basename(path), read(path)) for path in files]
     if cached is not None:
         try:
             text = json.dumps({"stamp": stamp, "documents": documents})
@@ -116,8 +121,8 @@ def cached_documents(
     return documents
 
 
-def _size_and_time(path: Path) -> tuple[int, int]:
-    info = path.stat()
+def _size_and_time(path: str | PathLike[str]) -> tuple[int, int]:
+    info = os.stat(path)
     return info.st_size, info.st_mtime_ns
 
 
@@ -153,7 +158,7 @@ def package_stamp() -> str | None:
     listed (nothing is kept)."""
     import sys
 
-    here = str(_PACKAGE_DIR)
+    here = _PACKAGE_DIR
     try:
         names = sorted(n for n in os.listdir(here) if n.endswith(".py"))
     except OSError:
@@ -166,6 +171,6 @@ def files_stamp(paths: list[str]) -> str | None:
     """The size and modification time of each of ``paths`` (a ``cached_answer``
     stamp); None when one cannot be read."""
     try:
-        return repr([(p, *_size_and_time(Path(p))) for p in paths])
+        return repr([(p, *_size_and_time(p)) for p in paths])
     except OSError:
         return None

@@ -94,7 +94,7 @@ def format_path(path: Sequence[str | int]) -> str:
 
 @cache
 def _index() -> dict[str, Any]:
-    with schema_path("kubernetes/index.json").open(encoding="utf-8") as handle:
+    with open(schema_path("kubernetes/index.json"), encoding="utf-8") as handle:
         index: dict[str, Any] = json.load(handle)
     return index
 
@@ -160,7 +160,7 @@ def _validator(name: str) -> Callable[[Any], list[Any]]:
     definitions); the tests compile every bundled schema whole, so none is refused late."""
     from dra_migrate import schema_engine
 
-    with schema_path(f"kubernetes/{name}").open(encoding="utf-8") as handle:
+    with open(schema_path(f"kubernetes/{name}"), encoding="utf-8") as handle:
         schema = json.load(handle)
     try:
         return schema_engine.compile_schema(schema, lazy_refs=True)  # bundled: in the subset

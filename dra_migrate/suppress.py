@@ -24,7 +24,6 @@ import os
 import re
 from bisect import bisect_right
 from collections.abc import Iterable
-from pathlib import Path
 
 from dra_migrate import lazyre
 from dra_migrate.findings import CODES, Finding, InputProblem, finding
@@ -34,6 +33,7 @@ from dra_migrate.report.model import FileResult, Report, Suppressed
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 if TYPE_CHECKING:  # the parser is imported where a file with ignore comments is parsed
@@ -314,6 +314,8 @@ def _inline_notes(
 
 
 def _matches(folder: Path, spec: Any, path: str) -> bool:
+    from pathlib import Path  # a configuration with ignore entries only (resources.py)
+
     if not path or path == "-":
         return False
     try:
@@ -325,6 +327,8 @@ def _matches(folder: Path, spec: Any, path: str) -> bool:
 
 def config_holds(config: Config, path: str) -> bool:
     """Whether an ``ignore`` entry of all codes, or of DRA401, keeps the file as it is."""
+    from pathlib import Path
+
     import pathspec
 
     folder = Path(config.path or ".").resolve().parent
@@ -339,6 +343,8 @@ class _Entry:
     """An ``ignore`` entry of the configuration, while a run is checked against it."""
 
     def __init__(self, entry: IgnoreEntry, config: Config) -> None:
+        from pathlib import Path
+
         import pathspec
 
         self.entry = entry
@@ -405,7 +411,8 @@ def _position(path: str | None, index: int) -> tuple[int, int]:
     from dra_migrate import load
 
     try:
-        source = load.decode(path, Path(path).read_bytes())
+        with open(path, "rb") as handle:
+            source = load.decode(path, handle.read())
         docs = load.parse(source)
         root = next(d.root for d in docs if d.root is not None)
         return load.position(load.node_at(root, ("ignore", index)))

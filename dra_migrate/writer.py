@@ -7,12 +7,12 @@ import difflib
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from pathlib import Path, PurePosixPath
 
 from dra_migrate.findings import quote_path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # nor pathlib: the functions that write are given Paths (resources.py)
+    from pathlib import Path
     from typing import Any
 
     Opcode = tuple[Any, int, int, int, int]  # difflib's (tag, i1, i2, j1, j2)
@@ -408,6 +408,8 @@ def _alive(pid: int) -> bool:
 
 def output_path(output_dir: Path, display: str) -> Path:
     """Where ``display`` goes under ``output_dir``: the same relative layout, never outside it."""
+    from pathlib import PurePosixPath
+
     parts = [
         p for p in PurePosixPath(display.replace(os.sep, "/")).parts if p not in ("/", "..", ".")
     ]

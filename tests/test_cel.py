@@ -790,7 +790,7 @@ def test_the_catalog_is_read_from_the_users_cache_while_its_files_are_unchanged(
 
     folder = tmp_path / "catalog"
     folder.mkdir()
-    for path in CATALOG_DIR.glob("*.yaml"):
+    for path in Path(CATALOG_DIR).glob("*.yaml"):
         (folder / path.name).write_bytes(path.read_bytes())
     from_yaml = _fresh_catalog(monkeypatch, tmp_path / "cache", folder)
     [kept] = (tmp_path / "cache" / "dra-migrate").glob("catalog-*.json")

@@ -476,7 +476,7 @@ def test_config_above_the_repository_is_not_used(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     assert find_config(repo / "apps", home=tmp_path / "nohome") is None
     (repo / ".dra-migrate.yaml").write_text("resources: []\n")
-    assert find_config(repo / "apps", home=tmp_path / "nohome") == repo / ".dra-migrate.yaml"
+    assert find_config(repo / "apps", home=tmp_path / "nohome") == str(repo / ".dra-migrate.yaml")
 
 
 def test_outside_git_the_search_stops_at_home(tmp_path: Path) -> None:
@@ -487,8 +487,9 @@ def test_outside_git_the_search_stops_at_home(tmp_path: Path) -> None:
     (home / "work").mkdir(parents=True)
     assert find_config(home / "work", home=home) is None  # /tmp's file steers nothing
     (home / ".dra-migrate.yaml").write_text("resources: []\n")
-    assert find_config(home / "work", home=home) == home / ".dra-migrate.yaml"
-    assert find_config(tmp_path / "home", home=tmp_path / "elsewhere") == home / ".dra-migrate.yaml"
+    assert find_config(home / "work", home=home) == str(home / ".dra-migrate.yaml")
+    found = find_config(tmp_path / "home", home=tmp_path / "elsewhere")
+    assert found == str(home / ".dra-migrate.yaml")
 
 
 def test_every_summary_names_the_configuration(tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ from dra_migrate.resources import schema_path
 
 def test_builtin_defaults_pass_the_config_schema() -> None:
     """load_config does not re-check its own defaults at run time; this does."""
-    schema = json.loads(schema_path("config.schema.json").read_text())
-    [doc] = load.parse(load.decode(str(_DEFAULTS), _DEFAULTS.read_bytes()))
+    schema = json.loads(Path(schema_path("config.schema.json")).read_text())
+    [doc] = load.parse(load.decode(_DEFAULTS, Path(_DEFAULTS).read_bytes()))
     jsonschema.Draft7Validator(schema).validate(load.to_data(doc.root))
 
 

@@ -370,7 +370,9 @@ def test_wheel_layout(tmp_path: Path) -> None:
 
 
 def test_schema_path_points_at_repo_folder() -> None:
-    assert schema_path("kubernetes/index.json").resolve() == (KUBE_DIR / "index.json").resolve()
+    assert (
+        Path(schema_path("kubernetes/index.json")).resolve() == (KUBE_DIR / "index.json").resolve()
+    )
 
 
 def test_index_lists_every_file_with_its_sha256() -> None:

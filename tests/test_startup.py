@@ -64,8 +64,12 @@ HEAVY = ("jsonschema", "jinja2", "celpy", "lark", "rich", "dra_migrate.cel", "_h
 # What the standard library costs milliseconds to import, and none of these paths needs:
 # dataclasses (with inspect, ast, dis, tokenize), exact fractions for plain counts,
 # shutil (argparse's help layout asks it for the terminal's width), click's imports,
-# typing (6 ms: the package imports it for type checkers only, TYPE_CHECKING = False).
+# typing (6 ms: the package imports it for type checkers only, TYPE_CHECKING = False),
+# pathlib (8 ms with urllib.parse and ipaddress: paths are strings until a run writes).
 SLOW_STDLIB = (
+    "pathlib",
+    "urllib",
+    "ipaddress",
     "dataclasses",
     "inspect",
     "fractions",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cache
 
@@ -16,7 +17,8 @@ _HEADING = re.compile(r"^## (DRA\d{3}): ", re.MULTILINE)
 @cache
 def _sections() -> dict[str, str]:
     try:
-        text = (data_dir("docs") / "findings.md").read_text(encoding="utf-8")
+        with open(os.path.join(data_dir("docs"), "findings.md"), encoding="utf-8") as handle:
+            text = handle.read()
     except (FileNotFoundError, OSError):
         return {}
     sections: dict[str, str] = {}
