@@ -125,6 +125,7 @@ def run(
         around = []
     repo_layout = builder.add(around)
     if not todo:  # nothing to parse: the parsing and planning code is never imported
+        builder.keep()
         files = [results[i] for i in sorted(results)]
         return Report(files, _renamings(repo_layout, set()))
 
@@ -132,6 +133,7 @@ def run(
         (i, Job(c.path, c.display, repo_layout.role(c.path, c.real), data, edit, False))
         for i, c, data in todo
     ]
+    builder.keep()  # what the layout learnt of kustomizations, for the next run
     if templates_elsewhere:
         settings = settings._replace(reserved=frozenset(templates_elsewhere))
     processed = _map([job for _i, job in work], settings, jobs, progress)

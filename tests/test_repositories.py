@@ -304,3 +304,35 @@ def test_base_given_alone_knows_the_overlays_of_its_git_work_tree(tmp_path: Path
     assert "kustomize/base/deployment.yaml:4:9: DRA222 error:" in err
     assert "kustomize/overlays/prod/kustomization.yaml" in err
     assert done.stdout == b""  # nothing converted
+
+
+def test_kustomization_facts_kept_between_runs_follow_their_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the layout learns of each kustomization is kept in the cache folder by the
+    kustomization's content: a later run answers alike from it, and an edited
+    kustomization (its patch removed) is read again, never answered from the old
+    facts; a cache file that is not ours is ignored."""
+    import shutil
+    import subprocess
+
+    from tests.conftest import REPO
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    shutil.copytree(REPO / "examples" / "kustomize", tmp_path / "kustomize")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    first = run_cli(["convert", "kustomize/base"], tmp_path)
+    [kept] = (tmp_path / "cache" / "dra-migrate").glob("layout-*.json")
+    again = run_cli(["convert", "kustomize/base"], tmp_path)
+    assert again.stderr == first.stderr and again.stdout == first.stdout == b""
+    assert b"DRA222" in again.stderr
+    overlay = tmp_path / "kustomize" / "overlays" / "prod" / "kustomization.yaml"
+    text = overlay.read_text()
+    patched = text[: text.index("patches:")] if "patches:" in text else text
+    overlay.write_text(patched)
+    edited = run_cli(["convert", "kustomize/base"], tmp_path)
+    assert b"DRA222" not in edited.stderr, edited.stderr.decode()
+    assert b"+kind: ResourceClaimTemplate" in edited.stdout  # the base is converted now
+    kept.write_text('{"stamp": "another", "cwd": "/", "facts": {"x": 1}}')
+    overlay.write_text(text)
+    assert run_cli(["convert", "kustomize/base"], tmp_path).stderr == first.stderr
