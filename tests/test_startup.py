@@ -26,17 +26,15 @@ from tests.test_validate import TEMPLATE
 
 # Runs ``python -m dra_migrate ARGS`` in this interpreter, then writes the modules it
 # imported, the dataclasses defined in the package's loaded modules and the cyclic
-# garbage collections the run made to $PROBE_OUT.
+# garbage collections the run made to $PROBE_OUT, from an exit function (the run ends
+# the process without the interpreter's teardown, after running those: entry.leave).
 PROBE = """\
-import gc, json, os, runpy, sys
+import atexit, gc, json, os, runpy, sys
 def collected():
     return sum(generation["collections"] for generation in gc.get_stats())
 before = collected()
-try:
-    runpy.run_module("dra_migrate", run_name="__main__", alter_sys=True)
-except SystemExit:
-    pass
-finally:
+@atexit.register
+def probe():
     classes = sorted(
         f"{name}.{attr}"
         for name, module in list(sys.modules.items())
@@ -57,6 +55,10 @@ finally:
             },
             out,
         )
+try:
+    runpy.run_module("dra_migrate", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
 """
 
 # Libraries that cost tens of milliseconds to import, and are needed by a few paths only.
@@ -102,14 +104,14 @@ def probe(tmp_path: Path, cwd: Path, *args: str) -> tuple[set[str], list[str]]:
         "XDG_CACHE_HOME": str(tmp_path / "cache"),  # the built-in mapping is kept here
     }
     env.pop("PYTHONWARNINGS", None)
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-c", PROBE, *args],
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
-        check=True,
     )
+    assert done.returncode in (0, 1), done.stderr  # the run's own status: never a crash
     data = json.loads(out.read_text())
     return set(data["modules"]), data["dataclasses"]
 
@@ -190,7 +192,8 @@ def test_the_command_runs_with_its_imports_frozen_for_the_collector(
     out = tmp_path / "probe.json"
     env = {**os.environ, "PYTHONPATH": str(REPO), "PROBE_OUT": str(out)}
     args = ("convert", "--check", "--diff", "--context", ".", "gpu.yaml")
-    subprocess.run([sys.executable, "-c", PROBE, *args], cwd=repo, env=env, check=True)
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=repo, env=env)
+    assert done.returncode == 1  # convert --check: a file would change
     run = json.loads(out.read_text())
     assert run["collecting"]
     assert run["frozen"] > 10_000  # the modules, classes and functions of the CLI
@@ -229,3 +232,34 @@ def test_a_selector_checked_before_needs_no_cel_library(tmp_path: Path) -> None:
     assert validate() == first
     modules, _ = probe(tmp_path, tmp_path, "validate", "t.yaml")
     assert loaded(modules, ("celpy", "lark", "dra_migrate.cel")) == []  # kept again
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "err"),
+    [("None", 0, ""), ("3", 3, ""), ("'no such file'", 1, "no such file")],
+)
+def test_the_process_ends_as_sys_exit_would_without_teardown(
+    tmp_path: Path, code: str, status: int, err: str
+) -> None:
+    """entry.leave: the exit functions run, buffered output is flushed, the status is
+    sys.exit's; the interpreter's teardown is skipped (a destructor never runs)."""
+    script = (
+        "import atexit, sys\n"
+        "from dra_migrate import entry\n"
+        "class Torn:\n"
+        "    def __del__(self): print('torn down', flush=True)\n"
+        "kept = Torn()\n"
+        f"atexit.register(lambda: open({str(tmp_path / 'ran')!r}, 'w').close())\n"
+        "sys.stdout.write('x' * 100000)  # buffered, no newline\n"
+        f"entry.leave({code})\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == status
+    assert done.stdout == "x" * 100000  # flushed, and no teardown ('torn down')
+    assert done.stderr.strip() == err
+    assert (tmp_path / "ran").exists()
