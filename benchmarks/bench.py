@@ -366,7 +366,7 @@ def schema_baseline(files: list[Path], reference: bool = True) -> float:
             return
         name = schemas._choose_object_file(doc["apiVersion"], doc["kind"], None)
         if name not in validators:
-            schema = json.loads(schemas.schema_path(f"kubernetes/{name}").read_text())
+            schema = json.loads(Path(schemas.schema_path(f"kubernetes/{name}")).read_text())
             validators[name] = schemas.reference_validator(schema)
         list(validators[name].iter_errors(doc))
 

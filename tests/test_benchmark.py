@@ -56,3 +56,18 @@ def test_benchmark_runs_and_prints_ratios(
     assert "scan, kserve-like" in out and "convert - (stdin), 20 documents" in out
     assert "<= 0.5" in out and ("met" in out or "MISSED" in out)
     assert (tmp_path / "b.json").read_text().startswith("[")
+
+
+def test_schema_baselines_run_on_dra_objects(tmp_path: Path) -> None:
+    """The validate row's baselines (jsonschema, and the tool's compiled check) read the
+    bundled schemas: held here too, since the runs above leave the DRA corpus out."""
+    bench = _bench()
+    claim = tmp_path / "claim.yaml"
+    claim.write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
+        "metadata:\n  name: gpu\nspec:\n  spec:\n    devices:\n      requests:\n"
+        "      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n"
+    )
+    for reference in (True, False):
+        seconds = bench.schema_baseline([claim], reference=reference)  # type: ignore[attr-defined]
+        assert seconds > 0
