@@ -187,7 +187,7 @@ class Builder:
             if given.endswith(_NAME_ENDS) and given.rpartition(sep)[2] in KUSTOMIZATION_NAMES:
                 files.append(given)
             if climbing:
-                parent = given[: given.rfind(sep)]
+                parent = given[: max(given.rfind(sep), 0)]  # (real paths: absolute)
                 if parent != last:
                     last = parent
                     if parent not in tops:
