@@ -316,13 +316,16 @@ def write_atomic(
 ) -> None:
     """Write through a temporary file in the same folder and rename it over ``target``.
 
-    The file mode of an existing target is kept (``mode`` for a new one); a
+    The file mode of an existing target is kept (``mode`` for a new one, else what
+    ``open`` would give it under the umask: the temporary file is 0600); a
     reader never sees half a file. With ``expect``, the target must still hold
     exactly those bytes just before the rename, or nothing is written (DRA012).
     Temporary files of earlier runs that were killed are removed.
     """
     with contextlib.suppress(FileNotFoundError):
         mode = stat.S_IMODE(target.stat().st_mode)
+    if mode is None:  # a new file: as open() would make it (the temporary file is 0600)
+        mode = 0o666 & ~_umask()
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(target)
     import tempfile  # here: a run that writes nothing does not pay for its import
@@ -344,6 +347,13 @@ def write_atomic(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it, and set back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _unchanged(target: Path, expect: bytes) -> None:

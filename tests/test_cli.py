@@ -99,6 +99,32 @@ def test_write_is_atomic_and_keeps_mode(repo: Path) -> None:
     assert (repo / "apps" / "settings.yaml").read_text() == NO_GPU
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_a_new_output_file_gets_the_mode_open_would_give(repo: Path, umask: int) -> None:
+    """--output writes through a temporary file (0600): the report it leaves is made
+    as open() would make it under the user's umask, not private by accident."""
+    import sys
+
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dra_migrate",
+            "scan",
+            "--format",
+            "json",
+            "--output",
+            "r.json",
+            "apps",
+        ],
+        cwd=repo,
+        umask=umask,
+        capture_output=True,
+        check=True,
+    )
+    assert stat.S_IMODE((repo / "r.json").stat().st_mode) == 0o666 & ~umask
+
+
 def test_output_dir_keeps_layout_and_sources(repo: Path) -> None:
     done = run_cli(["convert", "--output-dir", "converted", "."], repo)
     assert done.returncode == 0, done.stderr
