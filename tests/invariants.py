@@ -191,23 +191,29 @@ def check_untouched(original: str, converted: str, gpu_names: Iterable[str]) -> 
         assert comment.strip() in converted, f"comment lost: {comment!r}"
 
 
-TRAIN_JOB = """\
-apiVersion: batch/v1
+def gpu_job(name: str, count: int = 1, container: str = "main", comment: str = "") -> str:
+    """A Job in namespace ml whose one container asks for ``count`` NVIDIA GPUs
+    (``comment``: a comment line above it; ``container`` may carry a trailing comment)."""
+    head = f"# {comment}\n" if comment else ""
+    return f"""{head}apiVersion: batch/v1
 kind: Job
 metadata:
-  name: train
+  name: {name}
   namespace: ml
 spec:
   template:
     spec:
       restartPolicy: Never
       containers:
-        - name: main
+        - name: {container}
           image: img:1
           resources:
             limits:
-              nvidia.com/gpu: 1
+              nvidia.com/gpu: {count}
 """
+
+
+TRAIN_JOB = gpu_job("train")
 
 
 def claim_template(name: str, namespace: str = "ml", device_class: str = "gpu.nvidia.com") -> str:

@@ -17,28 +17,11 @@ import pytest
 
 from dra_migrate import pipeline
 from tests.cli_runner import invoke
-from tests.invariants import claim_template
+from tests.invariants import claim_template, gpu_job
 
 
 def job(name: str, count: int = 1, extra: str = "") -> str:
-    return f"""\
-# job {name}
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {name}
-  namespace: ml
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: train{extra}
-          image: img:1
-          resources:
-            limits:
-              nvidia.com/gpu: {count}
-"""
+    return gpu_job(name, count, container=f"train{extra}", comment=f"job {name}")
 
 
 def config_map(i: int) -> str:
