@@ -30,7 +30,7 @@ from dra_migrate.load import (
     line_start,
     walk,
 )
-from dra_migrate.plan import AddObject, AppendEntry, AppendItems, Edit, RemoveEntry
+from dra_migrate.operations import AddObject, AppendEntry, AppendItems, Edit, RemoveEntry
 from dra_migrate.record import NamedTuple
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)

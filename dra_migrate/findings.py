@@ -29,6 +29,9 @@ class Code(NamedTuple):
     severity: Severity
     title: str
     blocks: bool = False  # the file is not written when this code is found in it
+    # what the conversion writes beside the claims, as the summary counts it (a noun
+    # phrase; "" for codes that write nothing): shown only where the file is converted
+    writes: str = ""
 
     @property
     def unprocessed(self) -> bool:
@@ -86,7 +89,12 @@ CODES: dict[str, Code] = _table(
     Code("DRA206", W, "ResourceQuota on a GPU extended resource does not limit DRA claims"),
     Code("DRA207", N, "init container reuses the devices of app containers"),
     Code("DRA208", N, "GPU product node selector"),
-    Code("DRA209", N, "rayStartParams.num-gpus set from the GPU count"),
+    Code(
+        "DRA209",
+        N,
+        "rayStartParams.num-gpus set from the GPU count",
+        writes="KubeRay num-gpus setting(s)",
+    ),
     Code("DRA210", N, "generated name shortened"),
     Code(
         "DRA211",
@@ -115,6 +123,15 @@ CODES: dict[str, Code] = _table(
         blocks=True,
     ),
     Code("DRA223", W, "Kueue quota on a GPU extended resource does not count DRA claims"),
+    Code(
+        "DRA224",
+        N,
+        "toleration that admission added for the extended resource, written",
+        writes="toleration(s) that ExtendedResourceToleration added",
+    ),
+    Code("DRA225", W, "pod's scheduler may not allocate ResourceClaims"),
+    Code("DRA226", W, "Kueue queue counted the GPU limit: its quota stops counting the pod"),
+    Code("DRA227", W, "GPU request inside a string (a manifest in a ConfigMap): never converted"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),

@@ -59,7 +59,6 @@ class Kind(NamedTuple):
     group: str  # API group without version; "" for core
     kind: str
     sites: tuple[Site, ...]
-    ray: bool = False  # KubeRay: GPU count also drives rayStartParams.num-gpus
     knative: str = ""  # KNATIVE or KSERVE_MODE: may run on Knative Serving (never converted there)
     cluster_scoped: bool = False  # its pods run in the namespaces of the objects that use it
     outside: tuple[str, ...] = ()  # resource fields outside pod templates
@@ -123,14 +122,15 @@ KINDS: tuple[Kind, ...] = (
         (Site("spec.template.spec.replicatedJobs[name].template.spec.template.spec", "{}"),),
         cluster_scoped=True,
     ),
-    Kind("ray.io", "RayCluster", _ray("spec"), ray=True),
+    Kind("ray.io", "RayCluster", _ray("spec")),
     Kind(
         "ray.io",
         "RayJob",
         (*_ray("spec.rayClusterSpec"), Site("spec.submitterPodTemplate.spec", "submitter")),
-        ray=True,
     ),
-    Kind("ray.io", "RayService", _ray("spec.rayClusterConfig"), ray=True),
+    Kind("ray.io", "RayService", _ray("spec.rayClusterConfig")),
+    # aibrix: a fleet of RayClusters from one RayCluster spec
+    Kind("orchestration.aibrix.ai", "RayClusterFleet", _ray("spec.template.spec")),
     Kind("jobset.x-k8s.io", "JobSet", _JOBSET),
     Kind(
         "leaderworkerset.x-k8s.io",

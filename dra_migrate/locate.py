@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from yaml.nodes import MappingNode, Node
 
-from dra_migrate import kinds, load
+from dra_migrate import kinds, lazyre, load
 from dra_migrate.kinds import ARGO, KSERVE, KSERVE_CONTAINER_FIELDS, Kind, Site
 from dra_migrate.load import Document, entries, get, get_path, items, scalar
 from dra_migrate.record import NamedTuple
@@ -72,7 +72,7 @@ class PodSite(NamedTuple):
     style: str
     containers: list[Container]
     template_labels: dict[str, str]
-    group: MappingNode | None = None  # KubeRay: the head or worker group
+    group: MappingNode | None = None  # KubeRay: the head or worker group (any kind)
     generic: bool = False
 
     @property
@@ -233,6 +233,11 @@ def _walk_site(workload: Workload, site: Site) -> Iterator[PodSite]:
             yield _site(workload, node, path, label, site.style)
 
 
+# A KubeRay head or worker group's pod template: RayCluster, RayJob, RayService and every
+# kind built on KubeRay's cluster spec (aibrix's RayClusterFleet, or one the fallback finds).
+_RAY_GROUP = lazyre.compile(r"(^|\.)(headGroupSpec|workerGroupSpecs\[\d+\])\.template\.spec$")
+
+
 def _site(
     workload: Workload, pod: MappingNode, path: str, label: str, style: str, generic: bool = False
 ) -> PodSite:
@@ -244,7 +249,7 @@ def _site(
         labels = load.to_python(get_path(parent, "metadata", "labels"))
         if isinstance(labels, dict):
             template_labels = {str(k): str(v) for k, v in labels.items()}
-    if workload.entry is not None and workload.entry.ray and path.endswith(".template.spec"):
+    if _RAY_GROUP.search(path):
         group_node = _node_at(workload.root, path[: -len(".template.spec")])
         group = group_node if isinstance(group_node, MappingNode) else None
     return PodSite(

@@ -168,6 +168,8 @@ class Config(Record):
         "max_file_size",
         "drivers",
         "feature_gates",
+        "extended_resource_toleration",
+        "dra_schedulers",
     )
     __slots__ = (*_fields, "_gpu", "_needles")
 
@@ -187,6 +189,10 @@ class Config(Record):
         drivers: Mapping[str, frozenset[str]] | None = None,
         # featureGates: DRA feature gates of the cluster (name, on), under --feature-gates
         feature_gates: tuple[tuple[str, bool], ...] = (),
+        # write the toleration ExtendedResourceToleration added (controllers.py)
+        extended_resource_toleration: bool = True,
+        # schedulerName values known to allocate ResourceClaims besides the default
+        dra_schedulers: frozenset[str] = frozenset(),
     ) -> None:
         self.resources = resources
         self.detect = detect
@@ -200,6 +206,8 @@ class Config(Record):
         self.max_file_size = max_file_size
         self.drivers: Mapping[str, frozenset[str]] = {} if drivers is None else drivers
         self.feature_gates = feature_gates
+        self.extended_resource_toleration = extended_resource_toleration
+        self.dra_schedulers = dra_schedulers
         # is_gpu's answers: every container of every file asks about the same few names
         self._gpu: dict[str, bool] = {}
         self._needles: list[tuple[bytes, ...]] = []
@@ -346,6 +354,8 @@ def load_config(path: StrPath | None) -> Config:
         ),
         max_file_size=parse_size(data.get("maxFileSize", discover.DEFAULT_MAX_FILE_SIZE)),
         feature_gates=tuple((data.get("featureGates") or {}).items()),
+        extended_resource_toleration=data.get("extendedResourceToleration", True),
+        dra_schedulers=frozenset(data.get("draSchedulers") or ()),
     )
 
 

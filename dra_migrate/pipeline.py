@@ -127,7 +127,7 @@ def run(
     if not todo:  # nothing to parse: the parsing and planning code is never imported
         builder.keep()
         files = [results[i] for i in sorted(results)]
-        return Report(files, _renamings(repo_layout, set()))
+        return Report(files, [f for f, _files in _renamings(repo_layout, set())])
 
     work = [
         (i, Job(c.path, c.display, repo_layout.role(c.path, c.real), data, edit, False))
@@ -140,9 +140,14 @@ def run(
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
     _unique_across_files(work, results, settings)
-    files = [results[i] for i in sorted(results)]
     changed = {candidates[i].real for i, r in results.items() if r.status is Status.CHANGED}
-    return Report(files, _collisions(files) + _renamings(repo_layout, changed))
+    renamed = _renamings(repo_layout, changed)
+    for i, result in results.items():
+        blocked = [f for f, files in renamed if candidates[i].real in files]
+        if blocked and result.status is Status.CHANGED:
+            results[i] = _held_back(result, blocked[0])
+    files = [results[i] for i in sorted(results)]
+    return Report(files, _collisions(files) + [f for f, _files in renamed])
 
 
 def _defined_in(files: Iterable[str], limit: int) -> set[tuple[str, str]]:
@@ -234,8 +239,12 @@ def mark_pending(report: Report) -> None:
         result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
 
 
-def _renamings(repo_layout: layout.Layout, changed: set[str]) -> list[Finding]:
-    """Overlays that rename ResourceClaimTemplates without renaming the references."""
+def _renamings(
+    repo_layout: layout.Layout, changed: set[str]
+) -> list[tuple[Finding, frozenset[str]]]:
+    """Overlays that rename ResourceClaimTemplates without renaming the references, each
+    with the real paths of the converted files it builds (not written: they would
+    break)."""
     if not repo_layout.renamings:
         return []
     from dra_migrate.process import uses_templates
@@ -247,19 +256,43 @@ def _renamings(repo_layout: layout.Layout, changed: set[str]) -> list[Finding]:
         uses = renaming.files & changed or {f for f in renaming.files if uses_templates(f)}
         if uses:
             found.append(
-                finding(
-                    "DRA219",
-                    renaming.display,
-                    renaming.line,
-                    renaming.col,
-                    "this kustomization renames the ResourceClaimTemplates it builds, but "
-                    "kustomize does not rename resourceClaimTemplateName in pod specs: the pods "
-                    "would refer to templates that do not exist",
-                    "add a configurations: file with a nameReference for kind "
-                    "ResourceClaimTemplate (docs/findings.md#dra219)",
+                (
+                    finding(
+                        "DRA219",
+                        renaming.display,
+                        renaming.line,
+                        renaming.col,
+                        "this kustomization renames the ResourceClaimTemplates it builds, but "
+                        "kustomize does not rename resourceClaimTemplateName in pod specs: the pods "
+                        "would refer to templates that do not exist",
+                        "add a configurations: file with a nameReference for kind "
+                        "ResourceClaimTemplate (docs/findings.md#dra219)",
+                    ),
+                    frozenset(uses & changed),
                 )
             )
     return found
+
+
+def _held_back(result: FileResult, renaming: Finding) -> FileResult:
+    """A converted file that a kustomization would build into broken references: left as
+    it is, with the reason on it (an error finding on a file means it is not written)."""
+    line, col = result.template_positions[0] if result.template_positions else (1, 1)
+    held = finding(
+        "DRA219",
+        result.path,
+        line,
+        col,
+        f"not converted: {renaming.path} renames the ResourceClaimTemplates this file would "
+        "define, but not the pods' references to them",
+        renaming.hint,
+    )
+    findings = sorted(
+        [*(f for f in result.findings if not f.spec.writes), held],
+        key=lambda f: (f.line, f.col, f.code, f.message),
+    )
+    inventory = [row.replace(kept=row.kept or "DRA219") for row in result.inventory]
+    return FileResult(result.path, Status.REPORTED, findings, inventory, original=result.original)
 
 
 def _collisions(files: list[FileResult]) -> list[Finding]:
@@ -492,6 +525,7 @@ def run_validate(
     # (display, the bytes, or None for a file over HELD: read again where it is checked)
     jobs_: list[tuple[str, bytes | None, str]] = []
     failed: list[FileResult] = []
+    every: list[str] = []  # the real path of every file of the run
     if stdin is not None:
         jobs_.append((*stdin, ""))
     else:
@@ -499,7 +533,6 @@ def run_validate(
         excluded = [*config.exclude, *excludes]
         # the real paths of every file, ruled out or not, are not needed: a list that
         # takes them keeps the ruled-out ones from being made candidates
-        every: list[str] = []
         for candidate in discover.expand(paths, excluded, (), wanted, config.max_file_size, every):
             try:
                 data = discover.read_file(candidate.path, config.max_file_size)
@@ -537,7 +570,9 @@ def run_validate(
         by_path[f.path].findings.append(f)
     for result in by_path.values():
         result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
-    return Report(failed + [c.result for c in checks])
+    # an overlay that renames the templates its pods refer to breaks them in its build
+    renamed = _renamings(layout.Builder(renamings_only=True).add(every), set()) if every else []
+    return Report(failed + [c.result for c in checks], [f for f, _files in renamed])
 
 
 def _check_file(display: str, data: bytes | None, path: str, limit: int, settings: Any) -> Any:

@@ -19,14 +19,21 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node
 
-from dra_migrate import lazyre, load, quantity
+from dra_migrate import controllers, lazyre, load, quantity
 from dra_migrate.findings import Finding, escape, finding, has_unsafe
 from dra_migrate.kinds import ARGO, KSERVE_MODE_ANNOTATION, on_knative
 from dra_migrate.load import entries, get, items, scalar
 from dra_migrate.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
 from dra_migrate.mapping import Choice, Config, Context, Settings
+from dra_migrate.operations import (
+    AddObject,
+    AppendEntry,
+    Edit,
+    RemoveEntry,
+    add_items,
+)
 from dra_migrate.quantity import INT64_MAX, whole_count
 from dra_migrate.record import NamedTuple, Record
 
@@ -38,50 +45,6 @@ PRODUCT_LABEL = "nvidia.com/gpu.product"
 MAX_REQUESTS = 32  # DeviceRequestsMaxSize
 _DNS_LABEL = lazyre.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _PLACEHOLDER = lazyre.compile(r"\$\{[^}]*\}|\{\{.*?\}\}")
-
-
-# --- edit operations: what the edit stage applies -------------------------------
-
-
-class RemoveEntry(NamedTuple):
-    """Delete ``key`` (a key node) and its value from ``mapping``."""
-
-    mapping: MappingNode
-    key: Node
-
-
-# The entries (mapping, key, value) an added item replaces: their line comments
-# move to the item's first line (a comment on ``nvidia.com/gpu: 1`` follows
-# the claim reference that replaces it).
-Replaced = tuple[tuple[MappingNode, Node, Node], ...]
-
-
-class AppendEntry(NamedTuple):
-    """Add ``key: value`` at the end of ``mapping``."""
-
-    mapping: MappingNode
-    key: str
-    value: Any
-    replaces: Replaced = ()
-
-
-class AppendItems(NamedTuple):
-    """Add items at the end of ``sequence``."""
-
-    sequence: SequenceNode
-    values: tuple[Any, ...]
-    replaces: Replaced = ()
-
-
-class AddObject(NamedTuple):
-    """Add a generated object after ``workload``'s document (or to its List)."""
-
-    workload: Workload
-    obj: Mapping[str, Any]
-    comment: str
-
-
-Edit = RemoveEntry | AppendEntry | AppendItems | AddObject
 
 
 # --- the plan -------------------------------------------------------------------
@@ -213,6 +176,10 @@ def plan_site(
         findings.append(refused)
         return None, findings
 
+    after = controllers.after_rewrite(site, asks, config, path)
+    if after.refused:
+        return None, findings + list(after.findings)
+
     requests, refs = _requests(site, asks, path, findings)
     if len(requests) > MAX_REQUESTS:
         line, col = load.position(site.pod)
@@ -239,7 +206,7 @@ def plan_site(
     if site.style == ARGO:
         edits.extend(_argo_claim(site, pod_claim, path, findings))
     else:
-        edits.extend(_add_items(site.pod, "resourceClaims", (pod_claim,)))
+        edits.extend(add_items(site.pod, "resourceClaims", (pod_claim,)))
     where = f" ({site.path})" if site.label else ""
     edits.append(
         AddObject(
@@ -248,7 +215,8 @@ def plan_site(
             f"dra-migrate: GPUs of {workload.kind} {workload.name}{where}",
         )
     )
-    edits.extend(_ray_edits(site, asks, path, findings))
+    edits.extend(after.edits)
+    findings.extend(after.findings)
     _notes(site, asks, ctx, path, findings)
     return PodPlan(site, claim, template, requests, refs, asks, edits, findings), findings
 
@@ -754,19 +722,8 @@ def _container_edits(
             for name, k, v in entries(section)
             if name in asked
         )
-        edits.extend(_add_items(resources, "claims", claims, replaced))
+        edits.extend(add_items(resources, "claims", claims, replaced))
     return edits
-
-
-def _add_items(
-    mapping: MappingNode, key: str, values: tuple[Any, ...], replaces: Replaced = ()
-) -> list[Edit]:
-    """Append to the list at ``key``, creating it; an empty ``key:`` is replaced."""
-    existing = get(mapping, key)
-    if isinstance(existing, SequenceNode):
-        return [AppendItems(existing, values, replaces)]
-    edits: list[Edit] = [RemoveEntry(mapping, k) for name, k, _v in entries(mapping) if name == key]
-    return [*edits, AppendEntry(mapping, key, list(values), replaces)]
 
 
 def _argo_claim(
@@ -787,34 +744,6 @@ def _argo_claim(
         return []
     patch = json.dumps({"resourceClaims": [pod_claim]}, separators=(",", ":"))
     return [AppendEntry(site.pod, "podSpecPatch", patch)]
-
-
-def _ray_edits(site: PodSite, asks: list[Ask], path: str, findings: list[Finding]) -> list[Edit]:
-    group = site.group
-    if group is None or not site.containers:
-        return []
-    ray_container = next((c for c in site.containers if c.role == APP), None)
-    gpus = sum(a.count for a in asks if a.container is ray_container)
-    if ray_container is None or gpus == 0:
-        return []
-    params = get(group, "rayStartParams")
-    if get(params, "num-gpus") is not None:
-        return []
-    line, col = load.position(group)
-    findings.append(
-        finding(
-            "DRA209",
-            path,
-            line,
-            col,
-            f"KubeRay read the GPU count of {site.label or 'the group'} from the "
-            f"nvidia.com/gpu limit; rayStartParams num-gpus is set to {gpus} to keep Ray's view",
-        )
-    )
-    if isinstance(params, MappingNode):
-        return [AppendEntry(params, "num-gpus", str(gpus))]
-    empty = [RemoveEntry(group, k) for name, k, _v in entries(group) if name == "rayStartParams"]
-    return [*empty, AppendEntry(group, "rayStartParams", {"num-gpus": str(gpus)})]
 
 
 def _notes(

@@ -17,7 +17,7 @@ from yaml.nodes import Node
 
 from dra_migrate import discover, layout, load, locate, suppress, unconverted
 from dra_migrate.edit import EditError, apply_regions
-from dra_migrate.findings import Finding, InputProblem, finding
+from dra_migrate.findings import Finding, InputProblem, Severity, finding
 from dra_migrate.kinds import api_group
 from dra_migrate.layout import Role
 from dra_migrate.load import Document, Source, entries, get, scalar
@@ -30,6 +30,9 @@ from dra_migrate.report.model import FileResult, InventoryItem, Status
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:  # nor pathlib (resources.py)
     from pathlib import Path
+
+
+INFO = Severity.INFO
 
 
 class Job(NamedTuple):
@@ -180,7 +183,7 @@ def _convert(
             if whole_file or (held and suppress.holds(held, workload.root)):
                 # "# dra-migrate: ignore[DRA401]": stays on the device plugin, listed by scan
                 for site in locate.pod_sites(workload):
-                    inventory.extend(_inventory(site, config, path))
+                    inventory.extend(_kept(_inventory(site, config, path), suppress.HOLD))
                 continue
             policy = unconverted.POLICY_KINDS.get((api_group(workload.api_version), workload.kind))
             if policy is not None:
@@ -190,23 +193,30 @@ def _convert(
             covered: list[Node] = []
             overlays = layout.patched_by(role or Role(), workload.kind, workload.name)
             for site in sites:
-                inventory.extend(_inventory(site, config, path))
+                rows = _inventory(site, config, path)
+                inventory.extend(rows)
                 plan, found = plan_site(site, settings, names, path)
                 if plan is not None and overlays:
-                    findings.append(_overlaid(workload, overlays, path))
+                    found = [*found, _overlaid(workload, overlays, path)]
                     plan = None
+                if plan is None:  # what keeps it on the device plugin, for the plan
+                    _kept(rows, next((f.code for f in found if f.severity is not INFO), ""))
+                    found = [f for f in found if not f.spec.writes]  # nothing is written
                 findings.extend(found)
                 covered.extend(c.node for c in site.containers)
                 if plan is not None:
                     plans.append(plan)
             findings.extend(unconverted.outside(workload, covered, config, path))
+            findings.extend(unconverted.embedded(workload, source, config))
     if plans:
         odd_break = load.foreign_line_break(source)
         if odd_break is not None:
             findings.append(odd_break)
     findings = sorted(set(findings), key=lambda f: (f.line, f.col, f.code, f.message))
-    if any(f.blocks for f in findings):
-        return FileResult(path, _untouched(findings), findings, inventory, original=raw)
+    blocking = next((f.code for f in findings if f.blocks), "")
+    if blocking:
+        _kept(inventory, blocking)
+        return _left(path, _untouched(findings), findings, inventory, raw)
     if not plans:
         return FileResult(path, Status.UNCHANGED, findings, inventory, original=raw)
     # convert would rewrite this file, with these templates
@@ -237,7 +247,8 @@ def _convert(
                     "convert the file to YAML, or wrap the object in a kind: List",
                 )
             )
-            return FileResult(path, _untouched(findings), findings, inventory, original=raw)
+            _kept(inventory, "DRA211")
+            return _left(path, _untouched(findings), findings, inventory, raw)
         text, regions = apply_regions(source, docs, edits)
         converted, new_docs = _verify(text, source, settings)
         invalid = _loads_back(docs, new_docs, plans, path) or _check_generated(
@@ -245,7 +256,8 @@ def _convert(
         ) + _introduced(source, docs, converted, new_docs, settings, plans)
         if invalid:
             findings.extend(invalid)
-            return FileResult(path, Status.FAILED, findings, inventory, original=raw)
+            _kept(inventory, invalid[0].code)
+            return _left(path, Status.FAILED, findings, inventory, raw)
     except (EditError, InputProblem) as exc:
         message = exc.finding.message if isinstance(exc, InputProblem) else str(exc)
         # where the problem is, when known; else the first object being converted
@@ -263,8 +275,25 @@ def _convert(
                 f"internal error: the edit failed ({message}); left untouched",
             )
         )
-        return FileResult(path, Status.FAILED, findings, inventory, original=raw)
+        _kept(inventory, "DRA900")
+        return _left(path, Status.FAILED, findings, inventory, raw)
     return changed(converted=source.encode(text), regions=regions)
+
+
+def _left(
+    path: str, status: Status, findings: list[Finding], rows: list[InventoryItem], raw: bytes
+) -> FileResult:
+    """A file the conversion leaves as it is: what it would have written is not said."""
+    said = [f for f in findings if not f.spec.writes]
+    return FileResult(path, status, said, rows, original=raw)
+
+
+def _kept(rows: list[InventoryItem], code: str) -> list[InventoryItem]:
+    """Mark the rows convert leaves on the device plugin with the code that says why
+    (a row marked already keeps its first reason)."""
+    for row in rows:
+        row.kept = row.kept or code
+    return rows
 
 
 def _overlaid(workload: locate.Workload, overlays: list[str], path: str) -> Finding:

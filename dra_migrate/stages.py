@@ -100,6 +100,29 @@ RISKS: dict[str, tuple[str, str]] = {
         "A patch that sets the extended resource would add it back after the base is "
         "converted: patch the ResourceClaimTemplate's request count instead.",
     ),
+    "DRA224": (
+        "Tolerations that admission added for the GPU resource",
+        "The ExtendedResourceToleration admission plugin tolerated the GPU taint of pods that "
+        "asked for the extended resource; converted pods no longer do, so the rewrite writes "
+        "the toleration (harmless where nodes carry no such taint).",
+    ),
+    "DRA225": (
+        "Schedulers that may not allocate claims",
+        "A ResourceClaim is allocated by the scheduler that places the pod: a pod handed to a "
+        "scheduler without DRA support stays Pending. Check the scheduler's release and DRA "
+        "setting before its wave, or keep those workloads on the device plugin.",
+    ),
+    "DRA226": (
+        "Kueue queues that counted the GPU limit",
+        "Kueue admits queued workloads against the ClusterQueue's quota of what pods request; "
+        "claims count only through Kueue's DRA accounting (deviceClassMappings). Set it up "
+        "before the queue's workloads move, or their GPUs stop counting.",
+    ),
+    "DRA227": (
+        "GPU requests inside strings",
+        "Manifests held in ConfigMaps, Argo resource manifests and pod patches in strings "
+        "are another program's input and are never converted: migrate what applies them.",
+    ),
     "DRA203": (
         "Helm chart templates that set GPUs",
         "Chart templates are never modified: change the chart to render resourceClaims and a "
@@ -181,7 +204,7 @@ def build(
         installed_classes=[c.to_dict() for c in classes.installed],
         classes_yaml=classes.yaml,
         waves=waves,
-        risks=_risks(all_findings),
+        risks=_risks(all_findings, report.inventory),
         kustomize_config=(
             name_reference_config({(w.api_version, w.kind) for w in workloads})
             if any(f.code == "DRA219" for f in all_findings)
@@ -237,7 +260,11 @@ def _workloads(rows: Sequence[InventoryItem]) -> list[Workload]:
 def _row_findings(workloads: Sequence[Workload]) -> list[Finding]:
     found = []
     for w in workloads:
-        if w.strategy != strategy.NONE and w.replicas is not None and w.replicas >= MANY_REPLICAS:
+        if (
+            w.strategy not in strategy.LEFT
+            and w.replicas is not None
+            and w.replicas >= MANY_REPLICAS
+        ):
             found.append(
                 finding(
                     "DRA520",
@@ -477,7 +504,7 @@ def _capacity(
     node_of = [d.node or "(any node)" for d in devices]
     for w in workloads:
         for c in w.containers:
-            if c.device_class is None or w.strategy == strategy.NONE:
+            if c.device_class is None or w.strategy in strategy.LEFT:
                 continue
             key = (c.device_class, c.selectors)
             if key not in groups:
@@ -488,7 +515,7 @@ def _capacity(
         free.setdefault(node, set()).add(i)
     pods: list[tuple[int, Workload, dict[tuple[str, tuple[str, ...]], int]]] = []
     for w in workloads:
-        if w.strategy == strategy.NONE:
+        if w.strategy in strategy.LEFT:
             continue
         need: dict[tuple[str, tuple[str, ...]], int] = {}
         for c in w.containers:
@@ -532,7 +559,7 @@ def _capacity(
         asked = sum(
             (w.replicas or 0) * _per_pod(w, lambda c, key=key: (c.device_class, c.selectors) == key)
             for w in workloads
-            if w.strategy != strategy.NONE
+            if w.strategy not in strategy.LEFT
         )
         per_node: dict[str, int] = {}
         for i in matching or []:
@@ -632,7 +659,7 @@ def _rank(workloads: Sequence[Workload]) -> None:
 
 def _waves(workloads: Sequence[Workload], classes: ClassPlan) -> list[Wave]:
     movable = sorted(
-        (w for w in workloads if w.strategy != strategy.NONE),
+        (w for w in workloads if w.strategy not in strategy.LEFT),
         key=lambda w: (w.risk, w.gpus_per_pod, w.display, w.pod_path),
     )
     if not movable:
@@ -703,10 +730,12 @@ def _rollback(members: Sequence[Workload], classes: ClassPlan) -> list[str]:
     return steps
 
 
-def _risks(findings: Sequence[Finding]) -> list[Risk]:
+def _risks(findings: Sequence[Finding], inventory: Sequence[InventoryItem]) -> list[Risk]:
+    # a finding about a request that is no GPU (a TPU left unmapped) is no risk of this move
+    not_gpu = {(r.path, r.line, r.col) for r in inventory if not r.gpu}
     where: dict[str, list[str]] = {}
     for f in findings:
-        if f.code in RISKS:
+        if f.code in RISKS and (f.path, f.line, f.col) not in not_gpu:
             spot = f"{f.path}:{f.line}:{f.col}" if f.path else "(run)"
             where.setdefault(f.code, []).append(spot)
     return [
@@ -723,7 +752,9 @@ def name_reference_config(kinds: Iterable[tuple[str, str]]) -> str:
     """kustomize ``configurations:`` that renames resourceClaimTemplateName with the templates.
 
     One fieldSpec for every pod template of the kinds given (apiVersion, kind), from
-    the kind table; map-keyed replica specs (Kubeflow) get the usual role names.
+    the kind table (of every kind of the table when none of those given is in it: a
+    configuration with no fieldSpecs would rename nothing); map-keyed replica specs
+    (Kubeflow) get the usual role names.
     """
     from dra_migrate import kinds as kind_table
 
@@ -736,8 +767,13 @@ def name_reference_config(kinds: Iterable[tuple[str, str]]) -> str:
         "  - kind: ResourceClaimTemplate",
         "    fieldSpecs:",
     ]
+    known = sorted(k for k in kinds if kind_table.lookup(*k) is not None)
+    if not known:  # no kind of the table among them: every kind it knows, never none
+        known = sorted(
+            (f"{k.group}/v1" if k.group else "v1", k.kind) for k in kind_table.KINDS if k.sites
+        )
     seen = set()
-    for api_version, kind in sorted(kinds):
+    for api_version, kind in known:
         entry = kind_table.lookup(api_version, kind)
         if entry is None:
             continue

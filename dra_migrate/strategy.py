@@ -19,6 +19,8 @@ from dra_migrate.report.model import InventoryItem
 from dra_migrate.versions import GATES
 
 REWRITE, BRIDGE, NONE = "rewrite", "bridge", "none"
+MANUAL = "manual"  # convert leaves it as it is, for a reason a person must act on
+LEFT = (NONE, MANUAL)  # no wave moves these
 STRATEGIES = (REWRITE, BRIDGE, "auto")
 
 # KEP-5004 DRAExtendedResource: alpha (off) in 1.34-1.35, beta (on) 1.36, GA 1.37
@@ -107,6 +109,14 @@ def decide(
     unmapped = sorted({r.resource for r in rows if r.device_class is None})
     if unmapped and len(unmapped) == len({r.resource for r in rows}):
         return Decision(NONE, (f"not in the mapping: {', '.join(unmapped)}",))
+    kept = sorted({r.kept for r in rows if r.kept})
+    if kept:
+        from dra_migrate.findings import CODES
+
+        return Decision(
+            MANUAL,
+            tuple(f"convert leaves it as it is: {code} {CODES[code].title}" for code in kept),
+        )
     needs = [text for check in DRA_ONLY if (text := check(rows))]
     if requested == REWRITE:
         return Decision(REWRITE, ("--strategy rewrite", *needs))

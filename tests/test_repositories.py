@@ -99,7 +99,7 @@ def test_tpu_and_neuron_are_not_counted_as_gpus(tmp_path: Path) -> None:
     _write(tmp_path, {"infer.yaml": DEPLOYMENT, "neuron.yaml": NEURON, "tpu.yaml": TPU})
     done = run_cli(["scan", "."], tmp_path)
     out = done.stdout.decode()
-    assert "1 GPU request(s) in 1 file(s) (and 2 request(s) of other accelerators, " in out
+    assert "1 GPU request(s) in 1 file(s) (and 2 request(s) of other resources, " in out
     assert "aws.amazon.com/neuron, google.com/tpu, not counted)" in out
     data = json.loads(run_cli(["scan", "--format", "json", "."], tmp_path).stdout)
     assert data["summary"]["requests"] == 1

@@ -17,12 +17,36 @@ if TYPE_CHECKING:
 
 REPORT_VERSION = 1
 
-# Accelerators that are not GPUs: reported by scan, never counted as GPU requests.
+# Extended resources that scan lists but that are not GPU requests: never counted as
+# GPU requests, and never a file's reason for manual action.
 OTHER_ACCELERATORS = (
     "google.com/tpu*",  # Cloud TPU
     "aws.amazon.com/neuron*",  # Inferentia and Trainium (neuron, neuroncore, neurondevice)
     "habana.ai/*",  # Gaudi
 )
+NOT_GPU_REQUESTS = (
+    *OTHER_ACCELERATORS,
+    # HAMi's shares of the GPU a container asks for with nvidia.com/gpu (vGPU memory and
+    # compute): not GPUs of their own (DRA205 reports the fraction)
+    "nvidia.com/gpumem",
+    "nvidia.com/gpumem-percentage",
+    "nvidia.com/gpucores",
+    # names under the domains reserved for examples (RFC 2606, RFC 6761): documentation
+    # placeholders, not a device anyone installs
+    "example.com/*",
+    "example.net/*",
+    "example.org/*",
+    "*.example.com/*",
+    "*.example/*",
+    "*.test/*",
+    "*.invalid/*",
+)
+
+
+def gpu_request(resource: str) -> bool:
+    """A GPU request, counted as one (TPUs, HAMi's shares and example names are not)."""
+    return not any(fnmatch.fnmatchcase(resource, p) for p in NOT_GPU_REQUESTS)
+
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # --check found changes, or findings of error severity
@@ -101,6 +125,7 @@ class InventoryItem(Record):
         "driver_config",
         "shared",
         "rule",
+        "kept",
     )
 
     def __init__(
@@ -125,6 +150,9 @@ class InventoryItem(Record):
         driver_config: bool = False,  # the mapping adds opaque driver configuration
         shared: bool = False,  # a time-sliced share of a GPU (mapping ``shared: true``)
         rule: bool = False,  # a context rule of the mapping chose the class or selectors
+        # the code of the finding that keeps it on the device plugin ("": convert rewrites
+        # it): a refusal (DRA106, DRA215, ...), a blocked file, an ignore of DRA401
+        kept: str = "",
     ) -> None:
         self.path = path
         self.line = line
@@ -145,11 +173,13 @@ class InventoryItem(Record):
         self.driver_config = driver_config
         self.shared = shared
         self.rule = rule
+        self.kept = kept
 
     @property
     def gpu(self) -> bool:
-        """A GPU request (TPU, Neuron and Gaudi requests are other accelerators)."""
-        return not any(fnmatch.fnmatchcase(self.resource, p) for p in OTHER_ACCELERATORS)
+        """A GPU request (``gpu_request``): TPU, Neuron and Gaudi requests, HAMi's shares
+        and example names are not."""
+        return gpu_request(self.resource)
 
     def to_dict(self) -> dict[str, Any]:
         return {**location_dict(self), **as_json(self, REQUEST)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from dra_migrate.findings import escape, quote_path
+from dra_migrate.findings import CODES, escape, quote_path
 from dra_migrate.report.model import Report, Status
 from dra_migrate.report.summary import summary_line
 
@@ -223,7 +223,7 @@ def render(report: Report, command: str) -> str:
     if s["other_requests"]:
         names = sorted({i.resource for i in rows if not i.gpu})
         others = (
-            f" (and {s['other_requests']} request(s) of other accelerators, "
+            f" (and {s['other_requests']} request(s) of other resources, "
             f"{', '.join(names)}, not counted)"
         )
     suppressed = f", {s['suppressed']} suppressed" if s["suppressed"] else ""
@@ -281,10 +281,23 @@ def convert_summary(report: Report, done: bool, check: bool, output_dir: str | N
     lines = ["dra-migrate: " + ", ".join(parts) + "."]
     if report.api_version:
         lines.append(_api_line(report, "wrote" if done else "writes"))
+    besides = _besides(report)
+    if besides:
+        lines.append(f"dra-migrate: besides the claims, {'wrote' if done else 'writes'} {besides}.")
     manual = _manual_lines(report)
     lines.extend(manual)
     lines.append("dra-migrate: next: " + _next_step(report, done, check, bool(manual)))
     return "\n".join(lines)
+
+
+def _besides(report: Report) -> str:
+    """What the conversion writes beside the claims (the codes whose ``writes`` says what),
+    counted: "3 toleration(s) that ExtendedResourceToleration added (DRA224)"."""
+    counts: dict[str, int] = {}
+    for f in report.all_findings:
+        if f.spec.writes:
+            counts[f.code] = counts.get(f.code, 0) + 1
+    return ", ".join(f"{n} {CODES[code].writes} ({code})" for code, n in sorted(counts.items()))
 
 
 def _next_step(report: Report, done: bool, check: bool, manual: bool) -> str:
