@@ -132,6 +132,17 @@ CODES: dict[str, Code] = _table(
     Code("DRA225", W, "pod's scheduler may not allocate ResourceClaims"),
     Code("DRA226", W, "Kueue queue counted the GPU limit: its quota stops counting the pod"),
     Code("DRA227", W, "GPU request inside a string (a manifest in a ConfigMap): never converted"),
+    Code(
+        "DRA228",
+        W,
+        "operator derives a setting from the GPU limit that the rewrite cannot keep: not converted",
+    ),
+    Code(
+        "DRA229",
+        N,
+        "setting an operator derived from the GPU limit, written",
+        writes="operator setting(s) derived from the GPU limit",
+    ),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),

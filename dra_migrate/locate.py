@@ -244,13 +244,13 @@ def _site(
     template_labels: dict[str, str] = {}
     group: MappingNode | None = None
     parent_path = path.rsplit(".", 1)[0] if "." in path else ""
-    parent = _node_at(workload.root, parent_path) if parent_path else None
+    parent = node_at(workload.root, parent_path) if parent_path else None
     if path.endswith(".spec") and isinstance(parent, MappingNode):
         labels = load.to_python(get_path(parent, "metadata", "labels"))
         if isinstance(labels, dict):
             template_labels = {str(k): str(v) for k, v in labels.items()}
     if _RAY_GROUP.search(path):
-        group_node = _node_at(workload.root, path[: -len(".template.spec")])
+        group_node = node_at(workload.root, path[: -len(".template.spec")])
         group = group_node if isinstance(group_node, MappingNode) else None
     return PodSite(
         workload=workload,
@@ -265,7 +265,8 @@ def _site(
     )
 
 
-def _node_at(root: Node, path: str) -> Node | None:
+def node_at(root: Node, path: str) -> Node | None:
+    """The node at a dotted path with indices (``spec.workerGroupSpecs[0].template``)."""
     node: Node | None = root
     for part in path.replace("]", "").split("."):
         if not part:

@@ -221,7 +221,7 @@ def mark_pending(report: Report) -> None:
         if result.status is not Status.CHANGED:
             continue
         for item in result.inventory:
-            if item.device_class is None:
+            if item.device_class is None or item.kept:  # convert leaves it, and says why
                 continue
             ns = f"{item.namespace}/" if item.namespace else ""
             result.findings.append(
@@ -477,6 +477,8 @@ def run_stream(
             if sink is not None:
                 sink(result)
             _absorb(merged, result, part.line)
+        if merged.status is not Status.CHANGED:  # nothing of the stream is written
+            merged.findings = [f for f in merged.findings if not f.spec.writes]
         return Report([merged])
 
 

@@ -26,7 +26,7 @@ RESOURCE_FIELDS = ("limits", "requests", "extra_resource_limits", "extra_resourc
 def _reported(config: Config, resource: str) -> bool:
     """A resource these reports are about: a GPU the mapping knows or detects (TPUs,
     HAMi's shares and example names are listed by scan, never a file to edit)."""
-    return config.is_gpu(resource) and gpu_request(resource)
+    return config.is_gpu(resource) and gpu_request(resource, config.maps(resource))
 
 
 _VALUES_REF = lazyre.compile(r"\.Values((?:\.[A-Za-z0-9_]+|\[\s*\"[^\"]+\"\s*\])+)")

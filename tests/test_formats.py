@@ -167,7 +167,7 @@ def test_markdown_puts_the_summary_first_and_folds_the_details(repo: Path) -> No
     assert head.startswith("### :x: dra-migrate convert\n")
     assert "**1 error(s)**" in head
     assert "| [DRA202](" in head  # the count per code is part of the summary
-    assert "<summary>Findings (1)</summary>" in rest
+    assert "<summary>Findings (2)</summary>" in rest  # DRA202, and the toleration written
     assert "`deploy/overlays/prod/gpu-patch.yaml:12:13`" in rest
 
 

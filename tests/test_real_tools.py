@@ -156,8 +156,11 @@ def test_name_prefix_needs_the_documented_name_reference(tools: Path, tmp_path: 
     shutil.copytree(EXAMPLES / "kustomize" / "base", work / "base")
     (work / "prod").mkdir()
     (work / "prod" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: prod-\n")
+    before = (work / "base" / "deployment.yaml").read_bytes()
     done = run_cli(["convert", "--write", "."], work)
     assert b"prod/kustomization.yaml:3:1: DRA219" in done.stderr
+    # an error on the overlay keeps the base it would break unwritten
+    assert (work / "base" / "deployment.yaml").read_bytes() == before
 
     def refs() -> tuple[str, str]:
         built = objects(load_all(_tool(tools, "kubectl", "kustomize", "prod", cwd=work).decode()))
@@ -165,15 +168,21 @@ def test_name_prefix_needs_the_documented_name_reference(tools: Path, tmp_path: 
         pod = next(o for o in built if o["kind"] == "Deployment")["spec"]["template"]["spec"]
         return template["metadata"]["name"], pod["resourceClaims"][0]["resourceClaimTemplateName"]
 
-    name, ref = refs()
-    assert name.startswith("prod-") and ref != name  # what DRA219 warns about
     (work / "prod" / "dra-name-reference.yaml").write_text(NAME_REFERENCE)
-    (work / "prod" / "kustomization.yaml").write_text(
+    configured = (
         "resources:\n- ../base\nnamePrefix: prod-\nconfigurations:\n- dra-name-reference.yaml\n"
     )
+    (work / "prod" / "kustomization.yaml").write_text(configured)
+    done = run_cli(["convert", "--write", "."], work)
+    assert b"DRA219" not in done.stderr and done.returncode == 0, done.stderr
     name, ref = refs()
-    assert ref == name  # the documented fix works with the real kustomize
+    assert name.startswith("prod-") and ref == name  # the documented fix, real kustomize
     assert b"DRA219" not in run_cli(["convert", "--check", "."], work).stderr
+    # without it, the real build breaks the reference: what DRA219 says, validate too
+    (work / "prod" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: prod-\n")
+    name, ref = refs()
+    assert name.startswith("prod-") and ref != name
+    assert b"DRA219" in run_cli(["validate", "."], work).stdout
 
 
 def test_report_kustomize_configuration_renames_references(tools: Path, tmp_path: Path) -> None:

@@ -190,8 +190,9 @@ def test_auto_rewrites_what_only_a_claim_can_say(tmp_path: Path) -> None:
     assert workloads["plain"]["strategy"] == "bridge"
     assert workloads["mig"]["strategy"] == "rewrite"
     assert "MIG" in workloads["mig"]["reasons"][0]
-    assert workloads["shared"]["strategy"] == "rewrite"
-    assert "time-sliced" in workloads["shared"]["reasons"][0]
+    # convert leaves a time-sliced share without a sharing config (DRA205): so does the plan
+    assert workloads["shared"]["strategy"] == "manual"
+    assert "DRA205" in workloads["shared"]["reasons"][0]
     assert workloads["two"]["strategy"] == "rewrite"
     assert "one node" in workloads["two"]["reasons"][0]
     assert "DRA205" in codes(data)  # the shared GPU is a risk too

@@ -66,7 +66,8 @@ def test_comment_lines_above_the_object_and_on_the_request_line(tmp_path: Path) 
     on_request = PRODUCT.replace("gpu: 1\n", "gpu: 1  # dra-migrate: ignore[DRA208]\n")
     (tmp_path / "b.yaml").write_text(on_request)
     data = _json(["convert", "."], tmp_path)
-    assert _codes(data) == [] and _codes(data, "suppressed") == ["DRA208", "DRA208"]
+    assert _codes(data) == ["DRA224", "DRA224"]  # the toleration written, not silenced
+    assert _codes(data, "suppressed") == ["DRA208", "DRA208"]
 
 
 def test_comment_on_another_line_covers_only_that_line(tmp_path: Path) -> None:
@@ -76,7 +77,7 @@ def test_comment_on_another_line_covers_only_that_line(tmp_path: Path) -> None:
     (tmp_path / "chat.yaml").write_text(text)
     data = _json(["convert", "."], tmp_path)
     # the finding is on line 9, the comment on line 10: nothing silenced, a stale note
-    assert _codes(data) == ["DRA208", "DRA402"]
+    assert _codes(data) == ["DRA208", "DRA224", "DRA402"]
 
 
 def test_a_marker_inside_a_string_is_not_a_comment(tmp_path: Path) -> None:
@@ -187,8 +188,8 @@ def test_sarif_and_github_count_suppressed(tmp_path: Path) -> None:
         PRODUCT.replace("kind: Deployment", "kind: Deployment  # dra-migrate: ignore[DRA208]")
     )
     sarif = json.loads(run_cli(["convert", "--format", "sarif", "."], tmp_path).stdout)
-    [result] = sarif["runs"][0]["results"]
-    assert result["ruleId"] == "DRA208" and result["suppressions"][0]["kind"] == "inSource"
+    [result] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "DRA208"]
+    assert result["suppressions"][0]["kind"] == "inSource"
     github = run_cli(["convert", "--format", "github", "."], tmp_path).stdout.decode()
     assert "DRA208" not in github and github.rstrip().endswith("1 suppressed")
     md = run_cli(["convert", "--format", "markdown", "."], tmp_path).stdout.decode()

@@ -43,9 +43,13 @@ NOT_GPU_REQUESTS = (
 )
 
 
-def gpu_request(resource: str) -> bool:
-    """A GPU request, counted as one (TPUs, HAMi's shares and example names are not)."""
-    return not any(fnmatch.fnmatchcase(resource, p) for p in NOT_GPU_REQUESTS)
+def gpu_request(resource: str, mapped: bool = False) -> bool:
+    """A GPU request, counted as one: TPUs and the other accelerators never are; HAMi's
+    shares and example names are not unless the mapping converts them (a project that
+    maps example.com/gpu to a class means it)."""
+    if any(fnmatch.fnmatchcase(resource, p) for p in OTHER_ACCELERATORS):
+        return False
+    return mapped or not any(fnmatch.fnmatchcase(resource, p) for p in NOT_GPU_REQUESTS)
 
 
 EXIT_OK = 0
@@ -179,7 +183,7 @@ class InventoryItem(Record):
     def gpu(self) -> bool:
         """A GPU request (``gpu_request``): TPU, Neuron and Gaudi requests, HAMi's shares
         and example names are not."""
-        return gpu_request(self.resource)
+        return gpu_request(self.resource, self.device_class is not None)
 
     def to_dict(self) -> dict[str, Any]:
         return {**location_dict(self), **as_json(self, REQUEST)}

@@ -316,6 +316,12 @@ def _next_step(report: Report, done: bool, check: bool, manual: bool) -> str:
     if changed and done:
         steps.append("review the changes, then check them with dra-migrate validate")
     if not steps:
+        kept = sum(1 for i in report.inventory if i.kept and i.gpu and i.device_class)
+        if kept:
+            return (
+                f"{kept} GPU request(s) stay on the device plugin for the reasons the findings "
+                "give: fix the cause and run again, or serve them with the bridge strategy."
+            )
         return "nothing to do: no GPU extended resource is left to convert."
     if manual or report.count(Status.FAILED):
         steps.append("run dra-migrate convert --check again")
