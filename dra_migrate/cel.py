@@ -911,9 +911,12 @@ def _attribute_value(raw: Any) -> Any:
     if "bool" in raw:
         return bool(raw["bool"])
     if "int" in raw:
+        number = raw["int"]
+        if isinstance(number, str) and len(number) > 20:
+            return None  # longer than any int64: not converted
         try:
-            return int(raw["int"])
-        except (TypeError, ValueError):
+            return int(number)
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite float
             return None
     if "string" in raw:
         return "" if raw["string"] is None else str(raw["string"])
@@ -1137,7 +1140,7 @@ def _parse(expression: str) -> Any:
 
     parser = _lark_parser()
     try:
-        return parser.parse(expression)
+        tree = parser.parse(expression)
     except lark.exceptions.UnexpectedCharacters as exc:
         offset = int(exc.pos_in_stream or 0)
         char = expression[offset] if offset < len(expression) else ""
@@ -1159,6 +1162,35 @@ def _parse(expression: str) -> Any:
         raise _ParseFailed(_SyntaxIssue(int(exc.pos_in_stream or 0), "syntax error")) from None
     except lark.exceptions.LarkError as exc:  # pragma: no cover
         raise _ParseFailed(_SyntaxIssue(0, f"syntax error: {exc}")) from None
+    for token in tree.scan_values(lambda v: getattr(v, "type", None) in ("INT_LIT", "UINT_LIT")):
+        if _int_literal(str(token)) is None:
+            raise _ParseFailed(
+                _SyntaxIssue(
+                    int(token.start_pos or 0),
+                    f"integer literal {_cut(str(token))} out of range",
+                    "CEL integers are 64-bit: int up to 9223372036854775807, "
+                    "uint up to 18446744073709551615",
+                )
+            )
+    return tree
+
+
+def _int_literal(text: str) -> int | None:
+    """The value of a CEL int or uint literal (``42``, ``0x2A``, ``42u``), None when it is
+    out of its 64-bit range; the digits are counted before they are converted."""
+    unsigned = text[-1:] in ("u", "U")
+    digits = text.rstrip("uU")
+    hexadecimal = digits[:2] in ("0x", "0X")
+    body = (digits[2:] if hexadecimal else digits).lstrip("0")
+    if len(body) > (16 if hexadecimal else 20):
+        return None
+    value = int(body or "0", 16 if hexadecimal else 10)
+    # 2**63 is kept for the int literal that a minus sign turns into the smallest int64
+    return value if value <= (2**64 - 1 if unsigned else 2**63) else None
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
 def _start(node: Any) -> int:
@@ -1602,8 +1634,7 @@ class _Checker:
                 "string", start, _end(node), origin="literal", literal=value, at=start + content
             )
         if kind in ("int", "uint"):
-            digits = text.rstrip("uU")
-            value = int(digits, 16) if "x" in digits else int(digits)
+            value = _int_literal(text)
         elif kind == "double":
             value = float(text)
         elif kind == "bool":
@@ -4103,8 +4134,8 @@ class _DirectCompiler:
         if token.type in ("STRING_LIT", "MLSTRING_LIT"):
             value = _decode_string(text)[0]
         elif token.type == "INT_LIT":
-            value = int(text, 16) if "x" in text else int(text)
-            if not _INT64_MIN <= value <= _INT64_MAX:
+            value = _int_literal(text)
+            if value is None or not _INT64_MIN <= value <= _INT64_MAX:
                 raise _Unsupported
         elif token.type == "FLOAT_LIT":
             value = float(text)

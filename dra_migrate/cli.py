@@ -270,6 +270,20 @@ def _cluster_options(context_flags: tuple[str, ...]) -> Build:
             metavar="N",
             help="Objects per list request (limit/continue paging; default: 500).",
         )
+        parser.add_argument(
+            "--max-pages",
+            type=at_least(int, 1),
+            default=10_000,
+            metavar="N",
+            help="Pages one list may take before it is refused (default: 10000).",
+        )
+        parser.add_argument(
+            "--max-response-size",
+            type=_size_argument,
+            default=64 * 2**20,
+            metavar="SIZE",
+            help="Refuse an API answer larger than this (bytes, or 64Mi; default: 64Mi).",
+        )
 
     return add
 
@@ -310,12 +324,37 @@ def _emit_report(report: Report, command: str, flow: Workflow, terminal: bool = 
         _out(renderer("text")(report, command))
 
 
-def _connect(kubeconfig: str | None, context: str | None, timeout: float, page_size: int) -> Any:
-    """A live reader, or exit with the one line of its ClusterError."""
+CLUSTER_LIMITS = ("request_timeout", "page_size", "max_pages", "max_response_size")
+
+
+def _cluster_limits(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Take the values of the cluster options out of a command's keyword arguments."""
+    return {name: kwargs.pop(name) for name in CLUSTER_LIMITS}
+
+
+def _size_argument(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(error.args[0]) from None
+
+
+def _connect(kubeconfig: str | None, context: str | None, limits: dict[str, Any]) -> Any:
+    """A live reader, or exit with the one line of its ClusterError. ``limits`` are the
+    values of the cluster options (the request timeout, page size and bounds)."""
     from dra_migrate.cluster import ClusterError, Connection, LiveReader
 
     try:
-        return LiveReader(Connection(kubeconfig, context, timeout, page_size))
+        return LiveReader(
+            Connection(
+                kubeconfig,
+                context,
+                timeout=limits["request_timeout"],
+                page_size=limits["page_size"],
+                max_response=limits["max_response_size"],
+                max_pages=limits["max_pages"],
+            )
+        )
     except ClusterError as error:
         _fail_cluster(error)
 
@@ -824,8 +863,6 @@ def validate_command(
     live: bool,
     kubeconfig: str | None,
     kube_context: str | None,
-    request_timeout: float,
-    page_size: int,
     **kwargs: Any,
 ) -> None:
     """Check DRA objects and the pods that use them: schemas, references, CEL, devices."""
@@ -833,6 +870,7 @@ def validate_command(
     from dra_migrate.validate import ValidateSettings
 
     flow = _workflow(kwargs)
+    limits = _cluster_limits(kwargs)
     explicit_target = kwargs.get("target")
     try:
         options = resolve(**kwargs)
@@ -852,7 +890,7 @@ def validate_command(
     if live:
         from dra_migrate.cluster import ClusterError, slice_devices
 
-        reader = _connect(kubeconfig, kube_context, request_timeout, page_size)
+        reader = _connect(kubeconfig, kube_context, limits)
         try:
             devices = slice_devices(reader)
         except ClusterError as error:
@@ -977,8 +1015,6 @@ def report_command(
     from_cluster: bool,
     kubeconfig: str | None,
     kube_context: str | None,
-    request_timeout: float,
-    page_size: int,
     **kwargs: Any,
 ) -> None:
     """The staged migration plan of a repository: inventory, prerequisites, DeviceClasses,
@@ -987,6 +1023,7 @@ def report_command(
     from dra_migrate.report import renderer
     from dra_migrate.report.migration import LiveInventory
 
+    limits = _cluster_limits(kwargs)
     try:
         options = resolve(**kwargs)
         if options.paths == ("-",):
@@ -999,7 +1036,7 @@ def report_command(
             raise ConfigError("--kubeconfig and --kube-context need --cluster")
         live = None
         if from_cluster:
-            live = _live_inventory(kubeconfig, kube_context, request_timeout, page_size, options)
+            live = _live_inventory(kubeconfig, kube_context, limits, options)
         elif slices or nodes:
             live = LiveInventory(
                 source=", ".join(p for p in (slices, nodes) if p),
@@ -1023,8 +1060,7 @@ def report_command(
 def _live_inventory(
     kubeconfig: str | None,
     kube_context: str | None,
-    timeout: float,
-    page_size: int,
+    limits: dict[str, Any],
     options: Options,
 ) -> Any:
     """Stage 1 and 2's view of the running cluster: its ResourceSlices and Nodes, read
@@ -1033,7 +1069,7 @@ def _live_inventory(
     from dra_migrate.cluster import ClusterError, slice_devices
     from dra_migrate.report.migration import LiveInventory
 
-    reader = _connect(kubeconfig, kube_context, timeout, page_size)
+    reader = _connect(kubeconfig, kube_context, limits)
     try:
         devices = slice_devices(reader) if reader.dra_version is not None else []
         nodes = pipeline.nodes_from_objects(reader.list("nodes", None))
@@ -1135,6 +1171,12 @@ def inventory_options(parser: argparse.ArgumentParser) -> None:
         type=path_type(dir_okay=False, as_path=True),
         help="Mapping file (default: .dra-migrate.yaml found upward from here).",
     )
+    parser.add_argument(
+        "--max-file-size",
+        metavar="SIZE",
+        help="Refuse dump files larger than this (bytes, or 64Mi; default 64Mi, or "
+        "maxFileSize in the config).",
+    )
     format_option(parser)
 
 
@@ -1143,13 +1185,13 @@ def inventory(
     live: bool,
     kubeconfig: str | None,
     kube_context: str | None,
-    request_timeout: float,
-    page_size: int,
     namespace: str | None,
     all_namespaces: bool,
     pending_after: str,
     config_path: Path | None,
+    max_file_size: str | None,
     fmt: str,
+    **limits: Any,
 ) -> None:
     """What runs today: GPU workloads, nodes, DeviceClasses, devices, pending claims."""
     from dra_migrate.cluster import ClusterError, DumpReader, inventory_report, parse_duration
@@ -1169,14 +1211,19 @@ def inventory(
         if config_path is not None and not config_path.is_file():
             raise ConfigError(f"--config {config_path}: no such file")
         config = load_config(config_path or find_config("."))
+        if max_file_size is not None:
+            try:
+                config = config.replace(max_file_size=parse_size(max_file_size))
+            except ConfigError as error:
+                raise ConfigError(f"--max-file-size: {error.args[0]}") from None
     except ConfigError as error:
         _fail_usage(error)
         return
     if live:
-        reader = _connect(kubeconfig, kube_context, request_timeout, page_size)
+        reader = _connect(kubeconfig, kube_context, limits)
         scope = None if all_namespaces else (namespace or reader.default_namespace)
     else:
-        reader = DumpReader(dumps)
+        reader = DumpReader(dumps, config.max_file_size)
         scope = namespace
     try:
         report = inventory_report(reader, config, scope, threshold)

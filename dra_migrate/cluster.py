@@ -15,7 +15,6 @@ docs/cluster.md grants exactly what it lists (a test checks both).
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -24,7 +23,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote, urlencode
 
+from dra_migrate import discover
+from dra_migrate.discover import DEFAULT_MAX_FILE_SIZE
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.mapping import Config, Context
 from dra_migrate.quantity import parse_quantity, whole_count
@@ -44,16 +46,15 @@ if TYPE_CHECKING:
     from dra_migrate.cel import Device
 
 DRA_GROUP = "resource.k8s.io"
-# Versions read, best first; the client class that lists each.
-DRA_VERSIONS = {
-    "v1": "ResourceV1Api",
-    "v1beta2": "ResourceV1beta2Api",
-    "v1beta1": "ResourceV1beta1Api",
-}
+# Versions read, best first.
+DRA_VERSIONS = ("v1", "v1beta2", "v1beta1")
 DEFAULT_PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_RESPONSE = 64 * 2**20  # bytes of one answer (one page of a list)
+DEFAULT_MAX_PAGES = 10_000  # pages of one list: 5 million objects at the default page size
 DEFAULT_PENDING_AFTER = 300
 DISCOVERY_URL = "/apis/resource.k8s.io"
+_CHUNK = 1 << 16  # bytes read at a time from an answer
 
 
 @dataclass(frozen=True)
@@ -65,75 +66,28 @@ class Resource:
     kind: str
     namespaced: bool
     verb: str  # list or get: the only verbs used
-    api: str  # client class; "dra" picks ResourceV1Api, V1beta2 or V1beta1
-    method: str  # list across namespaces (or of a cluster-scoped kind), or read by name
-    method_in_namespace: str = ""  # list in one namespace
+    version: str  # "dra": the resource.k8s.io version the server serves
+
+    def path(self, version: str, namespace: str | None = None, name: str | None = None) -> str:
+        """The REST path of the collection (in ``namespace``), or of the object ``name``."""
+        base = f"/apis/{self.group}/{version}" if self.group else f"/api/{version}"
+        scope = f"/namespaces/{quote(namespace, safe='')}" if namespace is not None else ""
+        item = f"/{quote(name, safe='')}" if name is not None else ""
+        return f"{base}{scope}/{self.plural}{item}"
 
 
 RESOURCES: dict[str, Resource] = {
     r.plural: r
     for r in (
-        Resource(
-            "",
-            "pods",
-            "Pod",
-            True,
-            "list",
-            "CoreV1Api",
-            "list_pod_for_all_namespaces",
-            "list_namespaced_pod",
-        ),
-        Resource("", "nodes", "Node", False, "list", "CoreV1Api", "list_node"),
-        Resource(
-            "apps",
-            "replicasets",
-            "ReplicaSet",
-            True,
-            "get",
-            "AppsV1Api",
-            "read_namespaced_replica_set",
-        ),
-        Resource(
-            "apps",
-            "deployments",
-            "Deployment",
-            True,
-            "get",
-            "AppsV1Api",
-            "read_namespaced_deployment",
-        ),
-        Resource(
-            "apps",
-            "statefulsets",
-            "StatefulSet",
-            True,
-            "get",
-            "AppsV1Api",
-            "read_namespaced_stateful_set",
-        ),
-        Resource("batch", "jobs", "Job", True, "get", "BatchV1Api", "read_namespaced_job"),
-        Resource(
-            DRA_GROUP, "deviceclasses", "DeviceClass", False, "list", "dra", "list_device_class"
-        ),
-        Resource(
-            DRA_GROUP,
-            "resourceslices",
-            "ResourceSlice",
-            False,
-            "list",
-            "dra",
-            "list_resource_slice",
-        ),
-        Resource(
-            DRA_GROUP,
-            "resourceclaims",
-            "ResourceClaim",
-            True,
-            "list",
-            "dra",
-            "list_resource_claim_for_all_namespaces",
-            "list_namespaced_resource_claim",
-        ),
+        Resource("", "pods", "Pod", True, "list", "v1"),
+        Resource("", "nodes", "Node", False, "list", "v1"),
+        Resource("apps", "replicasets", "ReplicaSet", True, "get", "v1"),
+        Resource("apps", "deployments", "Deployment", True, "get", "v1"),
+        Resource("apps", "statefulsets", "StatefulSet", True, "get", "v1"),
+        Resource("batch", "jobs", "Job", True, "get", "v1"),
+        Resource(DRA_GROUP, "deviceclasses", "DeviceClass", False, "list", "dra"),
+        Resource(DRA_GROUP, "resourceslices", "ResourceSlice", False, "list", "dra"),
+        Resource(DRA_GROUP, "resourceclaims", "ResourceClaim", True, "list", "dra"),
     )
 }
 KIND_TO_RESOURCE = {(r.group, r.kind): r.plural for r in RESOURCES.values()}
@@ -158,6 +112,8 @@ EXIT_CODES = {
     "DRA603": EXIT_USAGE,
     "DRA604": EXIT_USAGE,
     "DRA605": EXIT_UNPROCESSED,
+    "DRA611": EXIT_UNPROCESSED,
+    "DRA612": EXIT_UNPROCESSED,
 }
 _DRIVER_SELECTOR = re.compile(r"""device\.driver\s*==\s*(["'])([^"']+)\1""")
 _DURATION = re.compile(r"(\d+)(s|m|h|d)")
@@ -203,79 +159,60 @@ class Reader(Protocol):
 class Connection:
     kubeconfig: str | None = None
     context: str | None = None
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float = DEFAULT_TIMEOUT  # seconds: a deadline for each whole request
     page_size: int = DEFAULT_PAGE_SIZE
+    max_response: int = DEFAULT_MAX_RESPONSE  # bytes of one answer
+    max_pages: int = DEFAULT_MAX_PAGES  # pages of one list
 
 
 class LiveReader:
-    """Reads the API server with the official client: only GET requests."""
+    """Reads the API server with the official client's connection and credentials:
+    only GET requests, each with a deadline and a size limit (``_request``)."""
 
     def __init__(self, connection: Connection) -> None:
-        from kubernetes import client
+        from kubernetes.client import rest
 
         self.connection = connection
-        self._apis: dict[str, Any] = {}
         configuration, self.source, self.default_namespace = _configure(connection)
-        self.api_client = client.ApiClient(configuration)
-        self.api_client.user_agent = "dra-migrate"
+        self.configuration = configuration
+        # the client's connection pool: its TLS (CA, client certificate), proxy, retries
+        self.pool = rest.RESTClientObject(configuration).pool_manager
         self.host = _safe_url(configuration.host)
         self.dra_version, self.dra_note = self._discover()
 
     def close(self) -> None:
-        self.api_client.close()
-
-    def _api(self, name: str) -> Any:
-        from kubernetes import client
-
-        if name == "dra":
-            name = DRA_VERSIONS[self.dra_version or "v1"]
-        if name not in self._apis:
-            self._apis[name] = getattr(client, name)(self.api_client)
-        return self._apis[name]
+        self.pool.clear()
 
     def _discover(self) -> tuple[str | None, str]:
         """The best resource.k8s.io version the server serves (discovery, GET only)."""
-        from kubernetes import client
-
-        group = self._call(
-            "get",
-            DISCOVERY_URL,
-            lambda: client.ResourceApi(self.api_client).get_api_group(
-                _preload_content=False, _request_timeout=self.connection.timeout
-            ),
-            missing_ok=True,
-        )
+        group = self._call("get", DISCOVERY_URL, DISCOVERY_URL, {}, missing_ok=True)
         if group is None:
             return None, "the cluster serves no resource.k8s.io API (DRA is off or older than 1.32)"
-        served = [v.get("version") for v in group.get("versions") or [] if isinstance(v, dict)]
+        served = [v.get("version") for v in _list(group.get("versions")) if isinstance(v, dict)]
         for version in DRA_VERSIONS:
-            if version in served and hasattr(client, DRA_VERSIONS[version]):
+            if version in served:
                 return version, ""
         listed = ", ".join(f"{DRA_GROUP}/{v}" for v in served if v) or "no version"
         return None, f"the cluster serves {listed}; dra-migrate reads v1, v1beta2 and v1beta1"
 
+    def _version(self, spec: Resource) -> str:
+        return (self.dra_version or "v1") if spec.version == "dra" else spec.version
+
     def list(self, resource: str, namespace: str | None) -> Iterator[dict[str, Any]]:
+        """Every object of a list, page by page (``limit``/``continue``): at most
+        ``max_pages`` pages, and a continue token given twice is a list without end."""
         spec = RESOURCES[resource]
-        api = self._api(spec.api)
         scoped = spec.namespaced and namespace is not None
-        method = getattr(api, spec.method_in_namespace if scoped else spec.method)
         what = _scope(spec, namespace if scoped else None)
+        path = spec.path(self._version(spec), namespace if scoped else None)
+        seen: set[str] = set()
         token: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {
-                "limit": self.connection.page_size,
-                "_preload_content": False,
-                "_request_timeout": self.connection.timeout,
-            }
+        for _page in range(self.connection.max_pages):
+            query = {"limit": str(self.connection.page_size)}
             if token:
-                kwargs["_continue"] = token
-            args = (namespace,) if scoped else ()
+                query["continue"] = token
             page = self._call(
-                "list",
-                what,
-                functools.partial(method, *args, **kwargs),
-                spec=spec,
-                namespace=namespace if scoped else None,
+                "list", what, path, query, spec=spec, namespace=namespace if scoped else None
             )
             assert page is not None
             items = page.get("items")
@@ -292,52 +229,51 @@ class LiveReader:
             token = meta.get("continue") if isinstance(meta, dict) else None
             if not token:
                 return
+            if not isinstance(token, str):
+                raise ClusterError("DRA605", f"list {what}: the continue token is not a string")
+            if token in seen:
+                raise ClusterError(
+                    "DRA612",
+                    f"list {what}: the API server gave the continue token of an earlier page "
+                    "again; the list would never end",
+                    "the server or a proxy in front of it misbehaves: read the cluster directly",
+                )
+            seen.add(token)
+        raise ClusterError(
+            "DRA612",
+            f"list {what}: more than {self.connection.max_pages} pages "
+            f"of {self.connection.page_size} (--max-pages), and the server has more",
+            "a larger --page-size needs fewer pages; --max-pages raises the bound",
+        )
 
     def get(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         spec = RESOURCES[resource]
-        method = getattr(self._api(spec.api), spec.method)
         what = f"{spec.plural}{'.' + spec.group if spec.group else ''} {namespace}/{name}"
-        return self._call(
-            "get",
-            what,
-            lambda: method(
-                name,
-                namespace,
-                _preload_content=False,
-                _request_timeout=self.connection.timeout,
-            ),
-            missing_ok=True,
-            spec=spec,
-            namespace=namespace,
-        )
+        path = spec.path(self._version(spec), namespace, name)
+        return self._call("get", what, path, {}, missing_ok=True, spec=spec, namespace=namespace)
 
     def _call(
         self,
         verb: str,
         what: str,
-        request: Any,
+        path: str,
+        query: dict[str, str],
         missing_ok: bool = False,
         spec: Resource | None = None,
         namespace: str | None = None,
     ) -> dict[str, Any] | None:
-        import urllib3
-        from kubernetes.client.exceptions import ApiException
-
+        """One GET as JSON: None for 404 when ``missing_ok``, else a ``ClusterError``."""
+        status, reason, body = self._request(f"{verb} {what}", path, query)
+        if status == 404 and missing_ok:
+            return None
+        if not 200 <= status <= 299:
+            raise _api_error(status, reason, body, verb, what, self.host, spec, namespace)
         try:
-            response = request()
-            body = response.data
-        except ApiException as exc:
-            if exc.status == 404 and missing_ok:
-                return None
-            raise _api_error(exc, verb, what, self.host, spec, namespace) from None
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            data = parse_json(body)
+        except TooDeep:
             raise ClusterError(
-                "DRA602",
-                f"cannot reach the API server at {self.host}: {_reason(exc)}",
-                "check the network, the server address and the kubeconfig context",
+                "DRA605", f"{verb} {what}: the API server's answer nests too deeply"
             ) from None
-        try:
-            data = json.loads(body)
         except ValueError:
             raise ClusterError(
                 "DRA605", f"{verb} {what}: the API server's answer is not JSON"
@@ -345,6 +281,137 @@ class LiveReader:
         if not isinstance(data, dict):
             raise ClusterError("DRA605", f"{verb} {what}: the API server's answer is not an object")
         return data
+
+    def _headers(self) -> dict[str, str]:
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "identity",  # an answer is read as it comes, never inflated
+            "User-Agent": "dra-migrate",
+        }
+        # the kubeconfig's token (an exec plugin's, refreshed as the client refreshes it)
+        for auth in self.configuration.auth_settings().values():
+            if auth.get("in") == "header" and auth.get("value"):
+                headers[auth["key"]] = auth["value"]
+        return headers
+
+    def _request(self, asked: str, path: str, query: dict[str, str]) -> tuple[int, str, bytes]:
+        """(status, reason, body) of one GET, within ``timeout`` seconds from start to
+        the last byte (a server that sends a byte at a time does not hold it longer)
+        and at most ``max_response`` bytes of body, read as they come.
+
+        The request runs in a thread of its own, so the deadline holds whatever the
+        socket does; past it, the answer is left unread and its socket shut down."""
+        import threading
+
+        url = self.configuration.host.rstrip("/") + path + ("?" + urlencode(query) if query else "")
+        exchange = _Exchange(self.pool, url, self._headers(), self.connection)
+        worker = threading.Thread(target=exchange.run, name="dra-migrate-request", daemon=True)
+        worker.start()
+        if not exchange.done.wait(self.connection.timeout):
+            exchange.abandon()
+            raise ClusterError(
+                "DRA602",
+                f"{asked}: the API server at {self.host} did not answer within "
+                f"{self.connection.timeout:g} seconds (--request-timeout, for the whole answer)",
+                "check the network and the server's load; --request-timeout allows longer",
+            )
+        error = exchange.error
+        if isinstance(error, ClusterError):
+            raise error
+        if error is not None:
+            raise ClusterError(
+                "DRA602",
+                f"cannot reach the API server at {self.host}: {_reason(error)}",
+                "check the network, the server address and the kubeconfig context",
+            )
+        if exchange.too_large:
+            raise ClusterError(
+                "DRA611",
+                f"{asked}: the API server's answer is larger than "
+                f"{_size(self.connection.max_response)} (--max-response-size); not read further",
+                "a smaller --page-size gives smaller pages; --max-response-size raises the limit",
+            )
+        return exchange.status, exchange.reason, exchange.body
+
+
+class _Exchange:
+    """One GET in its own thread: the answer's status and at most ``max_response``
+    bytes of its body, or the exception that ended it."""
+
+    def __init__(self, pool: Any, url: str, headers: dict[str, str], connection: Connection):
+        import threading
+
+        self.pool, self.url, self.headers, self.connection = pool, url, headers, connection
+        self.done = threading.Event()
+        self.abandoned = threading.Event()
+        self.response: Any = None
+        self.status, self.reason, self.body = 0, "", b""
+        self.too_large = False
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        import urllib3
+
+        try:
+            response = self.pool.request(
+                "GET",
+                self.url,
+                headers=self.headers,
+                preload_content=False,
+                redirect=False,
+                timeout=urllib3.Timeout(
+                    connect=self.connection.timeout, read=self.connection.timeout
+                ),
+            )
+            self.response = response
+            self.status, self.reason = int(response.status), str(response.reason or "")
+            self.body = self._read(response)
+            if self.too_large or self.abandoned.is_set():
+                response.close()  # not read to its end: the connection cannot be reused
+            else:
+                response.release_conn()
+        except Exception as exc:  # reported by the waiting thread
+            self.error = exc
+        finally:
+            self.done.set()
+
+    def _read(self, response: Any) -> bytes:
+        limit = self.connection.max_response
+        encoding = str(response.headers.get("Content-Encoding") or "identity").lower()
+        if encoding != "identity":
+            raise ClusterError(
+                "DRA605", f"the API server's answer is compressed ({encoding}), as was not asked"
+            )
+        declared = response.headers.get("Content-Length")
+        if declared is not None and declared.isdigit() and int(declared[:20]) > limit:
+            self.too_large = True
+            return b""
+        chunks: list[bytes] = []
+        size = 0
+        while not self.abandoned.is_set():
+            chunk = response.read1(_CHUNK, decode_content=False)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > limit:
+                self.too_large = True
+                return b""
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def abandon(self) -> None:
+        """Past the deadline: stop reading, and wake a read that waits on the socket."""
+        self.abandoned.set()
+        response = self.response
+        if response is not None:
+            response.shutdown()
+
+
+def _size(limit: int) -> str:
+    for unit, factor in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if limit % factor == 0:
+            return f"{limit // factor}{unit}"
+    return f"{limit} bytes"
 
 
 def _scope(spec: Resource, namespace: str | None) -> str:
@@ -355,15 +422,16 @@ def _scope(spec: Resource, namespace: str | None) -> str:
 
 
 def _api_error(
-    exc: Any,
+    status: int,
+    reason: str,
+    body: bytes,
     verb: str,
     what: str,
     host: str,
     spec: Resource | None,
     namespace: str | None,
 ) -> ClusterError:
-    status = exc.status or 0
-    server = _status_message(exc.body)
+    server = _status_message(body)
     if status == 401:
         return ClusterError(
             "DRA603",
@@ -385,13 +453,6 @@ def _api_error(
             + (f"; the server says: {server}" if server else ""),
             "bind the read-only ClusterRole of docs/cluster.md to this account",
         )
-    if status == 0:  # the client's own failure: TLS and the like
-        reason = str(exc.reason or "").splitlines()
-        return ClusterError(
-            "DRA602",
-            f"cannot reach the API server at {host}: {' '.join(reason) or 'connection failed'}",
-            "check the server address, its certificate authority and the kubeconfig context",
-        )
     if status == 410:
         return ClusterError(
             "DRA605",
@@ -400,16 +461,16 @@ def _api_error(
         )
     return ClusterError(
         "DRA605",
-        f"{verb} {what}: the API server answered {status} {exc.reason or ''}".rstrip()
+        f"{verb} {what}: the API server answered {status} {reason}".rstrip()
         + (f": {server}" if server else ""),
     )
 
 
-def _status_message(body: Any) -> str:
+def _status_message(body: bytes) -> str:
     """The ``message`` of a Kubernetes Status answer, on one line."""
     try:
-        data = json.loads(body) if body else None
-    except (ValueError, TypeError):
+        data = parse_json(body) if body else None
+    except ValueError:
         return ""
     message = data.get("message") if isinstance(data, dict) else None
     return " ".join(str(message).split()) if message else ""
@@ -510,7 +571,7 @@ def _in_cluster_namespace() -> str:
 class DumpReader:
     """``kubectl get ... -o yaml`` (or ``-o json``) files: the offline path."""
 
-    def __init__(self, paths: Sequence[str]) -> None:
+    def __init__(self, paths: Sequence[str], limit: int = DEFAULT_MAX_FILE_SIZE) -> None:
         self.source = "files " + ", ".join(paths)
         self.files: list[FileResult] = []
         self.objects: dict[str, list[dict[str, Any]]] = {r: [] for r in RESOURCES}
@@ -520,7 +581,7 @@ class DumpReader:
             result = FileResult(path, Status.UNCHANGED)
             self.files.append(result)
             try:
-                docs = _read_dump(path)
+                docs = _read_dump(path, limit)
             except InputProblem as problem:
                 result.status = Status.FAILED
                 result.findings.append(problem.finding)
@@ -569,21 +630,49 @@ class DumpReader:
         return self.index.get((resource, namespace, name))
 
 
-def _read_dump(path: str) -> list[Any]:
+def _read_dump(path: str, limit: int) -> list[Any]:
+    """The documents of a dump, read as manifests are (``discover.read_file``: regular
+    files only, without blocking, at most ``limit`` bytes)."""
     from dra_migrate import load
 
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
+        raw = discover.read_file(path, limit)
+    except discover.Unreadable as exc:
+        raise InputProblem(finding(exc.code, path, 1, 1, exc.message)) from None
+    try:  # kubectl -o json is read fastest by json
+        return [parse_json(raw)]
+    except TooDeep:
         raise InputProblem(
-            finding("DRA001", path, 1, 1, f"cannot read file: {exc.strerror}")
+            finding("DRA004", path, 1, 1, f"JSON nested more than {load.MAX_DEPTH} levels deep")
         ) from None
-    try:
-        return [json.loads(raw)]
     except ValueError:
         pass
     source = load.decode(path, raw)
     return [load.to_data(d.root) for d in load.parse(source) if d.root is not None]
+
+
+class TooDeep(ValueError):
+    """JSON nested more deeply than ``load.MAX_DEPTH``: no API object does."""
+
+
+def _json_int(digits: str) -> int | float:
+    """A JSON integer as Kubernetes' unstructured decoding gives it: an int64 when it
+    fits, else a float (infinite when huge); a long one is never converted to int."""
+    return int(digits) if len(digits) <= 20 else float(digits)
+
+
+def parse_json(raw: bytes | str) -> Any:
+    """JSON of any size and any nesting, without RecursionError: ValueError when it is
+    not JSON, ``TooDeep`` when it nests more than ``load.MAX_DEPTH`` levels."""
+    from dra_migrate import load
+
+    try:
+        data = json.loads(raw, parse_int=_json_int)
+    except RecursionError:
+        raise TooDeep from None
+    if load.data_depth(data) > load.MAX_DEPTH:
+        raise TooDeep
+    return data
 
 
 def _objects(docs: Iterable[Any]) -> Iterator[dict[str, Any]]:

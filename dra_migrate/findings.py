@@ -226,6 +226,8 @@ CODES: dict[str, Code] = _table(
     Code("DRA608", W, "ResourceClaim pending longer than the threshold"),
     Code("DRA609", W, "dump file holds no object the inventory reads"),
     Code("DRA610", N, "devices read from the live cluster"),
+    Code("DRA611", E, "API answer larger than the response size limit"),
+    Code("DRA612", E, "list that does not end: a continue token again, or too many pages"),
     # 9xx: the tool's own failures
     Code("DRA900", E, "internal error", blocks=True),
     Code("DRA901", E, "generated object fails schema validation", blocks=True),

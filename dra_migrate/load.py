@@ -257,6 +257,7 @@ _HINTED = frozenset("+-.0123456789yYnNtTfFoO~<")
 _GO_FLOAT = lazyre.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _GO_INT = lazyre.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
 _INT64 = 1 << 63
+_GO_INT_DIGITS = 64  # the most digits a uint64 has, in base 2: longer is out of range
 
 
 def _go_int(plain: str) -> int | None:
@@ -270,6 +271,8 @@ def _go_int(plain: str) -> int | None:
     if len(digits) > 1 and digits[0] == "0":
         base = {"x": 16, "o": 8, "b": 2}.get(digits[1].lower(), 8)
         digits = digits[1:] if base == 8 and digits[1] not in "oO" else digits[2:]
+    if len(digits.lstrip("0")) > _GO_INT_DIGITS:
+        return None  # past uint64 in any base: never converted (int() is quadratic in digits)
     value = sign * int(digits, base)
     return value if -_INT64 <= value < 2 * _INT64 else None
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the parser is imported where a file is parsed
 CONFIG_NAMES = (".dra-migrate.yaml", ".dra-migrate.yml")
 _DEFAULTS = os.path.join(os.path.dirname(__file__), "defaults.yaml")
 _PLACEHOLDER = lazyre.compile(r"\{([a-zA-Z_][a-zA-Z0-9_]*)\}")
+_ADJACENT = lazyre.compile(r"(\{[a-zA-Z_][a-zA-Z0-9_]*\})(\{[a-zA-Z_][a-zA-Z0-9_]*\})")
 
 
 _NOTHING: Mapping[str, Any] = MappingProxyType({})  # an empty mapping no one can change
@@ -87,13 +88,13 @@ class ResourceMapping(NamedTuple):
     shared: bool = False
     rules: tuple[Rule, ...] = ()
 
-    @property
-    def pattern(self) -> re.Pattern[str]:
-        return _compile_name(self.name)
+    def match(self, resource: str) -> dict[str, str] | None:
+        """The placeholders' values when ``resource`` matches the name, else None."""
+        return match_name(self.name, resource)
 
     def choose(self, resource: str, ctx: Context) -> Choice | None:
-        match = self.pattern.fullmatch(resource)
-        if match is None:
+        captured = self.match(resource)
+        if captured is None:
             return None
         device_class, selectors, config, index = (
             self.device_class,
@@ -108,21 +109,89 @@ class ResourceMapping(NamedTuple):
                 selectors = rule.selectors if rule.selectors is not None else selectors
                 config = rule.config if rule.config is not None else config
                 break
-        captured = match.groupdict()
         selectors = tuple(_fill(s, captured) for s in selectors)
         return Choice(
             resource, _fill(device_class, captured), selectors, config, self.shared, index
         )
 
 
-def _compile_name(name: str) -> re.Pattern[str]:
-    out, pos = [], 0
+# The longest extended resource name Kubernetes accepts: a DNS subdomain, "/", a name
+MAX_RESOURCE_NAME = 253 + 1 + 63
+# What a placeholder captures: an alphanumeric, then alphanumerics and . _ + -
+_CAPTURE_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_CAPTURE = _CAPTURE_FIRST | frozenset("._+-")
+
+
+@functools.lru_cache(maxsize=256)
+def _name_parts(name: str) -> tuple[tuple[bool, str], ...]:
+    """A name pattern as (is a placeholder, literal text or placeholder name) parts."""
+    parts: list[tuple[bool, str]] = []
+    pos = 0
     for m in _PLACEHOLDER.finditer(name):
-        out.append(re.escape(name[pos : m.start()]))
-        out.append(f"(?P<{m.group(1)}>[A-Za-z0-9][A-Za-z0-9._+-]*)")
+        if m.start() > pos:
+            parts.append((False, name[pos : m.start()]))
+        parts.append((True, m.group(1)))
         pos = m.end()
-    out.append(re.escape(name[pos:]))
-    return re.compile("".join(out))
+    if pos < len(name):
+        parts.append((False, name[pos:]))
+    return tuple(parts)
+
+
+def match_name(name: str, resource: str) -> dict[str, str] | None:
+    """Whether ``resource`` is an instance of the pattern ``name``, and what each
+    placeholder captured: the captures a backtracking regular expression would give
+    (each placeholder as long as the rest still matches), found in time linear in the
+    length of ``resource`` for each part of the pattern, whatever the two hold. A name
+    longer than Kubernetes accepts (``MAX_RESOURCE_NAME``) matches no pattern.
+
+    From the last part to the first, ``ends[i][p]`` says whether parts ``i:`` match
+    ``resource[p:]``; a placeholder at ``p`` may end anywhere in the run of capture
+    characters from ``p``, and takes the last end where the next part matches."""
+    if len(resource) > MAX_RESOURCE_NAME:
+        return None
+    parts = _name_parts(name)
+    first, last_part = parts[0], parts[-1]
+    if (not first[0] and not resource.startswith(first[1])) or (
+        not last_part[0] and not resource.endswith(last_part[1])
+    ):
+        return None  # the usual answer, at once
+    n = len(resource)
+    run = [0] * (n + 1)  # run[p]: the end of the run of capture characters from p
+    run[n] = n
+    for p in range(n - 1, -1, -1):
+        run[p] = run[p + 1] if resource[p] in _CAPTURE else p
+    after = [False] * n + [True]  # parts after the current one match resource[p:]
+    ends: list[list[int]] = []  # per placeholder part: the end it takes at each p (-1: none)
+    for placeholder, text in reversed(parts):
+        here = [False] * (n + 1)
+        if placeholder:
+            last = [-1] * (n + 1)  # last[q]: the largest end e <= q where the rest matches
+            for q in range(n + 1):
+                last[q] = q if after[q] else (last[q - 1] if q else -1)
+            end = [-1] * (n + 1)
+            for p in range(n):
+                if resource[p] in _CAPTURE_FIRST and last[run[p]] > p:
+                    end[p] = last[run[p]]
+                    here[p] = True
+            ends.append(end)
+        else:
+            size = len(text)
+            for p in range(n - size + 1):
+                here[p] = after[p + size] and resource.startswith(text, p)
+        after = here
+    if not after[0]:
+        return None
+    captured: dict[str, str] = {}
+    ends.reverse()
+    pos, k = 0, 0
+    for placeholder, text in parts:
+        if placeholder:
+            stop = ends[k][pos]
+            captured[text] = resource[pos:stop]
+            pos, k = stop, k + 1
+        else:
+            pos += len(text)
+    return captured
 
 
 def _fill(text: str, values: Mapping[str, str]) -> str:
@@ -227,7 +296,7 @@ class Config(Record):
         return None
 
     def maps(self, resource: str) -> bool:
-        return any(m.pattern.fullmatch(resource) for m in self.resources)
+        return any(m.match(resource) is not None for m in self.resources)
 
     def detects(self, resource: str) -> bool:
         """Looks like an accelerator resource (and is not a known label name)."""
@@ -445,6 +514,13 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             fail(("resources", i, "name"), f"placeholder {{{twice[0]}}} appears twice in {name!r}")
+        adjacent = _ADJACENT.search(name)
+        if adjacent:
+            fail(
+                ("resources", i, "name"),
+                f"placeholders {adjacent[1]} and {adjacent[2]} are adjacent in {name!r}: "
+                "nothing says where one ends; put a literal character between them",
+            )
         sample = dict.fromkeys(names, _SAMPLE)
         choices = [(("resources", i), resource)] + [
             (("resources", i, "rules", j), rule)

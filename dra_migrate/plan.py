@@ -396,6 +396,13 @@ def _order(limit_entries: Mapping[str, tuple[Node, Node]]) -> Any:
     return key
 
 
+def _shown(text: str) -> str:
+    """A value for a message: quoted, and cut in the middle when long."""
+    if len(text) <= 60:
+        return repr(text)
+    return f"{text[:24]!r}...{text[-12:]!r} ({len(text)} characters)"
+
+
 def _count(value: Node, name: str, who: str, path: str, findings: list[Finding]) -> int | None:
     text = scalar(value)
     line, col = load.position(value)
@@ -413,14 +420,16 @@ def _count(value: Node, name: str, who: str, path: str, findings: list[Finding])
         return None
     written = load.quantity_text(value)
     count = whole_count(written) if written is not None else None
-    if count is not None and count > INT64_MAX:
+    # too_large also judges a number too long for whole_count to convert
+    if count > INT64_MAX if count is not None else quantity.too_large(written or ""):
         findings.append(
             finding(
                 "DRA108",
                 path,
                 line,
                 col,
-                f"{who} sets {name} to {text!r}, more than Kubernetes can hold in a count "
+                f"{who} sets {name} to {_shown(text or written or '')}, more than Kubernetes "
+                "can hold in a count "
                 f"(at most {INT64_MAX})",
                 "write the number of devices the container needs",
             )
@@ -440,14 +449,14 @@ def _count(value: Node, name: str, who: str, path: str, findings: list[Finding])
             )
         )
     if count is None:
-        shown = text if text is not None else "a non-scalar value"
+        shown = _shown(text) if text is not None else repr("a non-scalar value")
         findings.append(
             finding(
                 "DRA101",
                 path,
                 line,
                 col,
-                f"{who} sets {name} to {shown!r}; a device count must be a whole number of 0 or more",
+                f"{who} sets {name} to {shown}; a device count must be a whole number of 0 or more",
             )
         )
     return count

@@ -366,9 +366,12 @@ def _loads_back(
             "were meant"
         )
     else:
-        loaded = [load.to_data(o.root) for o in after if o.kind == "ResourceClaimTemplate"]
+        # compared as canonical JSON in a set: one lookup a plan, not a scan of all
+        loaded = {
+            _canonical(load.to_data(o.root)) for o in after if o.kind == "ResourceClaimTemplate"
+        }
         for plan in plans:
-            if plan.template_object not in loaded:
+            if _canonical(plan.template_object) not in loaded:
                 problem = f"the ResourceClaimTemplate {plan.template!r} loads back differently"
                 break
     if not problem:
@@ -384,6 +387,13 @@ def _loads_back(
             "please report this with the file",
         )
     ]
+
+
+def _canonical(data: object) -> str:
+    """Plain data as one string: equal data, equal strings (a boolean is not a number)."""
+    import json
+
+    return json.dumps(data, sort_keys=True, ensure_ascii=False)
 
 
 def _check_generated(plans: list[PodPlan], settings: Settings, path: str) -> list[Finding]:

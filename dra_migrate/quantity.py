@@ -34,27 +34,71 @@ _SUFFIX = {  # the value of each suffix, as (numerator, denominator)
 
 INT64_MAX = 2**63 - 1  # the largest count the API server stores (int64)
 _MAX_EXPONENT = 1000  # keeps Fraction arithmetic bounded; real values are far smaller
+# Significant digits of a quantity's number that are read exactly. Kubernetes keeps at
+# most an int64 at nano precision (28 digits); a longer number is refused here rather
+# than converted, as converting text to int is quadratic in its length.
+MAX_DIGITS = 100
+_DECIMAL_EXPONENT = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+
+def _digits(number: str) -> tuple[int, str, str]:
+    """Sign, integer digits without leading zeros, fraction digits without trailing zeros."""
+    sign = -1 if number[0] == "-" else 1
+    whole, _, fraction = number.lstrip("+-").partition(".")
+    return sign, whole.lstrip("0"), fraction.rstrip("0")
 
 
 def parse_quantity(text: str) -> Fraction | None:
     """The exact value of a quantity string, or None when Kubernetes would reject it
-    (``200K``, ``Mi``, ``1,5G``, spaces)."""
+    (``200K``, ``Mi``, ``1,5G``, spaces) or it has more than ``MAX_DIGITS``
+    significant digits (see ``too_large``)."""
     from fractions import Fraction  # a few milliseconds to import: not for plain counts
 
     match = _QUANTITY.fullmatch(text)
     if match is None:
         return None
-    number = Fraction(match.group("number"))
+    sign, whole, fraction = _digits(match.group("number"))
+    if len(whole) + len(fraction) > MAX_DIGITS:
+        return None
+    number = Fraction(sign * int(whole + fraction or "0"), 10 ** len(fraction))
     suffix = match.group("suffix") or ""
     if suffix in _SUFFIX:  # "E" and "Ei" are suffixes, "E3" an exponent
         return number * Fraction(*_SUFFIX[suffix])
-    exponent = int(suffix[1:])
+    exponent = _exponent(suffix)
     return None if abs(exponent) > _MAX_EXPONENT else number * Fraction(10) ** exponent
+
+
+def _exponent(suffix: str) -> int:
+    """The power of ten of a suffix (binary ones count 0: they only make a value larger);
+    an exponent of more than 18 digits counts as 10**18."""
+    if suffix[:1] not in ("e", "E") or suffix == "E":
+        return _DECIMAL_EXPONENT.get(suffix, 0)
+    digits = suffix[1:].lstrip("+-").lstrip("0") or "0"
+    magnitude = int(digits) if len(digits) <= 18 else 10**18
+    return -magnitude if suffix[1] == "-" else magnitude
+
+
+def too_large(text: str) -> bool:
+    """A quantity of a value above ``INT64_MAX``, also one too long for ``parse_quantity``:
+    judged from its digits and suffix, without converting them."""
+    match = _QUANTITY.fullmatch(text)
+    if match is None:
+        return False
+    sign, whole, _fraction = _digits(match.group("number"))
+    if sign < 0 or not whole:
+        return False
+    exponent = _exponent(match.group("suffix") or "")
+    if len(whole) - 1 + exponent >= 19:  # at least 10**19, above INT64_MAX
+        return True
+    value = parse_quantity(text)
+    return value is not None and value > INT64_MAX
 
 
 def equal(a: str, b: str) -> bool:
     """Whether both quantities are valid and of one value (``1`` and ``1000m``)."""
-    if a.isascii() and a.isdigit() and b.isascii() and b.isdigit():
+    if a == b:
+        return parse_quantity(a) is not None or too_large(a)
+    if a.isascii() and a.isdigit() and b.isascii() and b.isdigit() and max(len(a), len(b)) <= 19:
         return int(a) == int(b)
     value = parse_quantity(a)
     return value is not None and value == parse_quantity(b)
@@ -62,7 +106,7 @@ def equal(a: str, b: str) -> bool:
 
 def whole_count(text: str) -> int | None:
     """A device count: a quantity with a whole, non-negative value; None otherwise."""
-    if text.isascii() and text.isdigit():  # the usual "2" (a quantity "010" is 10)
+    if text.isascii() and text.isdigit() and len(text) <= 19:  # the usual "2" ("010" is 10)
         return int(text)
     value = parse_quantity(text)
     if value is None or value < 0 or value.denominator != 1:

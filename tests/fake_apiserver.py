@@ -60,6 +60,13 @@ class FakeCluster:
     failing: set[str] = field(default_factory=set)  # resources answered with 500
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path?query)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Misbehaving servers (hostile or broken), for the bounds of cluster mode:
+    continue_mode: str = ""  # "endless": a new token on every page; "repeat": the same one
+    drip: str = ""  # "headers" or "body": answers sent a byte every drip_interval seconds
+    drip_interval: float = 0.05
+    stream_padding: int = 0  # list answers sent chunked, with this many bytes of padding
+    raw: dict[str, bytes] = field(default_factory=dict)  # resource -> its list answer, as is
+    closed: threading.Event = field(default_factory=threading.Event)  # set when serve() ends
 
     def served_objects(self, resource: str, version: str) -> list[dict[str, Any]]:
         items = self.objects.get(resource, [])
@@ -107,13 +114,52 @@ def _handler(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
 
-        def _send(self, code: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
+        def _send(self, code: int, body: dict[str, Any] | bytes) -> None:
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+            head = (
+                f"HTTP/1.1 {code} {self.responses.get(code, ('',))[0]}\r\n"
+                "Content-Type: application/json\r\n"
+                f"Content-Length: {len(data)}\r\n\r\n"
+            ).encode()
+            if cluster.drip:
+                self._drip(head, data)
+                return
+            self.wfile.write(head + data)
+
+        def _drip(self, head: bytes, data: bytes) -> None:
+            """A byte at a time (from the status line, or from the body), each well within
+            any read timeout, until all is sent or the server closes."""
+            self.close_connection = True
+            slow = head + data if cluster.drip == "headers" else data
+            try:
+                if cluster.drip != "headers":
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                for i in range(len(slow)):
+                    if cluster.closed.wait(cluster.drip_interval):
+                        return
+                    self.wfile.write(slow[i : i + 1])
+                    self.wfile.flush()
+            except OSError:  # the client gave up
+                return
+
+        def _stream(self, prefix: bytes) -> None:
+            """A list answer without Content-Length, of ``stream_padding`` bytes and more."""
+            self.close_connection = True
+            self.send_response(200)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            self.wfile.write(data)
+            chunk = b" " * 65536
+            sent = 0
+            try:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(prefix), prefix))
+                while sent < cluster.stream_padding and not cluster.closed.is_set():
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    sent += len(chunk)
+                self.wfile.write(b"2\r\n]}\r\n0\r\n\r\n")
+            except OSError:  # the client stopped reading, as it should
+                return
 
         def _refuse(self) -> None:
             with cluster.lock:
@@ -170,6 +216,12 @@ def _handler(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
             if resource in cluster.failing:
                 self._send(500, _status(500, "InternalError", "etcdserver: request timed out"))
                 return
+            if not name and resource in cluster.raw:
+                self._send(200, cluster.raw[resource])
+                return
+            if not name and cluster.stream_padding:
+                self._stream(f'{{"kind": "{kind}List", "apiVersion": "v1", "items": ['.encode())
+                return
             items = [
                 o
                 for o in cluster.served_objects(resource, version)
@@ -209,10 +261,11 @@ def _handler(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
         def _list(
             self, items: list[dict[str, Any]], api_version: str, kind: str, query: dict[str, str]
         ) -> None:
-            start = 0
+            start = serial = 0
             if "continue" in query:
                 try:
-                    start = json.loads(base64.urlsafe_b64decode(query["continue"]))["start"]
+                    state = json.loads(base64.urlsafe_b64decode(query["continue"]))
+                    start, serial = state["start"], state.get("n", 0)
                 except (ValueError, KeyError):
                     self._send(
                         410, _status(410, "Expired", "the provided continue parameter is too old")
@@ -221,10 +274,18 @@ def _handler(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
             limit = int(query.get("limit") or 0) or len(items) or 1
             page = items[start : start + limit]
             meta: dict[str, Any] = {"resourceVersion": "48213"}
-            if start + limit < len(items):
-                token = json.dumps({"start": start + limit, "rv": 48213}).encode()
+            if start + limit < len(items) or cluster.continue_mode:
+                # "endless" goes round the items again, with a token never given before;
+                # "repeat" gives the token of the second page on every page
+                after = start + limit if start + limit < len(items) else 0
+                if cluster.continue_mode == "repeat":
+                    after = min(limit, len(items))
+                state: dict[str, Any] = {"start": after, "rv": 48213}
+                if cluster.continue_mode == "endless":
+                    state["n"] = serial + 1
+                token = json.dumps(state).encode()
                 meta["continue"] = base64.urlsafe_b64encode(token).decode()
-                meta["remainingItemCount"] = len(items) - start - limit
+                meta["remainingItemCount"] = max(len(items) - start - limit, 1)
             listed = []
             for obj in page:
                 item = dict(obj)
@@ -254,6 +315,7 @@ def serve(cluster: FakeCluster) -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
+        cluster.closed.set()  # ends any answer still dripping or streaming
         server.shutdown()
         server.server_close()
 

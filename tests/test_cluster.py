@@ -525,11 +525,11 @@ def test_only_reads_and_only_what_the_role_grants(
 
 
 def test_no_write_call_in_the_source() -> None:
-    """Only list and read methods of the client are named in the table the readers use."""
-    for resource in cluster.RESOURCES.values():
-        for method in (resource.method, resource.method_in_namespace):
-            assert method == "" or method.startswith(("list_", "read_")), method
+    """Every request is the one GET of ``_Exchange.run``; no method of the client that
+    writes is named, nor any other HTTP method."""
+    assert {r.verb for r in cluster.RESOURCES.values()} == {"get", "list"}
     source = Path(cluster.__file__).read_text(encoding="utf-8")
+    assert source.count('"GET"') == 1
     for verb in (
         "create_",
         "patch_",
@@ -677,3 +677,80 @@ def test_report_cluster_merges_the_live_inventory(fake: tuple[FakeCluster, Path]
     assert {m for m, _p in state.requests} == {"GET"}
     both = run("report", "--cluster", "--resource-slices", "x.yaml", str(examples))
     assert both.exit_code == 2 and "drop --resource-slices" in both.output
+
+
+# --- bounds: a server that misbehaves cannot hold a run, nor fill its memory ---------------
+
+
+def _misbehaving(state: FakeCluster, kubeconfig: Path, *extra: str) -> Result:
+    result = run("inventory", "--cluster", "--kubeconfig", str(kubeconfig), "-A", *extra)
+    assert result.output.count("\n") == 1, result.output  # the one line of a cluster error
+    return result
+
+
+@pytest.mark.parametrize("mode", ["repeat", "endless"])
+def test_a_list_that_never_ends_is_refused(fake: tuple[FakeCluster, Path], mode: str) -> None:
+    state, kubeconfig = fake
+    state.continue_mode = mode
+    result = _misbehaving(state, kubeconfig, "--page-size", "2", "--max-pages", "30")
+    assert result.exit_code == 123 and "DRA612" in result.stderr, result.output
+    pods = [p for p in paths_of(state) if p.endswith("/pods")]
+    # the second page gives the first page's token again; an endless list stops at --max-pages
+    assert len(pods) == (2 if mode == "repeat" else 30)
+
+
+@pytest.mark.parametrize("where", ["headers", "body"])
+def test_request_timeout_is_a_deadline_for_the_whole_answer(
+    fake: tuple[FakeCluster, Path], where: str
+) -> None:
+    """A byte every 50 ms never trips a timeout of each read; the deadline does."""
+    state, kubeconfig = fake
+    state.drip = where
+    result = _misbehaving(state, kubeconfig, "--request-timeout", "0.5")
+    assert result.exit_code == 123, result.output
+    assert "DRA602" in result.stderr and "did not answer within 0.5 seconds" in result.stderr
+
+
+def test_an_answer_larger_than_the_limit_is_not_read(fake: tuple[FakeCluster, Path]) -> None:
+    """Content-Length above the limit, and a chunked answer that would go on for 1 GB."""
+    state, kubeconfig = fake
+    result = _misbehaving(state, kubeconfig, "--max-response-size", "1Ki")
+    assert result.exit_code == 123 and "DRA611" in result.stderr, result.output
+    assert "larger than 1Ki (--max-response-size)" in result.stderr
+    state.stream_padding = 2**30
+    result = _misbehaving(state, kubeconfig, "--max-response-size", "1Mi")
+    assert result.exit_code == 123 and "DRA611" in result.stderr, result.output
+
+
+def test_reading_a_huge_answer_keeps_memory_bounded(fake: tuple[FakeCluster, Path]) -> None:
+    import tracemalloc
+
+    state, kubeconfig = fake
+    state.stream_padding = 64 * 2**20
+    reader = cluster.LiveReader(cluster.Connection(str(kubeconfig), max_response=2**20))
+    tracemalloc.start()
+    try:
+        with pytest.raises(cluster.ClusterError) as raised:
+            list(reader.list("pods", None))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        reader.close()
+    assert raised.value.finding.code == "DRA611"
+    assert peak < 8 * 2**20, f"{peak} bytes held to read a page"
+
+
+def test_answers_nested_deeply_or_with_huge_numbers(fake: tuple[FakeCluster, Path]) -> None:
+    state, kubeconfig = fake
+    state.raw["pods"] = b'{"items": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    result = _misbehaving(state, kubeconfig)
+    assert result.exit_code == 123 and "DRA605" in result.stderr and "nests" in result.stderr
+    count = b"9" * 5000  # past Python's 4,300-digit limit of int()
+    state.raw["pods"] = (
+        b'{"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [{"metadata": '
+        b'{"name": "p", "namespace": "d"}, "spec": {"containers": [{"name": "c", "resources": '
+        b'{"limits": {"nvidia.com/gpu": ' + count + b"}}}]}}]}"
+    )
+    data = live_json(kubeconfig, "-A")["cluster"]
+    (request,) = data["workloads"][0]["requests"]
+    assert request["count"] is None  # not a count Kubernetes holds

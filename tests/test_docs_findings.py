@@ -348,6 +348,17 @@ def _server_error(section: Section, root: Path) -> list[str]:
     return [*_kubeconfig(section, root, url), "-A"]
 
 
+def _oversized(section: Section, root: Path) -> list[str]:
+    assert "--max-response-size 1Ki" in section.trigger_text
+    url = _fake_server(lambda state: None)
+    return [*_kubeconfig(section, root, url), "-A", "--max-response-size", "1Ki"]
+
+
+def _same_token(section: Section, root: Path) -> list[str]:
+    url = _fake_server(lambda state: setattr(state, "continue_mode", "repeat"))
+    return [*_kubeconfig(section, root, url), "-A"]
+
+
 def _live_validate(section: Section, root: Path) -> list[str]:
     name, text = _only(section)
     _write(root, {name: text.encode("utf-8")})
@@ -363,6 +374,8 @@ BUILT: dict[str, Callable[[Section, Path], list[str]]] = {
     "DRA604": _forbidden,
     "DRA605": _server_error,
     "DRA610": _live_validate,
+    "DRA611": _oversized,
+    "DRA612": _same_token,
     "DRA001": _unreadable,
     "DRA002": _latin1,
     "DRA003": _nul_padded,
