@@ -242,15 +242,30 @@ def is_template(source: Source) -> bool:
         docs = _parse(source, lambda bounds: _holding(bounds, actions))
     except InputProblem:
         return True
-    spans = [
-        (node.start_mark.index, node.end_mark.index)
-        for doc in docs
-        if doc.root is not None
-        for node in walk(doc.root)
-        if isinstance(node, ScalarNode)
-    ]
-    scalars = Spans(spans)
+    with no_collector():  # the spans of a big tree: as for composing it
+        scalars = Spans(span for doc in docs for span in _scalar_spans(doc.root))
     return not all(at in scalars for at in actions)
+
+
+def _scalar_spans(root: Node | None) -> list[tuple[int, int]]:
+    """``(start, end)`` of every scalar of a tree (a collection reached again through
+    an alias is not walked again)."""
+    spans: list[tuple[int, int]] = []
+    stack = [] if root is None else [root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ScalarNode):
+            spans.append((node.start_mark.index, node.end_mark.index))
+        elif id(node) not in seen:
+            seen.add(id(node))
+            if isinstance(node, MappingNode):
+                for key, value in node.value:
+                    stack.append(key)
+                    stack.append(value)
+            elif isinstance(node, SequenceNode):
+                stack.extend(node.value)
+    return spans
 
 
 def _holding(bounds: list[int], offsets: list[int]) -> list[bool]:

@@ -140,6 +140,19 @@ def test_is_template_answers_as_the_first_definition(
     assert load.is_template(source) is _first_is_template(source)
 
 
+@pytest.mark.parametrize(
+    ("text", "template"),
+    [
+        ('a: &x "{{ .v }}"\nb: *x\n', False),  # an aliased scalar: its span is the anchor's
+        ("a: &m {k: '{{ .v }}'}\nb: *m\nc: [*m, *m]\n", False),  # an aliased mapping
+        ("a: &m {k: '{{ .v }}'}\nb: *m\nc: {{ .v }}\n", True),
+    ],
+)
+def test_actions_and_aliases(text: str, template: bool) -> None:
+    source = load.decode("f.yaml", text.encode())
+    assert load.is_template(source) is template is _first_is_template(source)
+
+
 def test_a_broken_document_without_actions_is_not_template_structure() -> None:
     """Its own text says nothing about templates: it is never composed for the
     question (before, the whole file was, and its syntax error made the file a
