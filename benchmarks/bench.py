@@ -13,12 +13,16 @@ GPU request). Then it times, in one run and on the same files:
 
 and prints each time with its ratio to the baseline the issue sets a target
 against, the peak memory of the tool's processes, and whether the target is
-met. Every figure is the median of ``--repeat`` runs. Never a test: timing
-depends on the machine (``tests/test_benchmark.py`` only runs it small, so
-that it cannot rot).
+met. Every figure is the median of ``--repeat`` runs (at least 5 for the rows
+of ``ROWS``, 11 for the hook's). Never a test: timing depends on the machine
+(``tests/test_benchmark.py`` only runs it small, so that it cannot rot).
 
     python benchmarks/bench.py                 # 5,000 files + kserve-like bundles
     python benchmarks/bench.py --files 50000   # the 50,000-file repository
+    python benchmarks/bench.py --real-repo ../kserve   # also a real snapshot
+
+The rows beside yamllint and black need them installed (``pip install yamllint
+black``); without them those rows are skipped and say so.
 """
 
 from __future__ import annotations
@@ -184,7 +188,7 @@ spec:
 _CRD_FIELD = """\
             field{i}:
               description: Resources of the predictor container, for example
-                nvidia.com/gpu limits; see the Kubernetes documentation on resources.
+                nvidia.com/gpu or {lookalike} limits; see the Kubernetes documentation on resources.
               type: object
               properties:
                 limits:
@@ -229,17 +233,73 @@ def _manifest(rng: random.Random, i: int, gpu: bool) -> str:
     return text
 
 
+# kserve's inferenceservice-config: JSON in strings, Go template actions inside them,
+# resource-name look-alikes (the needle "/gpu" finds "custom.com/gpu")
+_CONFIG_HEAD = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: inferenceservice-config
+  namespace: kserve
+data:
+  ingress: |-
+    {{
+      "ingressGateway": "knative-serving/knative-ingress-gateway",
+      "domainTemplate": "{{{{ .Name }}}}-{{{{ .Namespace }}}}.{{{{ .IngressDomain }}}}",
+      "urlScheme": "http"
+    }}
+  resources: |-
+    {{"accelerator": "custom.com/gpu", "example": "example.com/gpu"}}
+"""
+_CONFIG_ENTRY = '  template{i}: "{{{{ .Name }}}}-{{{{ .Namespace }}}}-{{{{ index .Annotations \\"x{i}\\" }}}}"\n'
+
+# A PrometheusRule bundle: thousands of {{ $labels }} inside alert strings.
+_RULES_HEAD = """\
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  name: gpu-alerts-{index}
+  namespace: monitoring
+  annotations:
+    description: alerts on the pods that ask for nvidia.com/gpu
+spec:
+  groups:
+    - name: gpu
+      rules:
+"""
+_RULE = """\
+        - alert: GpuHot{i}
+          expr: DCGM_FI_DEV_GPU_TEMP{{gpu="{i}"}} > 85
+          for: 5m
+          labels: {{severity: warning}}
+          annotations:
+            summary: "GPU {{{{ $labels.gpu }}}} on {{{{ $labels.instance }}}} is hot"
+            description: "{{{{ $value }}}} degrees on {{{{ $labels.Hostname }}}}"
+"""
+
+
+def prometheus_rules(rules: int, index: int = 0) -> str:
+    """A PrometheusRule of ``rules`` alerts, four template actions each, all in strings."""
+    return _RULES_HEAD.format(index=index) + "".join(_RULE.format(i=i) for i in range(rules))
+
+
 def bundle(size: int, index: int) -> str:
-    """A kserve-like install bundle of about ``size`` bytes: CRDs, no GPU request."""
+    """A kserve-like install bundle of about ``size`` bytes: CRDs whose descriptions
+    mention nvidia.com/gpu and look-alikes, a ConfigMap of Go template text in
+    strings (21 to 89 actions, as kserve's), no GPU request."""
     parts: list[str] = []
     total, crd = 0, 0
     while total < size:
         kind = f"Thing{index}x{crd}"
         text = _CRD_HEAD.format(kind=kind, plural=kind.lower() + "s")
-        text += "".join(_CRD_FIELD.format(i=i) for i in range(200))
+        lookalike = ("custom.com/gpu", "example.com/gpu")[crd % 2]
+        text += "".join(_CRD_FIELD.format(i=i, lookalike=lookalike) for i in range(200))
         parts.append(text)
         total += len(text)
         crd += 1
+    entries = 9 + index * 7 % 35  # 2 actions each, 3 more in the head: 21 to 89
+    config = _CONFIG_HEAD + "".join(_CONFIG_ENTRY.format(i=i) for i in range(entries))
+    parts.insert(len(parts) // 2 + 1, config)
     return "---\n".join(parts)
 
 
@@ -269,6 +329,9 @@ def generate(root: Path, files: int, bundles: int, seed: int = 8, bundle_mb: flo
         path = root / "install" / f"v0.{b}.0" / "bundle.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(bundle(size, b))
+        if b % 10 == 0:  # a PrometheusRule bundle beside every tenth release
+            rules = root / "install" / f"v0.{b}.0" / "gpu-alerts.yaml"
+            rules.write_text(prometheus_rules(1500, b))
 
 
 def git_init(root: Path) -> None:
@@ -513,7 +576,7 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
 
     # the dra-migrate-check hook of .pre-commit-hooks.yaml, given one staged file, from the
     # top of the 5,000-file repository (--context . reads the rest for references)
-    hook = ("convert", "--check", "--diff", "--context", ".")
+    hook = HOOK
     staged = [
         str(next(p for p in files if ("nvidia.com/gpu" in p.read_text()) == gpu).relative_to(repo))
         for gpu in (True, False)
@@ -533,16 +596,6 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
                 3.0,
             )
         )
-    # the first hook run of a repository: nothing kept yet in the cache folder (the
-    # templates the repository defines, context.py; the CEL answers, the mapping)
-    with tempfile.TemporaryDirectory() as empty:
-        first = run_process(tool(*hook, staged[0]), repo, env={"XDG_CACHE_HOME": empty})
-    rows.append(
-        Row(
-            "the same hook with a GPU request, first run (empty cache folder), once",
-            Timing(first[0], first[1], [first[0]]),
-        )
-    )
 
     if CORPUS.is_dir() and not args.no_corpus:
         corpus_files = yaml_files(CORPUS)
@@ -572,17 +625,7 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
             if "nvidia.com/gpu: " in text:
                 path.write_text(text.replace("nvidia.com/gpu: ", "example.com/fpga: "))
         git_init(kserve)
-        kfiles = yaml_files(kserve)
-        size = sum(p.stat().st_size for p in kfiles) / 1e6
-        commands = (["scan"], ["convert", "--check"], ["validate"])
-        kload, *timings = interleaved(
-            repeat,
-            lambda: cload_baseline(kfiles),
-            *(lambda c=command: run_process(tool(*c, *jobs, "."), kserve) for command in commands),
-        )
-        rows.append(Row(f"C loader, kserve-like repository ({size:.0f} MB)", kload))
-        for command, timing in zip(commands, timings, strict=True):
-            rows.append(Row(f"{' '.join(command)}, kserve-like", timing, "C loader", kload, 0.2))
+        repository_rows("kserve-like", kserve, repeat, jobs, rows)
 
     if args.big_mb:
         big = work / "big"
@@ -622,7 +665,178 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
             data = stream.encode()
             timing = median_of(1, lambda d=data: run_process(tool("convert", "-"), work, d))
             rows.append(Row(f"convert - (stdin), {count:,} documents", timing))
+
+    bench = Bench(args, work, repo, files, staged, jobs)
+    for row in ROWS:
+        row(bench, rows)
     return rows
+
+
+@dataclass
+class Bench:
+    """What the rows of ``ROWS`` are given: the options, a scratch folder, the
+    5,000-file repository (with GPU requests) and its files, the hook's two staged
+    files (one with a GPU request, one without), the tool's ``--jobs``."""
+
+    args: argparse.Namespace
+    work: Path
+    repo: Path
+    files: list[Path]
+    staged: list[str]
+    jobs: list[str]
+
+    def turns(self, least: int) -> int:
+        """Runs of a row: ``--repeat``, at least ``least`` (a row with a target gets a
+        median of 5 or more), but one in a smoke run (``--repeat 1``, the test's)."""
+        return 1 if self.args.repeat == 1 else max(self.args.repeat, least)
+
+
+HOOK = ("convert", "--check", "--diff", "--context", ".")  # dra-migrate-check
+
+
+def repository_rows(label: str, root: Path, repeat: int, jobs: list[str], rows: list[Row]) -> None:
+    """scan, convert --check and validate of a repository against loading every file
+    with the C loader, in process and as a process (start-up on both sides)."""
+    files = yaml_files(root)
+    size = sum(p.stat().st_size for p in files) / 1e6
+    listed = "\n".join(str(p) for p in files).encode()
+    commands = (["scan"], ["convert", "--check"], ["validate"])
+    cload, cload_process, *timings = interleaved(
+        repeat,
+        lambda: cload_baseline(files),
+        lambda: run_process([sys.executable, "-c", _CLOAD_PROCESS], root, listed),
+        *(lambda c=command: run_process(tool(*c, *jobs, "."), root) for command in commands),
+    )
+    rows.append(Row(f"C loader, {label} repository ({len(files):,} files, {size:.0f} MB)", cload))
+    rows.append(Row("the same C loader as a process", cload_process))
+    for command, timing in zip(commands, timings, strict=True):
+        rows.append(Row(f"{' '.join(command)}, {label}", timing, "C loader", cload, 0.2))
+
+
+# cload_baseline as a process: the files named on stdin
+_CLOAD_PROCESS = """
+import sys, yaml
+for name in sys.stdin.read().splitlines():
+    try:
+        with open(name, "rb") as f:
+            for _doc in yaml.load_all(f.read(), Loader=yaml.CSafeLoader):
+                pass
+    except yaml.YAMLError:
+        pass
+"""
+
+
+def scan_with_gpus(bench: Bench, rows: list[Row]) -> None:
+    """scan of the repository with GPU requests (10 percent of its files) against the
+    read floor: reading and searching every file in process, and as a process."""
+    repeat = bench.turns(5)
+    read, read_process, scan = interleaved(
+        repeat,
+        lambda: read_baseline(bench.files),
+        lambda: run_process([sys.executable, "-c", _READ_PROCESS, "."], bench.repo),
+        lambda: run_process(tool("scan", *bench.jobs, "."), bench.repo),
+    )
+    rows.append(Row("read + byte search, the repository with GPU requests", read))
+    rows.append(Row("the same read + byte search as a process", read_process))
+    rows.append(Row("scan, with GPU requests", scan, "read as a process", read_process, 2.0))
+    rows.append(Row("scan, with GPU requests (against the in-process read)", scan, "read", read))
+
+
+def cold_hooks(bench: Bench, rows: list[Row]) -> None:
+    """The hook on one file with a GPU request, run with an empty cache folder (a CI
+    runner's first run: nothing kept of the repository's templates, the mapping, the
+    catalog, the kustomizations), paired with warm runs."""
+
+    def cold() -> tuple[float, float]:
+        with tempfile.TemporaryDirectory() as empty:
+            return run_process(
+                tool(*HOOK, bench.staged[0]), bench.repo, env={"XDG_CACHE_HOME": empty}
+            )
+
+    warm, first = interleaved(
+        bench.turns(11),
+        lambda: run_process(tool(*HOOK, bench.staged[0]), bench.repo),
+        cold,
+    )
+    rows.append(Row("the hook with a GPU request, warm (for the pair below)", warm))
+    rows.append(
+        Row("the same hook, empty cache folder (a first run, CI)", first, "warm", warm, 1.5)
+    )
+
+
+def hook_beside_linters(bench: Bench, rows: list[Row]) -> None:
+    """What other pre-commit hooks cost on the same staged file: yamllint on it, and
+    black (which reads Python only) on a Python module of as many lines. No target:
+    for scale. Skipped, with a message, where yamllint or black is not installed."""
+    import importlib.util
+
+    missing = [m for m in ("yamllint", "black") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(
+            f"bench: {' and '.join(missing)} not installed: the hook-beside-linters rows are "
+            "skipped (pip install yamllint black)",
+            file=sys.stderr,
+        )
+        return
+    staged = bench.staged[0]
+    lines = (bench.repo / staged).read_text().count("\n")
+    module = bench.work / "module.py"
+    module.write_text("".join(f"value_{i} = {{'key': [{i}, {i + 1}]}}\n" for i in range(lines)))
+    hook, yamllint, black = interleaved(
+        bench.turns(11),
+        lambda: run_process(tool(*HOOK, staged), bench.repo),
+        lambda: run_process([sys.executable, "-m", "yamllint", staged], bench.repo),
+        lambda: run_process(
+            [sys.executable, "-m", "black", "--check", "-q", str(module)], bench.repo
+        ),
+    )
+    rows.append(Row("the hook with a GPU request (for the two below)", hook))
+    rows.append(Row(f"yamllint on the same file ({lines} lines)", yamllint, "the hook", hook))
+    rows.append(Row(f"black --check on a Python module of {lines} lines", black, "the hook", hook))
+
+
+def template_actions(bench: Bench, rows: list[Row]) -> None:
+    """Linear in template actions per file: PrometheusRule bundles (four actions in the
+    strings of each alert) beside a GPU Job, as one file and as eight files of an
+    eighth each; ``scan -j 1`` of each (one worker: a file is one job)."""
+    rules = bench.args.template_actions // 4
+    if rules < 8:
+        return
+    folder = bench.work / "actions"
+    (folder / "eighths").mkdir(parents=True)
+    job = _JOB.format(name="train", team="ml", revision=1, replicas=1, count=1)
+    (folder / "one.yaml").write_text(prometheus_rules(rules) + "---\n" + job)
+    for part in range(8):
+        text = prometheus_rules(rules // 8, part) + "---\n" + job
+        (folder / "eighths" / f"rules-{part}.yaml").write_text(text)
+    eighths, one = interleaved(
+        bench.turns(5),
+        lambda: run_process(tool("scan", "-j", "1", "eighths"), folder),
+        lambda: run_process(tool("scan", "-j", "1", "one.yaml"), folder),
+    )
+    actions = rules // 8 * 8 * 4
+    rows.append(Row(f"scan -j 1, {actions:,} template actions in 8 files", eighths))
+    rows.append(
+        Row(f"scan -j 1, the same {actions:,} actions in one file", one, "8 files", eighths, 1.5)
+    )
+
+
+def real_repository(bench: Bench, rows: list[Row]) -> None:
+    """The repository rows on a real snapshot (``--real-repo DIR``: kserve's, say), for
+    maintainers who have one."""
+    if bench.args.real_repo is not None:
+        name = bench.args.real_repo.name
+        repository_rows(f"{name} (real)", bench.args.real_repo, bench.args.repeat, bench.jobs, rows)
+
+
+# One entry a row (or a pair of rows): each function measures and appends its own.
+ROWS: list[Callable[[Bench, list[Row]], None]] = [
+    scan_with_gpus,
+    cold_hooks,
+    hook_beside_linters,
+    template_actions,
+    real_repository,
+]
 
 
 def report(rows: list[Row], args: argparse.Namespace) -> str:
@@ -656,12 +870,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bundle-mb", type=float, default=4, help="largest bundle, MB (4)")
     parser.add_argument("--big-mb", type=int, default=20, help="one big file vs small ones, MB")
     parser.add_argument("--stream-docs", type=int, default=100_000, help="stdin stream documents")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement (3)")
+    parser.add_argument(
+        "--template-actions", type=int, default=24_000, help="template actions in one file"
+    )
+    parser.add_argument("--real-repo", type=Path, help="also time a real repository snapshot")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each measurement (5)")
     parser.add_argument("--jobs", type=int, default=0, help="--jobs for the tool (default: all)")
     parser.add_argument("--no-corpus", action="store_true", help="skip ../shared/corpus/dra")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     args = parser.parse_args(argv)
+    if args.real_repo is not None and not args.real_repo.is_dir():
+        parser.error(f"--real-repo {args.real_repo}: not a folder")
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="dra-migrate-bench-"))
     work.mkdir(parents=True, exist_ok=True)

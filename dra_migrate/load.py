@@ -10,11 +10,12 @@ from __future__ import annotations
 import bisect
 import contextlib
 import gc
+import itertools
 import math
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 
 import yaml
@@ -37,6 +38,10 @@ _TEMPLATE_SYNTAX = lazyre.compile(
     r"\{\{-?\s*(?:[.$]|/\*|(?:include|template|if|else|end|range|with|define|block|toYaml"
     r"|toJson|tpl|required|default|printf|quote|nindent|indent|lookup|fail)\b)"
 )
+# The line breaks of ``str.splitlines`` but "\n" (a "\r" met on a line is a break
+# of its own), and what ``str.lstrip`` keeps.
+_RARE_BREAK = lazyre.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_NON_SPACE = lazyre.compile(r"\S")
 
 
 class Source(Record):
@@ -198,36 +203,95 @@ def looks_like_template(text: str) -> bool:
 
 def _template_actions(text: str) -> Iterator[int]:
     """Offsets of Helm template actions on lines that are not comments (lines as
-    ``str.splitlines`` cuts them)."""
+    ``str.splitlines`` cuts them). Linear: the text between two actions is searched
+    once for the last line break (in C: ``rfind``, then the rare breaks after it),
+    and a line's first character is looked at once however many actions it holds
+    (a one-line JSON bundle may hold thousands)."""
+    begin = scanned = 0  # where the line of the last action begins; text searched up to
+    known, comment = -1, False  # the line whose first character was looked at, and it
     for match in _TEMPLATE_SYNTAX.finditer(text):
-        before = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
-        lines = before.splitlines(keepends=True)
-        # the line holding the action, up to it ("" when a break ends ``before``)
-        line = lines[-1] if lines and lines[-1].splitlines()[0] == lines[-1] else ""
-        if not line.lstrip().startswith("#"):
-            yield match.start()
+        at = match.start()
+        newline = text.rfind("\n", scanned, at)
+        if newline >= 0:
+            begin = newline + 1
+        for brk in _RARE_BREAK.finditer(text, max(scanned, begin), at):
+            begin = brk.end()
+        scanned = at
+        if begin != known:
+            known = begin
+            first = _NON_SPACE.search(text, begin, at + 1)  # at the latest the action's "{"
+            comment = first is not None and text[first.start()] == "#"
+        if not comment:
+            yield at
 
 
 def is_template(source: Source) -> bool:
     """A Helm chart template, not a manifest: template actions that are YAML
     structure (``replicas: {{ .Values.n }}``, ``{{- if }}`` lines) or that make
-    the file unparsable. Actions inside string values (a PrometheusRule's
-    ``summary: "{{ $labels.node }}"``) are data of a manifest."""
+    their document unparsable. Actions inside string values (a PrometheusRule's
+    ``summary: "{{ $labels.node }}"``) are data of a manifest.
+
+    Only the documents that hold an action are composed, each alone as ``parse``
+    composes them: a document without one (a CustomResourceDefinition of an
+    install bundle) is never composed because another document of the file holds
+    template text. Each action is looked up among the scalars' spans, sorted."""
     actions = list(_template_actions(source.text))
     if not actions:
         return False
     try:
-        docs = parse(source)
+        docs = _parse(source, lambda bounds: _holding(bounds, actions))
     except InputProblem:
         return True
-    spans = [
-        (node.start_mark.index, node.end_mark.index)
-        for doc in docs
-        if doc.root is not None
-        for node in walk(doc.root)
-        if isinstance(node, ScalarNode)
-    ]
-    return any(not any(a <= at < b for a, b in spans) for at in actions)
+    with no_collector():  # the spans of a big tree: as for composing it
+        scalars = Spans(span for doc in docs for span in _scalar_spans(doc.root))
+    return not all(at in scalars for at in actions)
+
+
+def _scalar_spans(root: Node | None) -> list[tuple[int, int]]:
+    """``(start, end)`` of every scalar of a tree (a collection reached again through
+    an alias is not walked again)."""
+    spans: list[tuple[int, int]] = []
+    stack = [] if root is None else [root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ScalarNode):
+            spans.append((node.start_mark.index, node.end_mark.index))
+        elif id(node) not in seen:
+            seen.add(id(node))
+            if isinstance(node, MappingNode):
+                for key, value in node.value:
+                    stack.append(key)
+                    stack.append(value)
+            elif isinstance(node, SequenceNode):
+                stack.extend(node.value)
+    return spans
+
+
+def _holding(bounds: list[int], offsets: list[int]) -> list[bool]:
+    """For each part between ``bounds``: does it hold one of the ``offsets``?"""
+    held = [False] * (len(bounds) - 1)
+    for at in offsets:
+        held[bisect.bisect_right(bounds, at) - 1] = True
+    return held
+
+
+class Spans:
+    """Half-open spans ``[a, b)``, sorted by start, each with the furthest end of the
+    spans up to it: whether an offset lies inside any of them is one bisection,
+    where testing every span made a bundle's check grow with actions times
+    scalars."""
+
+    __slots__ = ("reach", "starts")
+
+    def __init__(self, spans: Iterable[tuple[int, int]]) -> None:
+        ordered = sorted(spans)
+        self.starts = [a for a, _b in ordered]
+        self.reach = list(itertools.accumulate((b for _a, b in ordered), max))
+
+    def __contains__(self, at: int) -> bool:
+        last = bisect.bisect_right(self.starts, at) - 1  # the last span starting at or before
+        return last >= 0 and self.reach[last] > at
 
 
 _TAG = "tag:yaml.org,2002:"
@@ -392,7 +456,6 @@ def no_collector() -> Iterator[None]:
             gc.enable()
 
 
-@no_collector()
 def parse(source: Source, needles: Iterable[str] | None = None) -> list[Document]:
     """Compose every document of the stream, or raise ``InputProblem``.
 
@@ -403,9 +466,19 @@ def parse(source: Source, needles: Iterable[str] | None = None) -> list[Document
     others come back with no root. Marks, line numbers and ends are those of
     the whole text either way.
     """
+    if needles is None:
+        return _parse(source, None)
+    wanted = tuple(needles)
+    return _parse(source, lambda bounds: _wanted(source.text, bounds, wanted))
+
+
+@no_collector()
+def _parse(source: Source, pick: Callable[[list[int]], list[bool]] | None) -> list[Document]:
+    """``parse``: every document, or (``pick``: which of the parts between these
+    bounds to compose) only the parts picked, each alone."""
     text = source.text
     try:
-        if needles is None or foreign_break_at(text) >= 0:
+        if pick is None or foreign_break_at(text) >= 0:
             # a break only YAML sees moves YAML's line numbers off the text's own,
             # and may start a document the text does not show: compose it all
             docs = [
@@ -416,7 +489,7 @@ def parse(source: Source, needles: Iterable[str] | None = None) -> list[Document
             ]
             _set_ends(text, docs)
         else:
-            docs = _compose_mentioning(source, tuple(needles))
+            docs = _compose_picked(source, pick)
     except yaml.MarkedYAMLError as exc:
         raise InputProblem(_syntax_finding(source, exc)) from None
     except yaml.reader.ReaderError as exc:
@@ -430,8 +503,9 @@ def parse(source: Source, needles: Iterable[str] | None = None) -> list[Document
     return docs
 
 
-def _compose_mentioning(source: Source, needles: tuple[str, ...]) -> list[Document]:
-    """The documents of ``_parts`` that ``_wanted`` picks, composed alone and their
+def _compose_picked(source: Source, pick: Callable[[list[int]], list[bool]]) -> list[Document]:
+    """The documents of ``_parts`` that ``pick`` picks (``_wanted``: those that mention
+    a needle; ``_holding``: those that hold a template action), composed alone and their
     marks moved to the whole text; the others with no root. A part that begins with
     directives is composed together with the part before it: what a directive line
     is (a directive, or the text of an unclosed flow collection or plain scalar
@@ -441,7 +515,7 @@ def _compose_mentioning(source: Source, needles: tuple[str, ...]) -> list[Docume
     document, as a stream of comments holds none)."""
     text = source.text
     bounds = _parts(text)
-    wanted = _wanted(text, bounds, needles)
+    wanted = pick(bounds)
     count = len(bounds) - 1
     docs: list[Document] = []
     composed: list[tuple[Document, Node, int, int]] = []

@@ -33,13 +33,30 @@ def test_generated_repository_has_the_promised_shape(tmp_path: Path) -> None:
     text = bundle.read_text()
     assert len(text) >= 1_000_000 and "nvidia.com/gpu" in text
     assert "kind: CustomResourceDefinition" in text and "nvidia.com/gpu: " not in text
+    # what real bundles have: look-alikes the needles catch, template text in strings
+    assert "custom.com/gpu" in text and "example.com/gpu" in text
+    from dra_migrate import load
+
+    source = load.decode("bundle.yaml", text.encode())
+    assert 21 <= sum(1 for _ in load._template_actions(text)) <= 89
+    assert not load.is_template(source)
+    [rules] = (tmp_path / "install").rglob("gpu-alerts.yaml")
+    assert rules.read_text().count("{{ $labels") >= 3000
 
 
 def test_benchmark_runs_and_prints_ratios(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bench = _bench()
+    real = tmp_path / "snapshot"  # --real-repo: any folder of manifests
+    real.mkdir()
+    (real / "job.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        image: x\n"
+        "        resources:\n          limits:\n            nvidia.com/gpu: 1\n"
+    )
     argv = ["--files", "20", "--bundles", "1", "--bundle-mb", "1", "--big-mb", "1"]
+    argv += ["--template-actions", "320", "--real-repo", str(real)]
     argv += [
         "--stream-docs",
         "20",
@@ -54,6 +71,8 @@ def test_benchmark_runs_and_prints_ratios(
     for what in ("convert --check", "scan, no GPU requests", "pre-commit hook on one file with"):
         assert what in out
     assert "scan, kserve-like" in out and "convert - (stdin), 20 documents" in out
+    assert "scan, with GPU requests" in out and "empty cache folder" in out
+    assert "actions in one file" in out and "scan, snapshot (real)" in out
     assert "<= 0.5" in out and ("met" in out or "MISSED" in out)
     assert (tmp_path / "b.json").read_text().startswith("[")
 
