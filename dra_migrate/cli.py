@@ -1196,6 +1196,7 @@ class Command(NamedTuple):
     options: Build
     run: Callable[..., None]
     summary: str
+    operands: str = "paths"  # the destination of the file names (after ``--`` too)
 
 
 COMMANDS = {
@@ -1206,7 +1207,9 @@ COMMANDS = {
     "deviceclasses": Command(
         deviceclasses_options, deviceclasses_command, "Render the DeviceClasses the mapping needs."
     ),
-    "inventory": Command(inventory_options, inventory, "What runs today, from a cluster or dumps."),
+    "inventory": Command(
+        inventory_options, inventory, "What runs today, from a cluster or dumps.", "dumps"
+    ),
 }
 
 
@@ -1254,11 +1257,29 @@ def _dispatch(args: list[str]) -> None:
         allow_abbrev=False,  # an abbreviation that works today could mean two options tomorrow
     )
     command.options(parser)
-    parsed, extras = parser.parse_known_args(args[1:])
+    options, names = end_of_options(args[1:])
+    parsed, extras = parser.parse_known_args(options)
     if extras:  # paths after an option (scan a --format json b): argparse's intermixed
-        parsed = parser.parse_intermixed_args(args[1:])  # parse, which first lays out usage
+        parsed = parser.parse_intermixed_args(options)  # parse, which first lays out usage
     values = vars(parsed)
+    if names:  # after --, file names only: parsed alone, so no option can reach them
+        operands = getattr(parser.parse_args(["--", *names]), command.operands)
+        values[command.operands] = [*values[command.operands], *operands]
     command.run(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+def end_of_options(args: list[str]) -> tuple[list[str], list[str]]:
+    """The arguments before the first ``--`` and the file names after it.
+
+    A file name is never an option: pre-commit appends the names of staged files
+    to the hook's entry, which ends with ``--``, so a file named
+    ``--output=kustomization.yaml`` stays a file. argparse's own handling of
+    ``--`` has changed between Python releases (with intermixed options, and a
+    second ``--``); split here, it is the same on every one of them."""
+    if "--" not in args:
+        return args, []
+    end = args.index("--")
+    return args[:end], args[end + 1 :]
 
 
 _USAGE = "usage: dra-migrate [-h] [--version] COMMAND [OPTIONS] [PATHS]..."
