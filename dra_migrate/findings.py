@@ -173,6 +173,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA402", N, "ignore comment silences nothing"),
     Code("DRA403", N, "ignore entry of the configuration silences nothing"),
     Code("DRA404", W, "ignore names an unknown finding code"),
+    Code("DRA405", W, "ignore comment not in a documented form: silences nothing"),
     # 5xx: report and strategies: DeviceClasses, the bridge strategy, capacity, risks
     Code("DRA501", E, "invalid DeviceClass value in the configuration"),
     Code("DRA502", E, "DeviceClass CEL selector is invalid"),

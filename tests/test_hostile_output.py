@@ -288,3 +288,88 @@ def test_output_of_a_name_that_is_not_utf8(tmp_path: Path, fmt: str) -> None:
     if fmt == "json":
         stdout = run(tmp_path, "scan", "--format", "json", ".").stdout_bytes
         assert b"\xff" not in stdout and b"bad\\\\xff.yaml" in stdout
+
+
+# --- suppressions: only the documented forms, only in comments, always counted ------------
+
+SUPPRESSED_POD = pod().replace("kind: Pod", "kind: Pod  # dra-migrate: {marker}")
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        "ignore (only DRA205)",
+        "ignore:DRA205",
+        "ignore DRA205",
+        "ignore[DRA401",
+        "ignore[DRA401] because",
+        "ignore[]",
+        "ignore[ , ]",
+        "IGNORE",
+        "ignored",
+    ],
+)
+def test_an_undocumented_marker_silences_nothing(tmp_path: Path, marker: str) -> None:
+    (tmp_path / "p.yaml").write_text(SUPPRESSED_POD.format(marker=marker))
+    done = run(tmp_path, "convert", "--check", "p.yaml")
+    assert done.exit_code == 1, done.output
+    assert "p.yaml:2:12: DRA405 warning" in done.stderr
+    assert ": DRA401 error" in done.stderr  # still reported
+    done = run(tmp_path, "convert", "--write", "p.yaml")
+    assert "nvidia.com/gpu" not in (tmp_path / "p.yaml").read_text()  # not held either
+
+
+@pytest.mark.parametrize("marker", ["ignore", "ignore[DRA401]", "ignore[DRA205, DRA401]  "])
+def test_the_documented_forms_silence(tmp_path: Path, marker: str) -> None:
+    (tmp_path / "p.yaml").write_text(SUPPRESSED_POD.format(marker=marker))
+    done = run(tmp_path, "convert", "--check", "p.yaml")
+    assert done.exit_code == 0, done.output  # held on the device plugin, as documented
+    assert "DRA405" not in done.output and "DRA401" not in done.output
+
+
+BROKEN = (
+    "apiVersion: v1\nkind: Pod\n"
+    "metadata: {name: 'x # dra-migrate: ignore', a: b: c}\n"
+    "spec: {containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        BROKEN,
+        BROKEN.replace("'x # dra-migrate: ignore'", '"x # dra-migrate: ignore"'),
+        # an unclosed quote: everything after it may be the string
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: 'x}  # dra-migrate: ignore\n"
+        "spec: {containers: [{resources: {limits: {nvidia.com/gpu: 1}}}]}\n",
+    ],
+)
+def test_a_marker_in_a_string_never_silences_a_parse_error(tmp_path: Path, text: str) -> None:
+    (tmp_path / "p.yaml").write_text(text)
+    done = run(tmp_path, "convert", "--check", "p.yaml")
+    assert done.exit_code == 123 and ": DRA004 error" in done.stderr, done.output
+    assert "suppressed" not in done.output
+
+
+def test_a_marker_in_a_comment_of_a_broken_file_still_counts(tmp_path: Path) -> None:
+    text = BROKEN.replace(
+        "'x # dra-migrate: ignore', a: b: c}", "x, a: b: c}  # dra-migrate: ignore"
+    )
+    (tmp_path / "p.yaml").write_text(text)
+    done = run(tmp_path, "convert", "--check", "p.yaml")
+    assert ": DRA004 error" not in done.stderr and "1 finding(s) suppressed" in done.stderr
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_counts_the_suppressed(tmp_path: Path, fmt: str) -> None:
+    zero = pod().replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 0  # dra-migrate: ignore[DRA105]")
+    (tmp_path / "p.yaml").write_text(zero)
+    done = run(tmp_path, "convert", "--check", "--format", fmt, "--output", "out", "p.yaml")
+    assert done.exit_code == 0, done.output
+    out = (tmp_path / "out").read_text()
+    counted = {
+        "json": '"suppressed": 1',
+        "sarif": '"suppressions"',
+        "html": "1 finding(s) suppressed",
+    }.get(fmt, "1 suppressed")
+    assert counted in out, out
