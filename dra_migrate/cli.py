@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from dra_migrate import __version__
 from dra_migrate.discover import Unreadable
-from dra_migrate.findings import ConfigError, Finding, finding, quote_path
+from dra_migrate.findings import ConfigError, Finding, escape, finding, inert, quote_path
 from dra_migrate.mapping import Config, Settings, find_config, load_config, parse_size
 from dra_migrate.record import NamedTuple
 from dra_migrate.report import FORMATS, renderer
@@ -312,7 +312,7 @@ def _emit_report(report: Report, command: str, flow: Workflow, terminal: bool = 
     report.show_suppressed = flow.show_suppressed
     if flow.output is None:
         if terminal:
-            _out(renderer(flow.fmt)(report, command))
+            _out(renderer(flow.fmt)(report, command))  # inert in every format
         return
     from dra_migrate.writer import write_atomic
 
@@ -540,10 +540,29 @@ def _out(text: str) -> None:
 
 
 def _err(line: str) -> None:
-    """One line for stderr, after what stdout has so far."""
+    """One line for stderr, after what stdout has so far. A CI runner reads workflow
+    commands on stderr too: no name in it can make one (``inert``)."""
     sys.stdout.flush()
-    sys.stderr.write(line + "\n")
+    sys.stderr.write(inert(line) + "\n")
     sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def _verbatim() -> Iterator[None]:
+    """Text of the input printed as it is (a diff), which no escape may change: under
+    GitHub Actions it is printed between ``::stop-commands::`` and a token that no
+    input can know, so the runner reads none of its lines as a workflow command."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        yield
+        return
+    import secrets
+
+    token = secrets.token_hex(16)
+    _out(f"::stop-commands::{token}\n")
+    try:
+        yield
+    finally:
+        _out(f"::{token}::\n")
 
 
 def scan_options(parser: argparse.ArgumentParser) -> None:
@@ -666,10 +685,12 @@ def convert(
         _interrupted(written)
     _emit_report(report, "convert", flow, terminal=report_on_stdout)
     findings = report.all_findings
-    _print_findings([f for f in findings if not quiet or f.severity.value == "error"])
+    if not (report_on_stdout and flow.fmt == "github"):  # annotations are the findings:
+        # the log never shows one twice
+        _print_findings([f for f in findings if not quiet or f.severity.value == "error"])
     if flow.show_suppressed and not quiet:
         for s in report.suppressed:
-            _err(f"{s.finding.format()} [suppressed by {s.source}]")
+            _err(f"{s.finding.format()} [suppressed by {escape(s.source)}]")
     if not quiet:
         _err(_summary(report, mode, check, output_dir))
     sys.exit(report.exit_code(changes_fail=check))
@@ -735,8 +756,10 @@ class _StreamOut:
             out = sys.stdout.buffer
             if self.diff is not None:
                 if result.status is Status.CHANGED:
-                    for text in self.diff.render():
-                        out.write(text.encode("utf-8", "surrogateescape"))
+                    with _verbatim():
+                        for text in self.diff.render():
+                            out.write(text.encode("utf-8", "surrogateescape"))
+                        out.flush()
                 out.flush()
                 return
             self.spool.seek(0)
@@ -758,6 +781,21 @@ def _files_out(
     """Write or print every changed file; ``written`` collects the paths written."""
     if not any(r.status is Status.CHANGED for r in report.files):
         return written  # nothing to write or show: the writer (and difflib) stay unloaded
+    shows_diffs = diff and output_dir is None and mode != "write" and (mode == "diff" or not check)
+    with _verbatim() if shows_diffs else contextlib.nullcontext():
+        return _files_written(report, mode, check, output_dir, roots, through_links, written, diff)
+
+
+def _files_written(
+    report: Report,
+    mode: str | None,
+    check: bool,
+    output_dir: Path | None,
+    roots: tuple[str, ...],
+    through_links: bool,
+    written: list[str],
+    diff: bool,
+) -> list[str]:
     from dra_migrate import writer
 
     targets: dict[Path, list[FileResult]] = {}
@@ -1243,6 +1281,7 @@ class Command(NamedTuple):
     options: Build
     run: Callable[..., None]
     summary: str
+    operands: str = "paths"  # the destination of the file names (after ``--`` too)
 
 
 COMMANDS = {
@@ -1253,7 +1292,9 @@ COMMANDS = {
     "deviceclasses": Command(
         deviceclasses_options, deviceclasses_command, "Render the DeviceClasses the mapping needs."
     ),
-    "inventory": Command(inventory_options, inventory, "What runs today, from a cluster or dumps."),
+    "inventory": Command(
+        inventory_options, inventory, "What runs today, from a cluster or dumps.", "dumps"
+    ),
 }
 
 
@@ -1301,11 +1342,29 @@ def _dispatch(args: list[str]) -> None:
         allow_abbrev=False,  # an abbreviation that works today could mean two options tomorrow
     )
     command.options(parser)
-    parsed, extras = parser.parse_known_args(args[1:])
+    options, names = end_of_options(args[1:])
+    parsed, extras = parser.parse_known_args(options)
     if extras:  # paths after an option (scan a --format json b): argparse's intermixed
-        parsed = parser.parse_intermixed_args(args[1:])  # parse, which first lays out usage
+        parsed = parser.parse_intermixed_args(options)  # parse, which first lays out usage
     values = vars(parsed)
+    if names:  # after --, file names only: parsed alone, so no option can reach them
+        operands = getattr(parser.parse_args(["--", *names]), command.operands)
+        values[command.operands] = [*values[command.operands], *operands]
     command.run(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+def end_of_options(args: list[str]) -> tuple[list[str], list[str]]:
+    """The arguments before the first ``--`` and the file names after it.
+
+    A file name is never an option: pre-commit appends the names of staged files
+    to the hook's entry, which ends with ``--``, so a file named
+    ``--output=kustomization.yaml`` stays a file. argparse's own handling of
+    ``--`` has changed between Python releases (with intermixed options, and a
+    second ``--``); split here, it is the same on every one of them."""
+    if "--" not in args:
+        return args, []
+    end = args.index("--")
+    return args[:end], args[end + 1 :]
 
 
 _USAGE = "usage: dra-migrate [-h] [--version] COMMAND [OPTIONS] [PATHS]..."

@@ -201,6 +201,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA402", N, "ignore comment silences nothing"),
     Code("DRA403", N, "ignore entry of the configuration silences nothing"),
     Code("DRA404", W, "ignore names an unknown finding code"),
+    Code("DRA405", W, "ignore comment not in a documented form: silences nothing"),
     # 5xx: report and strategies: DeviceClasses, the bridge strategy, capacity, risks
     Code("DRA501", E, "invalid DeviceClass value in the configuration"),
     Code("DRA502", E, "DeviceClass CEL selector is invalid"),
@@ -349,6 +350,87 @@ def quote_path(path: str) -> str:
         else:
             out.append(char)
     return '"' + "".join(out) + '"'
+
+
+def utf8(text: str) -> str:
+    """``text`` as it is when UTF-8 can hold it; else (a file name that is not UTF-8,
+    read as surrogates) with those bytes and every other unsafe character written as
+    the text view writes them (``escape``): every format stays text."""
+    if text.isprintable() or not any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        return text
+    return escape(text)
+
+
+# What the GitHub Actions runner reads as a workflow command in a line of a step's
+# log (stdout or stderr alike): ``::name ...::`` after leading white space (the v2
+# form), and ``##[name ...]`` anywhere in the line (the legacy form). The runner
+# compares with the culture's rules, which skip characters that weigh nothing
+# (controls, format characters, combining and other ignorable marks): those may sit
+# between the characters of a command and still make one.
+_WEIGHTLESS_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me"})
+_WEIGHTLESS_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")  # Hangul fillers
+
+
+def _weightless(char: str) -> bool:
+    return char in _WEIGHTLESS_LETTERS or unicodedata.category(char) in _WEIGHTLESS_CATEGORIES
+
+
+class Inert(NamedTuple):
+    """How a format writes ``#`` and ``:`` so that they mean the same to its reader
+    and nothing to the Actions runner."""
+
+    hash: str
+    colon: str
+
+
+TEXT_INERT = Inert("\\x23", "\\x3a")  # the text view's escapes (``escape``)
+JSON_INERT = Inert("\\u0023", "\\u003a")  # inside a JSON string
+XML_INERT = Inert("&#35;", "&#58;")  # XML, HTML and Markdown: character references
+
+
+def inert(text: str, form: Inert = TEXT_INERT, starts_line: bool = True) -> str:
+    """``text`` with no line the Actions runner would take for a workflow command:
+    in each line, the second ``#`` of ``##[`` and (when ``text`` starts a line) the
+    first ``:`` of a line that starts with ``::`` are written in ``form``
+    (weightless characters between them count as nothing). A line of the tool's own
+    annotations is never passed here whole, only their messages (``starts_line``
+    False)."""
+    if "#" not in text and ":" not in text:
+        return text
+    lines = text.split("\n")
+    return "\n".join(_inert_line(line, form, i > 0 or starts_line) for i, line in enumerate(lines))
+
+
+def _inert_line(line: str, form: Inert, starts_line: bool) -> str:
+    if ":" not in line and "#" not in line:
+        return line
+    chars = list(line)
+    # v2: "::" at the start, after white space and weightless characters
+    first = _after(chars, -1) if starts_line else None
+    if first is not None and chars[first] == ":":
+        second = _after(chars, first)
+        if second is not None and chars[second] == ":":
+            chars[first] = form.colon
+    # legacy: "##[" anywhere
+    at = line.find("#")
+    while at != -1:
+        second = _after(chars, at)
+        if second is not None and chars[second] == "#":
+            third = _after(chars, second)
+            if third is not None and chars[third] == "[":
+                chars[second] = form.hash
+        at = line.find("#", at + 1)
+    return "".join(chars)
+
+
+def _after(chars: list[str], index: int) -> int | None:
+    """The index of the first character after ``index`` that has weight (white space
+    counts as none before the first one, where the runner trims it)."""
+    for i in range(index + 1, len(chars)):
+        char = chars[i]
+        if not (_weightless(char) or (index < 0 and char.isspace())):
+            return i
+    return None
 
 
 def finding(code: str, path: str, line: int, col: int, message: str, hint: str = "") -> Finding:

@@ -13,6 +13,13 @@ with ``--show-suppressed``).
 - An ``ignore`` entry of ``.dra-migrate.yaml`` with ``path`` (a gitignore-style
   pattern, relative to the folder of the file) and ``codes`` (all when absent).
 
+Only those forms silence: nothing but the end of the line may follow the
+marker, and a comment that starts like one in any other form (``ignore (only
+DRA205)``, ``ignore:DRA205``, ``ignore[DRA205`` or text after it) silences
+nothing and is a warning (DRA405). A marker counts only in a real YAML
+comment: inside a quoted or block scalar it is text, also in a file that does
+not parse (its scalars are found by the scanner, up to where it fails).
+
 An ignore that silences nothing in a run that can report its codes is a note
 (DRA402 inline, DRA403 in the config), so stale ones get cleaned up; an
 unknown code in an ignore is a warning (DRA404).
@@ -42,11 +49,15 @@ if TYPE_CHECKING:  # the parser is imported where a file with ignore comments is
     from dra_migrate import load
 
 # files with an ignore comment are read even when they mention no GPU (a stale ignore is a note)
-MARKER = b"dra-migrate:"  # every ignore comment holds it: what a byte search looks for
-_MARK = lazyre.compile(rb"dra-migrate:[ \t]*ignore")
+MARKER = b"dra-migrate"  # every ignore comment holds it: what a byte search looks for
+_MARK = lazyre.compile(rb"dra-migrate[ \t]*:?[ \t]*(?i:ignore)")
+# what starts like an ignore comment, in any form (the colon forgotten, any case)
 _COMMENT = lazyre.compile(
-    r"(?:^|(?<=[ \t]))#[ \t]*dra-migrate:[ \t]*ignore(?:\[(?P<codes>[^\]\n]*)\]|(?![\w\[-]))",
-    re.MULTILINE,
+    r"(?:^|(?<=[ \t]))#[ \t]*dra-migrate[ \t]*:?[ \t]*(?i:ignore)", re.MULTILINE
+)
+# the documented forms, which alone silence: ignore, or ignore[CODES], then the line ends
+_DOCUMENTED = lazyre.compile(
+    r"#[ \t]*dra-migrate:[ \t]*ignore(?:\[(?P<codes>[^\]\n]*)\])?[ \t]*\r?$", re.MULTILINE
 )
 _CODE = lazyre.compile(r"^DRA\d{3}$")
 HOLD = "DRA401"  # an ignore of this code (or of all) keeps the object on the device plugin
@@ -67,6 +78,7 @@ class Marker(Record):
         "whole_object",
         "unknown",
         "used",
+        "malformed",
     )
 
     def __init__(
@@ -79,6 +91,7 @@ class Marker(Record):
         whole_object: bool,
         unknown: tuple[str, ...] = (),
         used: set[str] | None = None,  # codes it silenced ("*" for any)
+        malformed: str = "",  # not a documented form: what it says (it silences nothing)
     ) -> None:
         self.line = line
         self.col = col
@@ -88,6 +101,7 @@ class Marker(Record):
         self.whole_object = whole_object
         self.unknown = unknown
         self.used: set[str] = set() if used is None else used
+        self.malformed = malformed
 
     def covers(self, f: Finding) -> bool:
         return self.first <= f.line <= self.last and (self.codes is None or f.code in self.codes)
@@ -177,20 +191,31 @@ def markers(
         return []
     lines = text.split("\n")
     line_starts = _line_starts(text)
-    spans = _scalar_spans(docs) if docs else []
+    # a file that does not parse: its scalars as the scanner finds them, and nothing
+    # after where it fails counts (an unclosed quote may hold the rest of the file)
+    spans, limit = (_scalar_spans(docs), len(text)) if docs is not None else _scanned(text)
     span_starts = [s for s, _e in spans]
     objects = _objects(docs, lines) if docs else []
     requests = set(request_lines)
     found = []
     for hit in hits:
-        if spans and _inside(spans, span_starts, hit.start()):
+        if hit.start() >= limit or (spans and _inside(spans, span_starts, hit.start())):
             continue  # inside a quoted or block scalar: text, not a comment
         line = bisect_right(line_starts, hit.start())
         col = hit.start() - line_starts[line - 1] + 1
+        documented = _DOCUMENTED.match(text, hit.start())
+        named = (
+            [c.strip() for c in documented["codes"].split(",") if c.strip()]
+            if documented is not None and documented["codes"] is not None
+            else []
+        )
+        if documented is None or (documented["codes"] is not None and not named):
+            said = text[hit.start() : line_end(text, hit.start())].rstrip("\r")
+            found.append(Marker(line, col, frozenset(), line, line, False, malformed=said))
+            continue
         codes: frozenset[str] | None = None
         unknown: tuple[str, ...] = ()
-        if hit["codes"] is not None:
-            named = [c.strip() for c in hit["codes"].split(",") if c.strip()]
+        if documented["codes"] is not None:
             unknown = tuple(c for c in named if c not in CODES)
             codes = frozenset(c for c in named if c in CODES)
         first, last, whole = line, line, False
@@ -200,6 +225,35 @@ def markers(
                 break
         found.append(Marker(line, col, codes, first, last, whole, unknown))
     return found
+
+
+def line_end(text: str, index: int) -> int:
+    end = text.find("\n", index)
+    return len(text) if end < 0 else end
+
+
+def _scanned(text: str) -> tuple[list[tuple[int, int]], int]:
+    """(spans of the scalars, where scanning failed) of a text that does not parse,
+    as YAML's scanner reads it: up to its first error every comment is known."""
+    import yaml
+
+    spans: list[tuple[int, int]] = []
+    scanner = yaml.SafeLoader(text)
+    try:
+        while scanner.check_token():
+            token = scanner.get_token()
+            if isinstance(token, yaml.ScalarToken):
+                spans.append((token.start_mark.index, token.end_mark.index))
+    except yaml.MarkedYAMLError as exc:
+        marks = [m.index for m in (exc.context_mark, exc.problem_mark) if m is not None]
+        return spans, min(marks, default=0)
+    except yaml.reader.ReaderError as exc:  # a character YAML refuses: where it is
+        return spans, exc.position
+    except yaml.YAMLError:
+        return spans, 0
+    finally:
+        scanner.dispose()
+    return spans, len(text)
 
 
 def object_lines(root: Node) -> tuple[int, int]:
@@ -277,6 +331,20 @@ def _inline_notes(
 ) -> list[Finding]:
     notes = []
     for m in found:
+        if m.malformed:
+            notes.append(
+                finding(
+                    "DRA405",
+                    result.path,
+                    m.line,
+                    m.col,
+                    f"{m.malformed!r} is not an ignore comment dra-migrate reads: it silences "
+                    "nothing",
+                    "write # dra-migrate: ignore[DRA205,DRA208] (or # dra-migrate: ignore for "
+                    "every code), with nothing after it on the line",
+                )
+            )
+            continue
         if m.unknown:
             notes.append(
                 finding(

@@ -112,7 +112,8 @@ def test_run_annotates_summarises_and_fails_on_a_request_left(runner: dict[str, 
     assert "::error file=k8s/train.yaml,line=14,col=13,title=DRA401" in done.stdout
     outputs = _outputs(runner["output"])
     assert outputs["exit-code"] == "1"
-    assert (runner["work"] / outputs["sarif-file"]).is_file()
+    sarif = Path(outputs["sarif-file"])
+    assert sarif.is_file() and sarif.is_relative_to(runner["temp"])  # never in the checkout
     assert runner["summary"].read_text().startswith("### :x: dra-migrate convert")
     threshold = _run_step(
         "Apply the failure threshold",
@@ -153,3 +154,28 @@ def test_bad_inputs_are_reported(runner: dict[str, Path]) -> None:
     done = _run_step("Run dra-migrate", env, runner["work"])
     assert done.returncode == 2
     assert "::error title=dra-migrate::command must be" in done.stdout
+
+
+def test_a_committed_sarif_file_is_never_uploaded(runner: dict[str, Path]) -> None:
+    """The SARIF run fails (here: a usage error): nothing is uploaded, least of all a
+    dra-migrate.sarif the pull request committed; the summary is not one either."""
+    forged = '{"version": "2.1.0", "runs": []}\n'
+    (runner["work"] / "dra-migrate.sarif").write_text(forged)
+    (runner["temp"] / "dra-migrate.md").write_text("### :white_check_mark: forged\n")
+    inputs = _inputs(paths="k8s", args="--kube-version 1.20", **{"upload-sarif": "true"})
+    done = _run_step("Run dra-migrate", _env(runner, inputs), runner["work"])
+    assert done.returncode == 0, done.stderr
+    outputs = _outputs(runner["output"])
+    assert outputs["exit-code"] == "2"
+    assert "sarif-file" not in outputs
+    assert "SARIF report could not be made" in done.stdout
+    assert not runner["summary"].exists() or "forged" not in runner["summary"].read_text()
+    assert (runner["work"] / "dra-migrate.sarif").read_text() == forged
+
+
+def test_paths_named_like_options_stay_paths(runner: dict[str, Path]) -> None:
+    (runner["work"] / "--format=json").mkdir()
+    inputs = _inputs(paths="k8s --format=json")
+    done = _run_step("Run dra-migrate", _env(runner, inputs), runner["work"])
+    assert "::error file=k8s/train.yaml,line=14,col=13,title=DRA401" in done.stdout
+    assert _outputs(runner["output"])["exit-code"] == "1"

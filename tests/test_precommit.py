@@ -104,7 +104,7 @@ def _write(repo: Path, files: dict[str, str], stage: bool = True) -> None:
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text)
         if stage:
-            _git(repo, "add", name)
+            _git(repo, "add", "--", name)
 
 
 def _pre_commit(
@@ -219,3 +219,35 @@ def test_cross_file_references_see_the_whole_repository(
     _write(user_repo, {"apps/user.yaml": CLAIMING_POD.replace("shared-gpu", "missing-gpu")})
     done = _pre_commit(user_repo, pre_commit_home, "dra-migrate-validate", "-v")
     assert "apps/user.yaml:9:32: DRA318" in done.stdout
+
+
+KUSTOMIZATION = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
+
+
+@pytest.mark.parametrize("hook", ["dra-migrate-check", "dra-migrate-validate"])
+def test_file_names_are_never_options(
+    user_repo: Path, hooks_repo: Path, pre_commit_home: Path, hook: str
+) -> None:
+    """Staged files named like options stay file names: the hook's entry ends with --.
+    Without it, ``--output=kustomization.yaml`` overwrote kustomization.yaml with the
+    report and ``--exclude=*.yaml`` made the hook check nothing and pass."""
+    _configure(user_repo, hooks_repo)
+    _write(user_repo, {"kustomization.yaml": KUSTOMIZATION})
+    _git(user_repo, "commit", "-q", "-m", "kustomization")
+    # what each hook reports: a request left to migrate, a claim on a missing template
+    text, code = (
+        (DEPLOYMENT, "DRA401")
+        if hook == "dra-migrate-check"
+        else (CLAIMING_POD.replace("shared-gpu", "missing-gpu"), "DRA318")
+    )
+    names = ["--output=kustomization.yaml", "--exclude=*.yaml", "deploy/infer.yaml"]
+    _write(user_repo, dict.fromkeys(names, text))
+    done = _pre_commit(user_repo, pre_commit_home, hook, "-v")
+    assert (user_repo / "kustomization.yaml").read_text() == KUSTOMIZATION
+    for name in names:  # every staged file is checked
+        assert f"{name}:" in done.stdout and f": {code} " in done.stdout, done.stdout
+    if hook == "dra-migrate-check":
+        assert done.returncode == 1, done.stdout
+        assert "3 file(s) would be converted" in done.stdout
+    else:
+        assert "3 file(s) checked" in done.stdout, done.stdout

@@ -4,11 +4,15 @@
 and ``notice`` for the other severities), paths relative to the repository root;
 ``scan`` adds a notice per GPU request still to migrate. The last line is the
 summary, as plain text for the log.
+
+Every field from the input is untrusted: unsafe characters are escaped as the
+text view escapes them, and no ``::`` or ``##[`` in a name can start a command
+of its own (``findings.inert``); the runner's ``%`` escapes come last.
 """
 
 from __future__ import annotations
 
-from dra_migrate.findings import Finding, Severity
+from dra_migrate.findings import Finding, Severity, escape, inert
 from dra_migrate.report.locations import repo_relative
 from dra_migrate.report.model import InventoryItem, Report
 from dra_migrate.report.summary import summary_line
@@ -17,7 +21,13 @@ LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Text of an annotation: the runner's own escapes (line breaks as ``%0A``, which
+    it shows as breaks), every other unsafe character escaped (no raw ESC, RLO or
+    DEL), no workflow command inside (``inert``)."""
+    return "%0A".join(
+        "%0D".join(inert(escape(part), starts_line=False) for part in line.split("\r"))
+        for line in text.replace("%", "%25").split("\n")
+    )
 
 
 def _property(text: str) -> str:
@@ -56,5 +66,5 @@ def render(report: Report, command: str) -> str:
     lines = [annotation(f) for f in report.all_findings]
     if command == "scan":
         lines += [request(item) for item in report.inventory]
-    lines.append(summary_line(report, command))
+    lines.append(inert(summary_line(report, command)))
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_migrate import __version__
+from dra_migrate.findings import XML_INERT, inert, utf8
 from dra_migrate.report.model import Report
 from dra_migrate.resources import jinja_environment
 
@@ -31,6 +32,7 @@ def bars(items: list[tuple[str, int]]) -> list[Bar]:
 
 def render(report: Report, command: str) -> str:
     env = jinja_environment(autoescape=True)
+    env.finalize = _utf8  # every value printed: a name that is not UTF-8 escaped
     plan = report.plan
     context: dict[str, Any] = {
         "report": report,
@@ -47,4 +49,8 @@ def render(report: Report, command: str) -> str:
             namespace_bars=bars([(t.key, t.gpus) for t in plan.namespaces]),
             wave_bars=bars([(f"Wave {w.number}: {w.title}", len(w.workloads)) for w in plan.waves]),
         )
-    return env.get_template("plan.html.j2").render(**context)
+    return inert(env.get_template("plan.html.j2").render(**context), XML_INERT)
+
+
+def _utf8(value: Any) -> Any:
+    return utf8(value) if isinstance(value, str) else value

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from dra_migrate import __version__
+from dra_migrate.findings import JSON_INERT, inert, utf8
 from dra_migrate.report.model import REPORT_VERSION, Report
 
 
@@ -23,4 +24,21 @@ def render(report: Report, command: str) -> str:
         data["plan"] = report.plan.to_dict()
     if report.cluster is not None:
         data["cluster"] = report.cluster.to_dict()
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return dumps(data)
+
+
+def dumps(data: object) -> str:
+    """JSON text every reader can take: a name that is not UTF-8 written with the text
+    view's escapes (``utf8``), no workflow command in any line (``inert``)."""
+    return inert(json.dumps(text_only(data), indent=2, ensure_ascii=False), JSON_INERT) + "\n"
+
+
+def text_only(data: object) -> object:
+    """``data`` with every string, key or value, one that UTF-8 can hold."""
+    if isinstance(data, str):
+        return utf8(data)
+    if isinstance(data, dict):
+        return {text_only(k): text_only(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [text_only(v) for v in data]
+    return data

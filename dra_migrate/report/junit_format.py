@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from dra_migrate.findings import Finding, Severity
+from dra_migrate.findings import XML_INERT, Finding, Severity, inert, utf8
 from dra_migrate.report.model import Report
 from dra_migrate.report.summary import summary_line
 
@@ -19,7 +19,7 @@ _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def _clean(text: str) -> str:
-    return _INVALID_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _INVALID_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", utf8(text))
 
 
 def _case(suite: ET.Element, command: str, name: str, findings: list[Finding]) -> tuple[int, int]:
@@ -62,5 +62,5 @@ def render(report: Report, command: str) -> str:
         element.set("errors", "0")
     suite.set("skipped", "0")
     ET.indent(root)
-    body = ET.tostring(root, encoding="unicode")
+    body = inert(ET.tostring(root, encoding="unicode"), XML_INERT)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"

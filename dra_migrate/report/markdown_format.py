@@ -3,8 +3,12 @@
 ``report.md.j2`` renders scan, convert and validate for ``$GITHUB_STEP_SUMMARY``
 and pull request comments: the summary and a count per code first, the GPU
 requests and findings folded in ``<details>``; ``plan.md.j2`` the migration plan.
-Text from a repository is untrusted: ``|text`` escapes Markdown and HTML,
-``|code`` makes a code span that no backtick in the value can close.
+Text from a repository or a cluster is untrusted, and every value of it goes
+through one of two filters: ``|text`` escapes Markdown and HTML (and what GitHub
+would turn into a link by itself: ``www.``, ``scheme:``, ``user@host``),
+``|code`` makes a code span that no backtick in the value can close; a ``|``
+of either cannot end a table cell. A name that is not UTF-8 is written with
+the text view's escapes, and no line is a workflow command (``inert``).
 """
 
 from __future__ import annotations
@@ -14,18 +18,19 @@ import re
 from collections import Counter
 
 from dra_migrate import __version__
-from dra_migrate.findings import CODES, escape
+from dra_migrate.findings import CODES, XML_INERT, escape, inert
 from dra_migrate.report.docs import FINDINGS_URL
 from dra_migrate.report.model import Report
 from dra_migrate.resources import jinja_environment
 
-_MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~:@])")
+_WWW = re.compile(r"(?i)\b(www)\.")  # GitHub links www.example.com by itself
 
 
 def text(value: object) -> str:
     """Plain text in a Markdown table cell or list item."""
     one_line = escape(re.sub(r"[ \t\r\n]+", " ", str(value)))
-    return _MARKDOWN.sub(r"\\\1", html.escape(one_line, quote=False))
+    return _WWW.sub(r"\1\\.", _MARKDOWN.sub(r"\\\1", html.escape(one_line, quote=False)))
 
 
 def code(value: object) -> str:
@@ -39,8 +44,11 @@ def code(value: object) -> str:
 
 
 def render(report: Report, command: str) -> str:
+    return inert(_render(report, command), XML_INERT)
+
+
+def _render(report: Report, command: str) -> str:
     env = jinja_environment()
-    env.filters["cell"] = _cell
     env.filters["text"] = text
     env.filters["code"] = code
     if report.plan is not None:
@@ -69,9 +77,3 @@ def render(report: Report, command: str) -> str:
         cluster=report.cluster,
         version=__version__,
     )
-
-
-def _cell(text: object) -> str:
-    """Text safe in a table cell of a pull request comment: no cell breaks, no HTML."""
-    value = escape(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return value.replace("|", "\\|").replace("`", "'").replace("\r", " ").replace("\n", " ")

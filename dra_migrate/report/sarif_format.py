@@ -11,7 +11,6 @@ dismissed instead of losing them.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from dra_migrate import __version__
 from dra_migrate.findings import CODES, Finding, Severity
 from dra_migrate.report.docs import FINDINGS_URL, help_text
+from dra_migrate.report.json_format import dumps
 from dra_migrate.report.locations import repo_relative
 from dra_migrate.report.model import Report, Suppressed
 
@@ -81,7 +81,7 @@ def _result(
 def _uri(path: str) -> str:
     from urllib.parse import quote
 
-    return quote(path, safe="/")
+    return quote(path.encode("utf-8", "surrogateescape"), safe="/")  # a name's own bytes
 
 
 def render(report: Report, command: str) -> str:
@@ -111,4 +111,4 @@ def render(report: Report, command: str) -> str:
         ],
     }
     document = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return dumps(document)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from dra_migrate.findings import CODES, escape, quote_path
+from dra_migrate.findings import CODES, escape, inert, quote_path
 from dra_migrate.report.model import Report, Status
 from dra_migrate.report.summary import summary_line
 
@@ -166,6 +166,11 @@ def _cluster(console: Console, report: Report, inv: ClusterInventory) -> None:
 
 
 def render(report: Report, command: str) -> str:
+    """The text view; no line of it is a workflow command of a CI runner (``inert``)."""
+    return inert(_render(report, command))
+
+
+def _render(report: Report, command: str) -> str:
     console = Console()
     if report.cluster is not None:
         _cluster(console, report, report.cluster)
@@ -453,4 +458,4 @@ def _suppressed(console: Console, report: Report) -> None:
     if not report.show_suppressed:
         return
     for s in report.suppressed:
-        console.print(f"{s.finding.format()} [suppressed by {s.source}]")
+        console.print(f"{s.finding.format()} [suppressed by {escape(s.source)}]")
