@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
-from dra_migrate import __version__
+from dra_migrate import __version__, cache
 from dra_migrate.discover import Unreadable
 from dra_migrate.findings import ConfigError, Finding, finding, quote_path
 from dra_migrate.mapping import Config, Settings, find_config, load_config, parse_size
@@ -343,6 +343,7 @@ def resolve(
         raise ConfigError("- (stdin) cannot be combined with other paths")
     if paths == ("-",) and (context or changed_since):
         raise ConfigError("--context and --changed-since need paths, not - (stdin)")
+    cache.keep_out_of((*paths, *context))  # files a pull request commits never steer it
     config_file: Path | str | None = config_path
     if config_path is None:
         start = "." if paths[0] == "-" else paths[0]

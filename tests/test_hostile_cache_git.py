@@ -1,0 +1,218 @@
+"""Hostile input, second round (issue 22), part 1: the cache folder, git, kept facts,
+the names reserved from existing templates, ``--changed-since``.
+
+Each test holds the smallest input that shows the defect it guards against.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dra_migrate import cache
+from tests.conftest import REPO
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: ml
+spec:
+  containers:
+  - name: c
+    image: i
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+def git(root: Path, *args: str) -> str:
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    done = subprocess.run(
+        ["git", *identity, "-C", str(root), *args], check=True, capture_output=True, text=True
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A cache home of the test's own, the cache module's state forgotten after."""
+    where = tmp_path / "cache-home"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(where))
+    cache.adopt(())
+    yield where / "dra-migrate"
+    cache.adopt(())
+
+
+def _shape(value: Any) -> Any:
+    if not isinstance(value, list):
+        raise TypeError("not a list")
+    return value
+
+
+# --- the cache: data only, private, validated, bounded, never inside the tree --------
+
+
+def test_files_are_0600_in_a_0700_folder_under_any_umask(home: Path) -> None:
+    old = os.umask(0)
+    try:
+        cache.write("t", "key", "stamp", [1, 2])
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    [kept] = home.iterdir()
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert cache.read("t", "key", "stamp", _shape) == [1, 2]
+
+
+def test_a_folder_others_may_write_or_read_is_not_used(home: Path) -> None:
+    home.mkdir(parents=True)
+    for mode in (0o777, 0o755, 0o710):
+        home.chmod(mode)
+        cache.adopt(())
+        cache.write("t", "key", "stamp", [1])
+        assert list(home.iterdir()) == []
+        assert cache.read("t", "key", "stamp", _shape) is None
+
+
+def test_a_linked_folder_is_not_used(home: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    home.parent.mkdir()
+    home.symlink_to(elsewhere)
+    cache.write("t", "key", "stamp", [1])
+    assert list(elsewhere.iterdir()) == []
+
+
+def _planted(home: Path, kind: str, key: str) -> Path:
+    cache.write(kind, key, "stamp", [1])
+    [kept] = home.iterdir()
+    return kept
+
+
+def test_a_link_to_dev_zero_or_a_fifo_is_never_read(home: Path) -> None:
+    kept = _planted(home, "t", "key")
+    kept.unlink()
+    kept.symlink_to("/dev/zero")
+    assert cache.read("t", "key", "stamp", _shape) is None  # O_NOFOLLOW: at once
+    kept.unlink()
+    os.mkfifo(kept, 0o600)
+    assert cache.read("t", "key", "stamp", _shape) is None  # not a regular file: no wait
+
+
+def test_a_file_others_may_write_or_too_large_is_not_read(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = _planted(home, "t", "key")
+    kept.chmod(0o666)
+    assert cache.read("t", "key", "stamp", _shape) is None
+    kept.chmod(0o600)
+    assert cache.read("t", "key", "stamp", _shape) == [1]
+    monkeypatch.setattr(cache, "MAX_FILE", 10)
+    assert cache.read("t", "key", "stamp", _shape) is None
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        b"\x80\x05not json",
+        b"[1]",
+        b'{"format": 2}',
+        b'{"format": 2, "version": "0.0.0", "kind": "t", "stamp": "stamp", "key": "key", "value": [1]}',
+        b'{"format": 2, "version": "%s", "kind": "t", "stamp": "stamp", "key": "another", "value": [1]}',
+        b'{"format": 2, "version": "%s", "kind": "t", "stamp": "old", "key": "key", "value": [1]}',
+        b'{"format": 2, "version": "%s", "kind": "t", "stamp": "stamp", "key": "key", "value": {}}',
+        b"[" * 100_000,
+    ],
+)
+def test_what_is_not_a_valid_kept_answer_is_a_miss(home: Path, forged: bytes) -> None:
+    from dra_migrate import __version__
+
+    kept = _planted(home, "t", "key")
+    kept.write_bytes(forged.replace(b"%s", __version__.encode()))
+    assert cache.read("t", "key", "stamp", _shape) is None
+
+
+def test_the_folder_is_bounded_least_recently_used_first(home: Path) -> None:
+    for number in range(6):
+        cache.write("t", f"key{number}", "stamp", [number])
+    files = sorted(home.iterdir())
+    for age, path in enumerate(sorted(files, key=lambda p: json.loads(p.read_text())["key"])):
+        os.utime(path, (1000 + age, 1000 + age))  # key0 the least recently used
+    (home / ".left-by-a-killed-run.tmp").write_text("x")
+    os.utime(home / ".left-by-a-killed-run.tmp", (1000, 1000))
+    (home / "cel-grammar-0123.pickle").write_bytes(b"\x80\x05")
+    cache.prune(max_files=4)
+    left = sorted(json.loads(p.read_text())["key"] for p in home.iterdir())
+    assert left == ["key2", "key3", "key4", "key5"]
+    cache.prune(max_bytes=2 * (home / os.listdir(home)[0]).stat().st_size)
+    assert len(os.listdir(home)) == 2
+
+
+def test_writing_many_answers_keeps_the_folder_bounded(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache, "MAX_FILES", 10)
+    monkeypatch.setattr(cache, "PRUNE_EVERY", 4)
+    for number in range(40):
+        cache.write("t", f"key{number}", "stamp", [number])
+    assert len(os.listdir(home)) <= 10 + 4
+
+
+def test_a_cache_inside_the_scanned_repository_is_never_used(tmp_path: Path) -> None:
+    # docs/ci.md's GitLab recipe once kept XDG_CACHE_HOME inside the checkout: a merge
+    # request could commit the cache's files. Such a folder is not used at all.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "k").mkdir()
+    (repo / "k" / "kustomization.yaml").write_text("resources: [pod.yaml]\npatches: []\n")
+    (repo / "k" / "pod.yaml").write_text(POD.format(name="p"))
+    env = {**os.environ, "XDG_CACHE_HOME": str(repo / ".cache"), "PYTHONPATH": str(REPO)}
+    for args in (["scan", "k"], ["convert", "."], ["validate", "k"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "dra_migrate", *args], cwd=repo, env=env, capture_output=True
+        )
+        assert b"Traceback" not in done.stderr
+        assert not (repo / ".cache" / "dra-migrate").exists() or not os.listdir(
+            repo / ".cache" / "dra-migrate"
+        ), args
+    # outside the repository the same runs keep what they learnt
+    env["XDG_CACHE_HOME"] = str(tmp_path / "outside")
+    subprocess.run(
+        [sys.executable, "-m", "dra_migrate", "scan", "k"], cwd=repo, env=env, capture_output=True
+    )
+    assert os.listdir(tmp_path / "outside" / "dra-migrate")
+
+
+def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", ".cache")  # the XDG specification: ignored
+    monkeypatch.setenv("HOME", "/home/someone")
+    assert cache.location() == "/home/someone/.cache/dra-migrate"
+
+
+def test_no_module_reads_a_pickle_or_marshal() -> None:
+    # nothing read from disk is executed: the package holds no unpickler at all
+    for path in (REPO / "dra_migrate").rglob("*.py"):
+        text = path.read_text()
+        for word in ("import pickle", "pickle.load", "import marshal", "marshal.load"):
+            assert word not in text, (path, word)
+
+
+def test_the_data_built_into_the_package_is_current() -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "build_data.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
