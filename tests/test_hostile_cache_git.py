@@ -216,3 +216,33 @@ def test_the_data_built_into_the_package_is_current() -> None:
         text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- kept facts: keyed by a cryptographic digest of path and content ---------------
+
+# two kustomizations of one length and one CRC-32 (forged: the a/b letters of the
+# comment solve the CRC's linear equations), the first with a GPU patch
+PATCHING = "resources: [deploy.yaml]\npatches: [{path: gpu.yaml}]\n# the production GPU patch\n"
+FORGED = "resources: [deploy.yaml]\n# ababbbbbbababaaabbbbaaaaabbbbbbaaaaaaaaaaaaaaaaaaaaa\n"
+
+
+def test_two_kustomizations_forged_to_collide_never_share_facts(home: Path, tmp_path: Path) -> None:
+    import zlib
+
+    from dra_migrate import layout
+
+    assert len(PATCHING) == len(FORGED) and zlib.crc32(PATCHING.encode()) == zlib.crc32(
+        FORGED.encode()
+    )
+    for first, second in ((FORGED, PATCHING), (PATCHING, FORGED)):
+        for run in range(2):  # learnt, then kept in the cache folder and read from it
+            reader = layout._Reader()
+            facts = {}
+            for number, text in enumerate((first, second)):
+                path = tmp_path / f"{number}{first == PATCHING}" / "kustomization.yaml"
+                path.parent.mkdir(exist_ok=True)
+                path.write_text(text)
+                facts[text] = reader.facts(str(path), text.encode())
+            reader.keep()
+            assert facts[PATCHING].patch_files == ("gpu.yaml",), run
+            assert facts[FORGED].patch_files == () and not facts[FORGED].patches, run
