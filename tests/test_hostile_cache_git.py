@@ -246,3 +246,209 @@ def test_two_kustomizations_forged_to_collide_never_share_facts(home: Path, tmp_
             reader.keep()
             assert facts[PATCHING].patch_files == ("gpu.yaml",), run
             assert facts[FORGED].patch_files == () and not facts[FORGED].patches, run
+
+
+# --- git: only for the user's work trees, with the repository's helpers off --------
+
+
+def _hostile_repository(folder: Path, marker: Path) -> None:
+    """A repository whose configuration names a program for every helper git has: the
+    fsmonitor hook, a clean/smudge filter and a textconv its .gitattributes applies to
+    every file, an external diff, hooks. Each run of one appends to ``marker``."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    script = folder.parent / f"{folder.name}-helper.sh"
+    script.write_text(f'#!/bin/sh\necho "$0 $*" >> "{marker}"\ncat\n')
+    script.chmod(0o755)
+    hooks = folder.parent / f"{folder.name}-hooks"
+    hooks.mkdir()
+    for hook in ("post-index-change", "pre-commit", "reference-transaction", "post-checkout"):
+        (hooks / hook).write_text(f'#!/bin/sh\necho "hook {hook}" >> "{marker}"\n')
+        (hooks / hook).chmod(0o755)
+    folder.mkdir(parents=True, exist_ok=True)
+    git(folder, "init", "-q")
+    (folder / ".gitattributes").write_text("* filter=x diff=y\n")
+    (folder / "gpu.yaml").write_text(POD.format(name="inside-the-archive"))
+    (folder / "kustomization.yaml").write_text("resources: [gpu.yaml]\npatches: []\n")
+    git(folder, "add", "-A")
+    git(folder, "commit", "-q", "-m", "archive")
+    for key, value in (
+        ("core.fsmonitor", script),
+        ("filter.x.clean", script),
+        ("filter.x.smudge", script),
+        ("filter.x.process", script),
+        ("diff.y.textconv", script),
+        ("diff.external", script),
+        ("core.hooksPath", hooks),
+    ):
+        git(folder, "config", key, str(value))
+    (folder / "gpu.yaml").write_text(POD.format(name="inside-the-archive") + "# edited\n")
+
+
+def _run(cwd: Path, *args: str, home: Path) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(home)}
+    done = subprocess.run(
+        [sys.executable, "-m", "dra_migrate", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert b"Traceback" not in done.stderr, done.stderr.decode()
+    return done
+
+
+def test_a_nested_repository_is_read_as_plain_files_and_git_never_runs_in_it(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "MARKER"
+    user = tmp_path / "user"
+    user.mkdir()
+    git(user, "init", "-q")
+    (user / "pod.yaml").write_text(POD.format(name="mine"))
+    git(user, "add", "-A")
+    git(user, "commit", "-q", "-m", "start")
+    _hostile_repository(user / "artifact", marker)
+    home = tmp_path / "cache"
+    runs = [
+        ["scan", "."],
+        ["scan", "artifact"],
+        ["scan", "artifact/gpu.yaml"],
+        ["convert", "."],
+        ["convert", "--context", ".", "artifact/gpu.yaml"],
+        ["validate", "."],
+        ["validate", "--context", "artifact", "pod.yaml"],
+        ["validate", "--changed-since", "HEAD", "."],
+        ["scan", "--changed-since", "HEAD", "."],
+    ]
+    for args in runs:
+        done = _run(user, *args, home=home)
+        assert not marker.exists(), (args, marker.read_text())
+        if args[0] == "scan" and "--changed-since" not in args:
+            assert b"inside-the-archive" in done.stdout, (args, done.stdout.decode())
+    # the same archive outside any work tree, scanned from its parent: read plainly too
+    plain = tmp_path / "downloads"
+    _hostile_repository(plain / "archive", marker)
+    for args in (["scan", "."], ["convert", "."], ["validate", "."]):
+        done = _run(plain, *args, home=home)
+        assert not marker.exists(), (args, marker.read_text())
+    assert b"inside-the-archive" in _run(plain, "scan", ".", home=home).stdout
+
+
+def test_a_hostile_repository_named_on_the_command_line_runs_none_of_its_helpers(
+    tmp_path: Path,
+) -> None:
+    # a work tree the user names is asked with every helper off: nothing it configures runs
+    marker = tmp_path / "MARKER"
+    _hostile_repository(tmp_path / "named", marker)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    home = tmp_path / "cache"
+    named = str(tmp_path / "named")
+    for args in (
+        ["scan", named],
+        ["convert", named],
+        ["validate", named],
+        ["convert", "--context", named, f"{named}/gpu.yaml"],
+        ["validate", "--changed-since", "HEAD", named],
+        ["scan", "--changed-since", "HEAD", named],
+    ):
+        done = _run(elsewhere, *args, home=home)
+        assert done.returncode in (0, 1), (args, done.stderr.decode())
+        assert not marker.exists(), (args, marker.read_text())
+    done = _run(elsewhere, "scan", "--changed-since", "HEAD", named, home=home)
+    assert b"inside-the-archive" in done.stdout  # gpu.yaml changed since HEAD: reported
+
+
+# --- --changed-since: a ref is never an option; what references a change is checked --
+
+
+@pytest.mark.parametrize(
+    "ref", ["--independent", "--octopus", "--fork-point", "--", "-x", "", "HEAD\nHEAD", "nope"]
+)
+def test_a_changed_since_ref_that_is_an_option_or_no_commit_is_a_usage_error(
+    tmp_path: Path, ref: str
+) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "pod.yaml").write_text(POD.format(name="p"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start")
+    for command in ("validate", "scan", "convert"):
+        done = _run(repo, command, f"--changed-since={ref}", ".", home=tmp_path / "cache")
+        assert done.returncode == 2, (command, ref, done.stderr.decode())
+        assert b"--changed-since" in done.stderr and b"Traceback" not in done.stderr
+
+
+TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: {name}
+  namespace: ml
+spec:
+  spec:
+    devices:
+      requests:
+      - name: {request}
+        exactly:
+          deviceClassName: gpu.nvidia.com
+"""
+CLAIMING = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  namespace: ml
+spec:
+  containers:
+  - name: c
+    image: i
+    resources:
+      claims:
+      - name: gpu
+        request: gpu
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: gpus
+"""
+
+
+def _errors(done: subprocess.CompletedProcess[bytes]) -> list[str]:
+    return sorted(
+        line.split(": ")[0] + " " + line.split(": ")[1].split()[0]
+        for line in done.stdout.decode().splitlines()
+        if ": DRA3" in line
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["rename the request", "rename the template", "delete the template"],
+)
+def test_changed_since_checks_the_files_that_reference_what_changed_or_vanished(
+    tmp_path: Path, change: str
+) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "templates").mkdir()
+    template = repo / "templates" / "gpus.yaml"
+    template.write_text(TEMPLATE.format(name="gpus", request="gpu"))
+    (repo / "pod.yaml").write_text(CLAIMING)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "branch", "base")
+    if change == "rename the request":
+        template.write_text(TEMPLATE.format(name="gpus", request="renamed"))
+    elif change == "rename the template":
+        template.write_text(TEMPLATE.format(name="renamed", request="gpu"))
+    else:
+        template.unlink()
+    git(repo, "commit", "-q", "-a", "-m", "the pull request")
+    home = tmp_path / "cache"
+    full = _run(repo, "validate", ".", home=home)
+    focused = _run(repo, "validate", "--changed-since", "base", ".", home=home)
+    assert _errors(full), full.stdout.decode()  # the pod's claim is broken now
+    assert _errors(focused) == _errors(full)
+    assert focused.returncode == full.returncode
