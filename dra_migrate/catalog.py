@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping
 
 from dra_migrate import lazyre
 from dra_migrate.record import NamedTuple
-from dra_migrate.resources import cached_documents
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
@@ -397,4 +396,4 @@ def load_catalog(directory: str | PathLike[str] | None = None) -> Catalog:
     files = sorted(os.path.join(folder, n) for n in names if n.endswith(".yaml"))
     if not files:
         raise CatalogError(f"no catalog files in {folder}")
-    return parse_catalog(cached_documents("catalog", files, _load_yaml))
+    return parse_catalog([(os.path.basename(path), _load_yaml(path)) for path in files])

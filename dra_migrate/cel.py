@@ -27,22 +27,17 @@ severity); offsets are 0-based character offsets into the expression.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import difflib
 import functools
-import hashlib
-import io
 import ipaddress
 import math
+import os
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
-
-from dra_migrate.resources import cache_file, keep
 
 if TYPE_CHECKING:  # pragma: no cover
     from dra_migrate.catalog import Catalog, StaleName
@@ -1085,14 +1080,77 @@ _OPTIONAL_SYNTAX = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _lark_parser() -> Any:
-    """An LALR parser for cel-python's CEL grammar: built once (about 0.3 s), then
-    loaded from the user's cache (about 0.02 s)."""
+# The LALR tables of the grammar, as data (JSON) in the package: building them takes
+# about 0.3 s, loading them about 0.02 s. Written by scripts/build_data.py for the
+# grammar, the options and the Lark version of its stamp; tests/test_hostile_cache_git.py
+# holds it current. Where the installed cel-python or Lark differ, the tables are
+# built in memory (nothing read from disk but this file and the grammar is used).
+GRAMMAR_TABLES = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "built", "cel-grammar.json"
+)
+_LARK_OPTIONS: dict[str, Any] = {
+    "parser": "lalr",
+    "start": "expr",
+    "g_regex_flags": re.M,
+    "propagate_positions": True,
+    "maybe_placeholders": False,
+    "priority": "invert",
+}
+
+
+def grammar_source() -> tuple[str, str]:
+    """cel-python's CEL grammar with cel-go's optional syntax, and its stamp: what the
+    LALR tables are built from (the grammar, the options, the Lark version)."""
     from pathlib import Path
 
     import celpy  # lazy
     import lark
+
+    from dra_migrate import cache
+
+    grammar = (Path(celpy.__file__).parent / "cel.lark").read_text(encoding="utf-8")
+    for rule, optional in _OPTIONAL_SYNTAX.items():
+        if rule not in grammar:  # pragma: no cover - a cel-python grammar we do not know
+            raise RuntimeError(f"cel-python's CEL grammar has no rule {rule.strip()!r}")
+        grammar = grammar.replace(rule, rule + optional)
+    key = grammar + repr(sorted(_LARK_OPTIONS.items())) + lark.__version__
+    return grammar, cache.digest(key.encode())
+
+
+def grammar_tables(parser: Any) -> dict[str, Any]:
+    """A Lark LALR parser's tables as JSON holds them (``load_tables`` reads them back)."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    data, memo = parser.memo_serialize([TerminalDef, Rule])
+    data["options"] = {k: v for k, v in data["options"].items() if k != "lexer_callbacks"}
+    return {"data": data, "memo": memo}
+
+
+def load_tables(held: dict[str, Any]) -> dict[str, Any]:
+    """``grammar_tables`` as Lark gave them, from their JSON: the numbers JSON keeps as
+    object keys (states, tokens, memo entries) and the tuples it keeps as lists."""
+    table = held["data"]["parser"]["parser"]
+    table["states"] = {
+        int(state): {int(token): tuple(action) for token, action in actions.items()}
+        for state, actions in table["states"].items()
+    }
+    table["tokens"] = {int(number): name for number, name in table["tokens"].items()}
+    memo = {int(number): entry for number, entry in held["memo"].items()}
+    for entry in memo.values():
+        options = entry.get("options")
+        if isinstance(options, dict) and "empty_indices" in options:
+            options["empty_indices"] = tuple(options["empty_indices"])
+    return {"data": held["data"], "memo": memo}
+
+
+@functools.lru_cache(maxsize=1)
+def _lark_parser() -> Any:
+    """An LALR parser for cel-python's CEL grammar: its tables loaded from the package
+    (``GRAMMAR_TABLES``) when they were built for this grammar and Lark, else built."""
+    import json
+
+    import lark  # lazy
 
     def literal_keywords(token: Any) -> Any:
         # cel-python's own callback drops the position of true/false; keep it.
@@ -1100,37 +1158,17 @@ def _lark_parser() -> Any:
             return lark.Token.new_borrow_pos("BOOL_LIT", token.value, token)
         return token
 
-    grammar = (Path(celpy.__file__).parent / "cel.lark").read_text(encoding="utf-8")
-    for rule, optional in _OPTIONAL_SYNTAX.items():
-        if rule not in grammar:  # pragma: no cover - a cel-python grammar we do not know
-            raise RuntimeError(f"cel-python's CEL grammar has no rule {rule.strip()!r}")
-        grammar = grammar.replace(rule, rule + optional)
-    options: dict[str, Any] = {
-        "parser": "lalr",
-        "start": "expr",
-        "g_regex_flags": re.M,
-        "propagate_positions": True,
-        "maybe_placeholders": False,
-        "priority": "invert",
-    }
     callbacks = {"IDENT": literal_keywords}
-    key = grammar + repr(sorted(options.items())) + lark.__version__ + sys.version
-    cached = cache_file(f"cel-grammar-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle")
-    if cached is not None:
-        try:
-            with open(cached, "rb") as handle:
-                # what lark's own cache does, with our file: lark.Lark.load takes no callbacks
-                parser: Any = lark.Lark.__new__(lark.Lark)
-                return parser._load(handle, lexer_callbacks=callbacks)
-        except Exception:  # missing, partial, or of another version: built anew
-            pass
-    parser = lark.Lark(grammar, lexer_callbacks=callbacks, **options)
-    if cached is not None:
-        saved = io.BytesIO()
-        with contextlib.suppress(TypeError, ValueError, AttributeError):
-            parser.save(saved, exclude_options=("lexer_callbacks",))
-            keep(cached, saved.getvalue())
-    return parser
+    grammar, stamp = grammar_source()
+    try:
+        with open(GRAMMAR_TABLES, encoding="utf-8") as handle:
+            built = json.load(handle)
+    except (OSError, ValueError):
+        built = None
+    if isinstance(built, dict) and built.get("stamp") == stamp:
+        parser: Any = lark.Lark.__new__(lark.Lark)
+        return parser._load(load_tables(built["tables"]), lexer_callbacks=callbacks)
+    return lark.Lark(grammar, lexer_callbacks=callbacks, **_LARK_OPTIONS)
 
 
 @functools.lru_cache(maxsize=512)

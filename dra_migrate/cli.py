@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
-from dra_migrate import __version__
+from dra_migrate import __version__, cache, git
 from dra_migrate.discover import Unreadable
 from dra_migrate.findings import ConfigError, Finding, escape, finding, inert, quote_path
 from dra_migrate.mapping import Config, Settings, find_config, load_config, parse_size
@@ -382,6 +382,13 @@ def resolve(
         raise ConfigError("- (stdin) cannot be combined with other paths")
     if paths == ("-",) and (context or changed_since):
         raise ConfigError("--context and --changed-since need paths, not - (stdin)")
+    if changed_since is not None:
+        from dra_migrate.focus import valid_ref
+
+        # argparse gives ``--changed-since=--`` as an empty list: the ref "--"
+        changed_since = valid_ref(changed_since if isinstance(changed_since, str) else "--")
+    git.trust((*paths, *context))  # git runs for these work trees only, never nested ones
+    cache.keep_out_of((*paths, *context))  # files a pull request commits never steer it
     config_file: Path | str | None = config_path
     if config_path is None:
         start = "." if paths[0] == "-" else paths[0]
@@ -499,8 +506,11 @@ def focused(
         report = run(options.paths, None, options.context)
     else:
         universe = keep | focus.files_under(options.context, excludes)
-        keep &= focus.changed_since(options.changed_since, options.paths[0])
-        keep |= focus.referenced(keep, universe)
+        changes = focus.changes(
+            options.changed_since, options.paths[0], options.settings.config.max_file_size
+        )
+        keep &= changes.paths
+        keep |= focus.referenced(keep, universe, changes.before)
         report = run(tuple(dict.fromkeys(options.paths + options.context)), keep, ())
     focus.narrow(report, keep)
     return report
@@ -1318,6 +1328,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     except KeyboardInterrupt:
         _err("dra-migrate: interrupted")
         sys.exit(EXIT_INTERRUPTED)
+    finally:  # what this run trusted ends with it (a process may run the CLI again)
+        git.trust(None)
+        cache.adopt(())
     sys.exit(0)
 
 

@@ -21,12 +21,10 @@ moves to HEAD's tree, reading only what changed between the two trees.
 
 from __future__ import annotations
 
-import json
 import os
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 
-from dra_migrate import discover, git, resources
+from dra_migrate import cache, discover, git, lazyre
 
 NEEDLE = git.TEMPLATE_KIND
 # changed files past which the anchor moves to HEAD's tree (each run reads the
@@ -37,6 +35,7 @@ _PATHSPECS = (b"--", *git.FILES)
 # a file this large is not parsed for the kept answer (it holds None): a run whose
 # --max-file-size takes it reads it then (the default limit reads no such file)
 READ_LIMIT = discover.DEFAULT_MAX_FILE_SIZE
+_OBJECT_ID = lazyre.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a tree's, SHA-1 or SHA-256
 
 # (size of the file in bytes, (namespace, name) of each template it defines, or
 # None for a file over READ_LIMIT)
@@ -110,11 +109,6 @@ class _Index:
 
     def __init__(self, top: str) -> None:
         self.top = top
-        self.cache = (
-            resources.cache_file(f"context-{zlib.crc32(os.fsencode(top)):08x}.json")
-            if resources.package_stamp() is not None
-            else None
-        )
         self.kept = self._load()
         # started now: the run lists and reads its own files meanwhile
         self.diff = self._diff(self.kept[0]) if self.kept is not None else None
@@ -223,34 +217,43 @@ class _Index:
         return found
 
     def _load(self) -> tuple[str, dict[str, Defines]] | None:
-        if self.cache is None:
+        stamp = _stamp()
+        if stamp is None:
             return None
-        try:
-            with open(self.cache, encoding="utf-8") as handle:
-                kept = json.load(handle)
-            if kept["stamp"] != _stamp() or kept["top"] != self.top:
-                return None
-            files: dict[str, Defines] = {
-                rel: (size, None if t is None else frozenset((ns, name) for ns, name in t))
-                for rel, (size, t) in kept["files"].items()
-            }
-            return str(kept["tree"]), files
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # missing, partial or of another layout: built again
+        return cache.read("context", self.top, stamp, _kept_shape)
 
     def _keep(self) -> None:
-        if self.cache is None or self.kept is None:
+        stamp = _stamp()
+        if stamp is None or self.kept is None:
             return
         tree, files = self.kept
         kept = {
-            "stamp": _stamp(),
-            "top": self.top,
             "tree": tree,
             "files": {
                 rel: [size, None if t is None else sorted(t)] for rel, (size, t) in files.items()
             },
         }
-        resources.keep(self.cache, json.dumps(kept).encode())
+        cache.write("context", self.top, stamp, kept)
+
+
+def _kept_shape(held: dict[str, object]) -> tuple[str, dict[str, Defines]]:
+    """The kept answer of a tree from its JSON (TypeError or ValueError where it is not
+    one): the tree's id, and what each file defines."""
+    tree, files = held["tree"], held["files"]
+    if not isinstance(tree, str) or not _OBJECT_ID.fullmatch(tree) or not isinstance(files, dict):
+        raise ValueError("not a kept context")
+    found: dict[str, Defines] = {}
+    for rel, (size, templates) in files.items():
+        if type(size) is not int or size < 0 or not isinstance(rel, str):
+            raise ValueError("not a file's size")
+        if templates is None:
+            found[rel] = (size, None)
+            continue
+        pairs = frozenset((ns, name) for ns, name in templates)
+        if not all(isinstance(ns, str) and isinstance(name, str) for ns, name in pairs):
+            raise TypeError("not a template's namespace and name")
+        found[rel] = (size, pairs)
+    return tree, found
 
 
 def _blobs(
@@ -296,4 +299,4 @@ def _blobs(
 
 def _stamp() -> str | None:
     """What the kept answers depend on besides the tree: this package's code."""
-    return resources.package_stamp()
+    return cache.package_stamp()

@@ -223,8 +223,10 @@ def _walk(
     look at, sorted (``expand`` says what ruled out means).
 
     Inside a git work tree, what git tracks or would add; links and special
-    files too (reading them says what they are: DRA001, DRA010). Elsewhere
-    every folder but the always-skipped ones; linked folders are not entered.
+    files too (reading them says what they are: DRA001, DRA010), and every file
+    of a repository git finds inside it (not ignored), walked as a plain folder:
+    git never runs in it (git.trust). Elsewhere every folder but the
+    always-skipped ones; linked folders are not entered.
     """
     real_root = real_name(root)
     grep = git.without(root, unless) if unless else None  # runs while git lists the files
@@ -241,6 +243,8 @@ def _walk(
     lstat, regular, kind = os.lstat, stat.S_IFREG, stat.S_IFMT
     for rel in tracked:  # one lstat a file: thousands of them, so the loop is kept lean
         if not rel.endswith(EXTENSIONS) and not rel.lower().endswith(EXTENSIONS):
+            if rel.endswith("/"):  # a repository inside the work tree: a plain folder
+                _scan(base + rel[:-1], rel, top + rel[:-1], found)
             continue  # (a kustomization named Kustomization, from a shared listing)
         try:
             info = lstat(base + rel)

@@ -12,7 +12,14 @@ for ``convert --write``, the files written) is narrowed to:
   the merge base of REF and HEAD (committed, staged, unstaged or untracked),
   plus the files those reference: the resources and patches of a changed
   kustomization, and the files that define the ResourceClaimTemplates,
-  ResourceClaims and DeviceClasses a changed file names.
+  ResourceClaims and DeviceClasses a changed file names; and the files that
+  reference the changed ones: the kustomizations that build or patch one, and
+  the files that name an object a changed or deleted file defines or defined
+  at the merge base (a template renamed or deleted under a claim).
+
+REF is validated (never read as an option: ``--end-of-options``), and git runs
+with the repository's helpers off (git.py): comparing the work tree with the
+base switches off by name every filter driver the configuration defines.
 """
 
 from __future__ import annotations
@@ -20,8 +27,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from dra_migrate import discover, layout
-from dra_migrate.findings import ConfigError, InputProblem
+from dra_migrate import discover, layout, lazyre
+from dra_migrate.findings import ConfigError, InputProblem, quote_path
+from dra_migrate.record import NamedTuple
 from dra_migrate.report.model import Report
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
@@ -37,38 +45,114 @@ REFERENCE_KEYS = {
 }
 
 
-def _git(args: list[str], cwd: str) -> str:
+def _git(args: list[str], top: str, check: bool = True) -> str:
+    """What ``git ARGS`` printed in the work tree ``top`` (git.py's safe options and
+    environment; a trusted work tree only); ConfigError where it failed."""
     import subprocess
 
+    from dra_migrate import git
+
+    if not git.trusted(top):
+        raise ConfigError(f"--changed-since: {top} is a repository inside the work tree")
     try:
-        return subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, check=True, timeout=120, text=True
-        ).stdout
-    except subprocess.CalledProcessError as exc:
-        detail = (exc.stderr or "").strip().splitlines()
-        raise ConfigError(
-            f"git {' '.join(args[:2])} failed: {detail[-1] if detail else exc}"
-        ) from None
+        done = subprocess.run(
+            ["git", *(a.decode() for a in git.SAFE), *args],
+            cwd=top,
+            env=git.environment(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=120,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         raise ConfigError(f"--changed-since needs git: {exc}") from None
+    if check and done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ConfigError(f"git {args[0]} failed: {detail[-1] if detail else done.returncode}")
+    return done.stdout.decode("utf-8", "surrogateescape")
 
 
-def changed_since(ref: str, start: str) -> set[str]:
-    """Real paths of the files changed since the merge base of ``ref`` and HEAD, the
-    working tree included."""
-    folder = start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start))
-    top = _git(["rev-parse", "--show-toplevel"], folder).strip()
-    try:
-        base = _git(["merge-base", ref, "HEAD"], top).strip()
-    except ConfigError:
+def _no_filters(top: str) -> list[str]:
+    """``-c`` options that switch off every filter driver the repository's configuration
+    defines (``filter.NAME.clean``, ``smudge``, ``process``): comparing the work tree
+    with a commit hashes files, and git would run a driver's program for each."""
+    listed = _git(["config", "-z", "--name-only", "--get-regexp", r"^filter\."], top, check=False)
+    names = set()
+    for key in listed.split("\0"):
+        name, dot, field = key[len("filter.") :].rpartition(".")
+        if key.startswith("filter.") and dot and field in ("clean", "smudge", "process"):
+            names.add(name)
+    return [
+        a
+        for n in sorted(names)
+        for f in ("clean", "smudge", "process")
+        for a in ("-c", f"filter.{n}.{f}=")
+    ]
+
+
+def valid_ref(ref: str) -> str:
+    """``ref`` as the command line gave it, or ConfigError (a usage error): an empty
+    one, one that git would read as an option, one with a character no ref holds."""
+    if not ref or ref.startswith("-") or any(c in ref for c in "\0\n\r"):
         raise ConfigError(
-            f"--changed-since {ref}: not a commit of this repository (fetch it first, e.g. "
-            f"actions/checkout with fetch-depth: 0)"
-        ) from None
-    changed = _git(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=d", base], top)
+            f"--changed-since {quote_path(ref)}: not a git ref or commit (a branch, tag or "
+            "commit, e.g. origin/main)"
+        )
+    return ref
+
+
+def _base(ref: str, top: str) -> str:
+    """The merge base of ``ref`` and HEAD, or ConfigError."""
+    not_found = ConfigError(
+        f"--changed-since {quote_path(ref)}: not a commit of this repository (fetch it "
+        "first, e.g. actions/checkout with fetch-depth: 0)"
+    )
+    commit = _git(
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", valid_ref(ref) + "^{commit}"],
+        top,
+        check=False,
+    ).strip()
+    if not _OBJECT_ID.fullmatch(commit):
+        raise not_found
+    base = _git(["merge-base", "--end-of-options", commit, "HEAD"], top, check=False).strip()
+    if not _OBJECT_ID.fullmatch(base):
+        raise not_found
+    return base
+
+
+class Changes(NamedTuple):
+    """What changed since the merge base: the real paths of the files changed (added,
+    modified, untracked, deleted: a deleted one no longer exists), and each changed
+    or deleted file's content at the base (what it defined may be gone)."""
+
+    paths: set[str]
+    before: dict[str, bytes]
+
+
+def changes(ref: str, start: str, limit: int = discover.DEFAULT_MAX_FILE_SIZE) -> Changes:
+    """``Changes`` since the merge base of ``ref`` and HEAD, the working tree included."""
+    from dra_migrate import context, git
+
+    folder = start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start))
+    top = git.work_tree_top(folder)
+    if top is None:
+        raise ConfigError(f"--changed-since: {quote_path(start)} is not in a git work tree")
+    base = _base(ref, top)
+    args = ["diff-index", "--name-only", "-z", "--no-renames", base, "--"]
+    changed = _git([*_no_filters(top), *args], top)
     untracked = _git(["ls-files", "-z", "--others", "--exclude-standard"], top)
-    names = [n for n in (changed + untracked).split("\0") if n]
-    return {os.path.realpath(os.path.join(top, name)) for name in names}
+    names = [n for n in changed.split("\0") if n]
+    paths = {os.path.realpath(os.path.join(top, n)) for n in names}
+    paths |= {os.path.realpath(os.path.join(top, n)) for n in untracked.split("\0") if n}
+    wanted = [n for n in names if n.lower().endswith(git.EXTENSIONS)]
+    before = {
+        os.path.realpath(os.path.join(top, name)): data
+        for name, _size, data in context._blobs(top, base.encode() + b":", wanted, limit)
+        if data is not None
+    }
+    return Changes(paths, before)
+
+
+_OBJECT_ID = lazyre.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def files_under(paths: Iterable[str], excludes: Iterable[str]) -> set[str]:
@@ -76,23 +160,43 @@ def files_under(paths: Iterable[str], excludes: Iterable[str]) -> set[str]:
     return {c.real for c in discover.expand(paths, excludes)}
 
 
-def referenced(files: set[str], universe: set[str]) -> set[str]:
-    """Files of ``universe`` that ``files`` reference (kustomize entries, names of DRA objects)."""
+def referenced(
+    files: set[str], universe: set[str], before: dict[str, bytes] | None = None
+) -> set[str]:
+    """Files of ``universe`` that ``files`` reference, and that reference them.
+
+    Forward: the resources and patches of a kustomization among ``files``, the files
+    that define the DRA objects ``files`` name. Back: the kustomizations that build
+    or patch one of ``files``, and the files that name an object one of ``files``
+    defines, or defined at the base (``before``: the content of changed and deleted
+    files there), so that a claim whose template was renamed, changed or deleted is
+    checked with it."""
     found: set[str] = set()
-    wanted: set[tuple[str, str]] = set()
+    wanted: set[tuple[str, str]] = set()  # named by the files
+    defined: set[tuple[str, str]] = set()  # defined by them, now or at the base
+    keys = [key.encode() for key in REFERENCE_KEYS]
+    kinds = [kind.encode() for kind in REFERENCE_KEYS.values()]
     for path in files:
         if os.path.basename(path) in layout.KUSTOMIZATION_NAMES:
             found |= layout.references(path) & universe
             continue
         data = layout.read_bytes(path)
-        if any(key.encode() in data for key in REFERENCE_KEYS):
+        if discover.mentions(data, keys):
             wanted |= _names(path, data)
-    if wanted:
-        kinds = {kind.encode() for _name, kind in wanted}
-        for path in universe - files:
-            data = layout.read_bytes(path)
-            if any(k in data for k in kinds) and _defines(path, data) & wanted:
+        if discover.mentions(data, kinds):
+            defined |= _defines(path, data)
+    for path, data in (before or {}).items():
+        if discover.mentions(data, kinds):
+            defined |= _defines(path, data)
+    for path in universe - files:
+        if os.path.basename(path) in layout.KUSTOMIZATION_NAMES:
+            if layout.references(path) & files:
                 found.add(path)
+            continue
+        data = layout.read_bytes(path)
+        defines = wanted and discover.mentions(data, kinds) and _defines(path, data) & wanted
+        if defines or (defined and discover.mentions(data, keys) and _names(path, data) & defined):
+            found.add(path)
     return found
 
 

@@ -17,6 +17,15 @@ The run takes over what was started for it when it asks the same question
 takes is stopped when the command ends (``stop_unclaimed``). What is started
 early is a guess that only ever costs time: a run that asks something else
 starts its own search.
+
+A repository's own configuration is not the user's: an unpacked archive or a CI
+artifact with a ``.git`` of its own could name programs for git to run
+(``core.fsmonitor``, ``filter.*.clean``, ``core.hooksPath``, ``diff.external``).
+So git runs only in the work trees the run trusts (``trust``: the one the user is
+in, and those of the paths named that lie outside it; a repository inside another
+is read as a plain folder), and always with those helpers off (``SAFE``,
+``environment``): the commands asked here never run a program a repository
+configures.
 """
 
 from __future__ import annotations
@@ -71,9 +80,12 @@ def grep_threads() -> int:
 GREP = (
     b"grep",
     b"--threads=%d" % grep_threads(),
-    *(b"--no-color", b"--no-full-name", b"-z", b"-I", b"-F"),
+    *(b"--no-color", b"--no-full-name", b"--no-textconv", b"-z", b"-I", b"-F"),
 )
 _LS_FILES = (b"ls-files", b"-z", b"--cached", b"--others", b"--exclude-standard")
+# what ls-files --others prints for a repository inside the work tree (its folder,
+# ``name/``): read as a plain folder (discover._walk)
+NESTED = b"*/"
 EXTENSIONS = (".yaml", ".yml", ".json", ".tpl")  # what a run looks at (.tpl: Helm helpers)
 # git lists and searches those only, in any case as the run takes them (*.[yY][aA]...;
 # git 2.39 lists no untracked file below the top for an :(icase) pathspec): a
@@ -108,6 +120,60 @@ VALUE_OPTIONS = frozenset(
     }
 )
 _SPAWN = hasattr(os, "posix_spawnp")
+# every git run: no fsmonitor hook, no hooks, no index written on the side; the
+# commands asked never filter, convert or diff through an external program (no
+# work-tree content is hashed but by focus.changed_since, which switches the
+# repository's filter drivers off by name: ``no_filters``)
+SAFE = (
+    b"--no-optional-locks",
+    *(b"-c", b"core.fsmonitor="),
+    *(b"-c", b"core.hooksPath=/dev/null"),
+    *(b"-c", b"diff.external="),
+)
+_trusted: set[str] | None = None  # real paths of the work trees git runs in (None: any)
+_tops: dict[str, str | None] = {}  # folder -> its work tree's top, as asked
+
+
+def environment() -> dict[str, str]:
+    """The environment git runs in: the user's, without the system-wide configuration
+    (``GIT_CONFIG_NOSYSTEM``) and never asking on a terminal."""
+    return {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"}
+
+
+def trust(paths: Sequence[str] | None) -> None:
+    """The work trees git may run in: the one the working folder is in, and that of each
+    of ``paths`` (strings as given; ``-`` is standard input) that does not lie inside
+    it. A work tree inside one of those (a repository unpacked or checked out inside
+    the user's) is not trusted: its files are read as plain files. None: any work
+    tree (the library used on its own, after a run of the CLI)."""
+    global _trusted
+    _tops.clear()
+    _trusted = None if paths is None else _trusted_tops(paths)
+
+
+def _trusted_tops(paths: Sequence[str]) -> set[str]:
+    """``trust``'s work trees for ``paths``."""
+    home = work_tree_top(".")
+    trusted = {home} if home is not None else set()
+    inside = home.rstrip(os.sep) + os.sep if home is not None else None
+    for path in paths:
+        if path == "-":
+            continue
+        top = work_tree_top(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+        if top is not None and (inside is None or not (top + os.sep).startswith(inside)):
+            trusted.add(top)
+    return trusted
+
+
+def trusted(folder: str) -> bool:
+    """Whether git may run for ``folder``: its work tree is one ``trust`` took (any,
+    before ``trust`` is asked: the library used on its own)."""
+    if _trusted is None:
+        return True
+    top = _tops.get(folder, "")
+    if top == "":
+        top = _tops[folder] = work_tree_top(folder)
+    return top is not None and top in _trusted
 
 
 class Git:
@@ -127,7 +193,10 @@ class Git:
         self.process: Any = None  # a subprocess.Popen where posix_spawn is missing
         self.code: int | None = None
         self.out: IO[bytes] | None = None
-        argv = [b"git", b"-C", os.fsencode(root), *args]
+        if not trusted(root):  # a repository of no trusted work tree: as no git at all
+            self.code = -1
+            return
+        argv = [b"git", *SAFE, b"-C", os.fsencode(root), *args]
         source: IO[bytes] | None = None
         try:
             self.out = _spool()
@@ -144,7 +213,7 @@ class Git:
                 self.pid = os.posix_spawnp(
                     "git",
                     argv,
-                    os.environ,
+                    environment(),
                     file_actions=[
                         stdin,
                         (os.POSIX_SPAWN_DUP2, self.out.fileno(), 1),
@@ -156,6 +225,7 @@ class Git:
 
                 self.process = subprocess.Popen(
                     argv,
+                    env=environment(),
                     stdin=subprocess.DEVNULL if source is None else source,
                     stdout=self.out,
                     stderr=subprocess.DEVNULL,
@@ -267,7 +337,7 @@ def files(root: str) -> Git | _Listing:
     """``git ls-files``: what git tracks or would add under ``root`` (with, where it
     was started early for the top of a work tree, its kustomization files)."""
     early = _started.pop(("files", root), None)
-    return early or Git(root, [*_LS_FILES, b"--", *FILES])
+    return early or Git(root, [*_LS_FILES, b"--", *FILES, NESTED])
 
 
 def kustomizations(top: str, staged: bool = False) -> Git | _Listing:
@@ -355,26 +425,30 @@ def prestart(argv: Sequence[str]) -> None:
     if wanted is None:
         return
     paths, context, changed = _arguments(argv[1:])
+    allowed = _trusted_tops([*paths, *context])  # the CLI says git.trust the same
     if changed:  # --changed-since walks the paths and the context alike
         paths, context = [*paths, *context], []
     staged = bool(context)
     for root in dict.fromkeys(paths):
-        if os.path.isdir(root) and ("without", root) not in _started:
+        if not os.path.isdir(root) or work_tree_top(root) not in allowed:
+            continue
+        if ("without", root) not in _started:
             _started["without", root] = _without(root, (*wanted, *ALSO_WANTED))
             top = work_tree_top(root) if argv[0] != "validate" and not staged else None
             if top == os.path.realpath(root) and ("kustomizations", top, False) not in _started:
                 # the run lists the top of a work tree: its kustomizations are in there
-                both = _Listing(Git(root, [*_LS_FILES, b"--", *FILES, *_KUSTOMIZATION_FILES]))
+                listing = [*_LS_FILES, b"--", *FILES, NESTED, *_KUSTOMIZATION_FILES]
+                both = _Listing(Git(root, listing))
                 _started["files", root] = _started["kustomizations", top, False] = both
             else:
-                _started["files", root] = Git(root, [*_LS_FILES, b"--", *FILES])
+                _started["files", root] = Git(root, [*_LS_FILES, b"--", *FILES, NESTED])
     if argv[0] != "validate":
         # the layout reads every kustomization of the work tree (layout.Builder); a
         # hook names hundreds of files in a few folders: each folder is climbed once
         named = [p for p in (*paths, *context) if p != "-"]
         folders = {p if os.path.isdir(p) else os.path.dirname(p) or "." for p in named}
         for top in {work_tree_top(folder) for folder in folders}:
-            if top is not None and ("kustomizations", top, staged) not in _started:
+            if top in allowed and ("kustomizations", top, staged) not in _started:
                 _started["kustomizations", top, staged] = Git(top, _kustomizations_args(staged))
 
 

@@ -7,13 +7,10 @@ manual edit, because converting a partial object would break the overlay.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import zlib
 from collections.abc import Callable, Iterable
 
-from dra_migrate import discover, git, resources
+from dra_migrate import cache, discover, git
 from dra_migrate.findings import InputProblem
 from dra_migrate.record import NamedTuple, Record
 
@@ -298,6 +295,28 @@ class _Facts(NamedTuple):
     configurations: tuple[str, ...]  # its configurations entries
 
 
+def _facts_shape(held: dict[str, list[object]]) -> dict[str, _Facts]:
+    """Kept facts from their JSON (TypeError or ValueError where they are not)."""
+
+    def texts(value: object) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise TypeError("not a list of names")
+        return tuple(value)
+
+    facts = {}
+    for key, (builds, patch_files, patches, renaming, configurations) in held.items():
+        if renaming is not None:
+            if not isinstance(renaming, list) or [type(n) for n in renaming] != [int, int]:
+                raise TypeError("not a line and column")
+            renaming = (renaming[0], renaming[1])
+        if not isinstance(key, str) or type(patches) is not bool:
+            raise TypeError("not kept facts")
+        facts[key] = _Facts(
+            texts(builds), texts(patch_files), patches, renaming, texts(configurations)
+        )
+    return facts
+
+
 def _facts_of(root: Node | None) -> _Facts:
     from dra_migrate import load
 
@@ -322,9 +341,10 @@ class _Reader:
     bases are read for every overlay that builds them), real paths (folder by folder:
     resolving a path costs a look at each of its parts) and the working folder.
 
-    The facts of a kustomization are kept in the user's cache folder by its content
-    (length and CRC-32, and the package's code), one file for the working folder: a
-    run parses only the kustomizations it has not seen."""
+    The facts of a kustomization are kept in the user's cache folder by a digest
+    (BLAKE2b) of its real path and content, for the package's code, one file for the
+    working folder: a run parses only the kustomizations it has not seen, and two
+    kustomizations never share facts unless they are one file with one content."""
 
     def __init__(self) -> None:
         self.roots: dict[str, Node | None] = {}
@@ -334,7 +354,7 @@ class _Reader:
         self.kept: dict[str, _Facts] | None = None  # content key -> facts, from the cache
         self.used: set[str] = set()  # content keys of this run
         self.learnt = False  # facts not kept before
-        self.cache: str | None = None
+        self.stamp: str | None = None  # the package's code, when facts can be kept
 
     def facts(self, path: str, data: bytes | None = None) -> _Facts:
         """The facts of the kustomization at ``path`` (``data``: its bytes, when read)."""
@@ -343,7 +363,7 @@ class _Reader:
             return found
         if data is None:
             data = read_bytes(path)
-        key = f"{len(data)}:{zlib.crc32(data):08x}"
+        key = cache.digest(os.fsencode(path) + b"\0" + data)
         kept = self._kept()
         found = kept.get(key)
         if found is None:
@@ -355,35 +375,23 @@ class _Reader:
 
     def _kept(self) -> dict[str, _Facts]:
         if self.kept is None:
-            self.kept = {}
-            stamp = resources.package_stamp()
-            if stamp is not None:
-                where = os.fsencode(self._cwd())
-                self.cache = resources.cache_file(f"layout-{zlib.crc32(where):08x}.json")
-            if self.cache is not None:
-                with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-                    with open(self.cache, encoding="utf-8") as handle:
-                        held = json.load(handle)
-                    if held["stamp"] == stamp and held["cwd"] == self._cwd():
-                        self.kept = {
-                            key: _Facts(
-                                tuple(b), tuple(p), bool(x), tuple(r) if r else None, tuple(c)
-                            )
-                            for key, (b, p, x, r, c) in held["facts"].items()
-                        }
+            self.stamp = cache.package_stamp()
+            held = None
+            if self.stamp is not None:
+                held = cache.read("layout", self._cwd(), self.stamp, _facts_shape)
+            self.kept = held if held is not None else {}
         return self.kept
 
     def keep(self) -> None:
         """Write the facts learnt this run to the cache (with those kept before, unless
         they outnumber this run's many times over: a repository's kustomizations
         change, and the file is read whole by every run)."""
-        if not self.learnt or self.cache is None or self.kept is None:
+        if not self.learnt or self.stamp is None or self.kept is None:
             return
         facts = self.kept
         if len(facts) > 4 * len(self.used) + 256:
             facts = {key: facts[key] for key in self.used}
-        held = {"stamp": resources.package_stamp(), "cwd": self._cwd(), "facts": facts}
-        resources.keep(self.cache, json.dumps(held).encode())
+        cache.write("layout", self._cwd(), self.stamp, {k: list(f) for k, f in facts.items()})
         self.learnt = False
 
     def root(self, path: str, data: bytes | None = None) -> Node | None:

@@ -19,7 +19,7 @@ from types import MappingProxyType
 from dra_migrate import discover, lazyre
 from dra_migrate.findings import ConfigError, InputProblem
 from dra_migrate.record import NamedTuple, Record
-from dra_migrate.resources import cached_documents, schema_path
+from dra_migrate.resources import schema_path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
@@ -33,6 +33,10 @@ if TYPE_CHECKING:  # the parser is imported where a file is parsed
 
 CONFIG_NAMES = (".dra-migrate.yaml", ".dra-migrate.yml")
 _DEFAULTS = os.path.join(os.path.dirname(__file__), "defaults.yaml")
+# defaults.yaml as JSON, in the package (scripts/build_data.py): a run that parses no
+# file never imports the YAML library (about 15 ms) for the built-in mapping. It holds
+# the digest of the YAML it was made from: an edited defaults.yaml is read itself.
+DEFAULTS_JSON = os.path.join(os.path.dirname(__file__), "built", "defaults.json")
 _PLACEHOLDER = lazyre.compile(r"\{([a-zA-Z_][a-zA-Z0-9_]*)\}")
 _ADJACENT = lazyre.compile(r"(\{[a-zA-Z_][a-zA-Z0-9_]*\})(\{[a-zA-Z_][a-zA-Z0-9_]*\})")
 
@@ -389,11 +393,7 @@ def _home() -> str:
 
 def load_config(path: StrPath | None) -> Config:
     """Built-ins, plus the project file at ``path`` when given."""
-    # ours, tested: read as JSON from the user's cache when it was read before
-    ((_name, defaults),) = cached_documents(
-        "defaults", [_DEFAULTS], lambda p: _read(p, str(p), check=False)[0]
-    )
-    base = _build(defaults)
+    base = _build(builtin_mapping())
     if path is None:
         return base
     data, root = _read(path, str(path))
@@ -458,6 +458,22 @@ def _class_definition(data: Mapping[str, Any], root: Node | None, index: int) ->
         line=line,
         col=col,
     )
+
+
+def builtin_mapping() -> dict[str, Any]:
+    """``defaults.yaml`` (ours, tested), from its JSON copy in the package while that
+    was made from the YAML as it is."""
+    from dra_migrate import cache
+
+    yaml_bytes = discover.read_file(_DEFAULTS)
+    try:
+        with open(DEFAULTS_JSON, encoding="utf-8") as handle:
+            built = json.load(handle)
+        if built["source"] == cache.digest(yaml_bytes) and isinstance(built["mapping"], dict):
+            return dict(built["mapping"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # a checkout whose defaults.yaml changed since: the YAML is read
+    return _read(_DEFAULTS, _DEFAULTS, check=False)[0]
 
 
 def _read(path: StrPath, display: str, check: bool = True) -> tuple[dict[str, Any], Node | None]:

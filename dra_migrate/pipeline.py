@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from dra_migrate import discover, layout, lazyre, suppress
+from dra_migrate import cache, discover, layout, lazyre, suppress
 from dra_migrate.context import Lookup
 from dra_migrate.findings import Finding, finding
 from dra_migrate.record import NamedTuple
@@ -337,9 +337,15 @@ def _map(
         return list(_counted((process_job(job, settings) for job in work), len(work), progress))
     from concurrent.futures import ProcessPoolExecutor  # lazy: start-up of small runs
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(workers, initializer=cache.adopt, initargs=_cache_rules()) as pool:
         done = pool.map(process_job, work, [settings] * len(work), chunksize=4)
         return list(_counted(done, len(work), progress))
+
+
+def _cache_rules() -> tuple[tuple[str, ...]]:
+    """What a worker of the pool takes of the run's cache rules (``cache.adopt``): where
+    the pool does not fork, a worker is a new interpreter."""
+    return (cache.outside(),)
 
 
 def _counted(results: Iterable[_T], total: int, progress: Progress) -> Iterator[_T]:
@@ -550,7 +556,8 @@ def run_validate(
         from concurrent.futures import ProcessPoolExecutor
 
         many = len(jobs_)
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        rules = _cache_rules()
+        with ProcessPoolExecutor(workers, initializer=cache.adopt, initargs=rules) as pool:
             done = pool.map(
                 _check_file,
                 [display for display, _data, _path in jobs_],

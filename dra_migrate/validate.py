@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from dra_migrate import lazyre, load, locate, resources
+from dra_migrate import lazyre, load, locate
 from dra_migrate.devicefields import DeviceFields
 from dra_migrate.findings import Finding, InputProblem, finding
 from dra_migrate.load import Document, Source, entries, get, items, scalar
@@ -279,12 +279,31 @@ def selector_problems(expression: str) -> tuple[SelectorProblem, ...]:
         found = cel.check_selector(expression)
         return [[p.code, p.offset, p.message, p.hint, p.subject] for p in found]
 
+    from dra_migrate import cache
+
     stamp = _cel_stamp()
-    if stamp is None:
-        answer = check()
-    else:
-        answer = resources.cached_answer("cel-check", stamp, expression, check)
-    return tuple(SelectorProblem(*p) for p in answer)
+    kept = None if stamp is None else cache.read("cel-check", expression, stamp, _problems)
+    if kept is not None:
+        return kept
+    answer = check()
+    if stamp is not None:
+        cache.write("cel-check", expression, stamp, answer)
+    return _problems(answer)
+
+
+def _problems(held: Any) -> tuple[SelectorProblem, ...]:
+    """``selector_problems``' answer from its JSON, or TypeError/ValueError where it is
+    not one (a kept file is data to check)."""
+    if not isinstance(held, list):
+        raise TypeError("not a list of problems")
+    problems = []
+    for code, offset, message, hint, subject in held:
+        if not all(isinstance(text, str) for text in (code, message, hint, subject)):
+            raise TypeError("a problem's text is not a string")
+        if type(offset) is not int or offset < 0:
+            raise ValueError("a problem's offset is not a count")
+        problems.append(SelectorProblem(code, offset, message, hint, subject))
+    return tuple(problems)
 
 
 @functools.cache
@@ -294,7 +313,9 @@ def _cel_stamp() -> str | None:
     where one of them cannot be found (nothing is kept)."""
     import importlib.util
 
-    code = resources.package_stamp()
+    from dra_migrate import cache
+
+    code = cache.package_stamp()
     catalog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalog")
     try:
         files = [os.path.join(catalog, n) for n in sorted(os.listdir(catalog))]
@@ -307,7 +328,7 @@ def _cel_stamp() -> str | None:
         files.append(spec.origin)
         if library == "celpy":
             files.append(os.path.join(os.path.dirname(spec.origin), "cel.lark"))
-    stamp = resources.files_stamp(files)
+    stamp = cache.files_stamp(files)
     return None if stamp is None or code is None else f"{code} {stamp}"
 
 

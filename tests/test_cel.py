@@ -783,44 +783,28 @@ def _fresh_catalog(monkeypatch: pytest.MonkeyPatch, cache_home: Path, folder: Pa
         load_catalog.cache_clear()
 
 
-def test_the_catalog_is_read_from_the_users_cache_while_its_files_are_unchanged(
+def test_the_catalog_is_read_from_its_yaml_and_nothing_is_kept(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    # nothing of the package's own data goes through the user's cache folder (issue 22)
     from dra_migrate.catalog import CATALOG_DIR
 
     folder = tmp_path / "catalog"
     folder.mkdir()
     for path in Path(CATALOG_DIR).glob("*.yaml"):
         (folder / path.name).write_bytes(path.read_bytes())
-    from_yaml = _fresh_catalog(monkeypatch, tmp_path / "cache", folder)
-    [kept] = (tmp_path / "cache" / "dra-migrate").glob("catalog-*.json")
-    assert _fresh_catalog(monkeypatch, tmp_path / "cache", folder) == from_yaml
-    # the kept copy is what is read: a changed copy shows through ...
-    kept.write_text(kept.read_text().replace('"vendor": "NVIDIA"', '"vendor": "kept"'))
-    vendor = _fresh_catalog(monkeypatch, tmp_path / "cache", folder).domains["gpu.nvidia.com"]
-    assert vendor.vendor == "kept"
-    # ... until a catalog file changes: then the YAML is read again, and kept again
+    first = _fresh_catalog(monkeypatch, tmp_path / "cache", folder)
+    assert not (tmp_path / "cache" / "dra-migrate").exists() or not any(
+        (tmp_path / "cache" / "dra-migrate").iterdir()
+    )
     nvidia = folder / "nvidia.yaml"
     nvidia.write_text(nvidia.read_text().replace("vendor: NVIDIA", "vendor: an edit", 1))
     edited = _fresh_catalog(monkeypatch, tmp_path / "cache", folder)
-    assert edited.domains["gpu.nvidia.com"].vendor == "an edit"
-    assert _fresh_catalog(monkeypatch, tmp_path / "cache", folder) == edited
-    # a damaged copy is read past, silently
-    for path in (tmp_path / "cache" / "dra-migrate").glob("catalog-*.json"):
-        path.write_text('{"stamp": ')
-    assert _fresh_catalog(monkeypatch, tmp_path / "cache", folder) == edited
-
-
-def test_a_catalog_json_cannot_hold_is_not_kept(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    folder = tmp_path / "catalog"
-    folder.mkdir()
-    # an integer key: JSON would give it back as a string, so nothing is kept
-    (folder / "x.yaml").write_text("other_drivers:\n  1: a\n")
-    with contextlib.suppress(CatalogError):
-        _fresh_catalog(monkeypatch, tmp_path / "cache", folder)
-    assert list((tmp_path / "cache" / "dra-migrate").glob("catalog-*.json")) == []
+    assert (
+        edited.domains["gpu.nvidia.com"].vendor
+        == "an edit"
+        != first.domains["gpu.nvidia.com"].vendor
+    )
 
 
 def test_catalog_rejects_bad_data() -> None:
@@ -1457,7 +1441,7 @@ def test_device_maps_are_keyed_by_strings() -> None:
     assert "keyed by strings" in problem.message and "['true']" in problem.hint
 
 
-# --- the analysed grammar is kept in the user's cache folder ---------------------------
+# --- the grammar's LALR tables: data in the package, never a pickle ----------------------
 
 
 def _fresh_parser(monkeypatch: pytest.MonkeyPatch, cache_home: Path) -> Any:
@@ -1469,47 +1453,78 @@ def _fresh_parser(monkeypatch: pytest.MonkeyPatch, cache_home: Path) -> Any:
     return cel._lark_parser()
 
 
-def test_the_grammar_is_built_once_and_then_read_from_the_users_cache(
+def test_the_grammar_tables_come_from_the_package_and_parse_as_a_built_parser(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    import lark
+
     from dra_migrate import cel
 
-    built = _fresh_parser(monkeypatch, tmp_path)
-    [cached] = (tmp_path / "dra-migrate").glob("cel-grammar-*.pickle")
-    assert (tmp_path / "dra-migrate").stat().st_mode & 0o077 == 0  # a private folder
     loaded = _fresh_parser(monkeypatch, tmp_path)
-    assert loaded is not built and cached.is_file()
+    assert loaded.source_path == "<deserialized>"  # read from GRAMMAR_TABLES, not built
+    assert not (tmp_path / "dra-migrate").exists()  # nothing kept in the cache folder
+    grammar, _stamp = cel.grammar_source()
+    built = lark.Lark(grammar, lexer_callbacks=loaded.lexer_conf.callbacks, **cel._LARK_OPTIONS)
+    for expression in (
+        "x == true",
+        "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA A100')",
+        "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0",
+        "a.?b.orValue(1) + [1, 2][?0].orValue(3) > -2 ? {'k': 1.5}['k'] : b'x'.size()",
+        "!(x in [1, 2, 3]) || y.all(v, v % 2 == 0) && z.exists_one(w, w != null)",
+    ):
+        assert loaded.parse(expression) == built.parse(expression), expression
     # the loaded parser keeps the lexer callback: true/false keep their positions
     tree = loaded.parse("x == true")
     assert [t.type for t in tree.scan_values(lambda t: t == "true")] == ["BOOL_LIT"]
-    assert tree == built.parse("x == true")
     cel._lark_parser.cache_clear()
 
 
-def test_a_damaged_cache_file_is_rebuilt_silently(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from dra_migrate import cel
-
-    _fresh_parser(monkeypatch, tmp_path)
-    [cached] = (tmp_path / "dra-migrate").glob("cel-grammar-*.pickle")
-    cached.write_bytes(b"\x80\x05not a pickle at all")
-    parser = _fresh_parser(monkeypatch, tmp_path)
-    assert parser.parse("1 == 1") is not None
-    assert cached.read_bytes()[:1] == b"\x80" and len(cached.read_bytes()) > 1000  # rewritten
-    assert capsys.readouterr().err == ""
-    cel._lark_parser.cache_clear()
-
-
-def test_a_cache_folder_others_may_write_is_not_used(
+def test_tables_of_another_grammar_or_lark_are_not_used(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    import json
+
     from dra_migrate import cel
 
-    shared = tmp_path / "dra-migrate"
-    shared.mkdir(mode=0o777)
-    shared.chmod(0o777)
+    stale = tmp_path / "cel-grammar.json"
+    held = json.loads(Path(cel.GRAMMAR_TABLES).read_text())
+    stale.write_text(json.dumps({**held, "stamp": "another grammar"}))
+    monkeypatch.setattr(cel, "GRAMMAR_TABLES", str(stale))
+    parser = _fresh_parser(monkeypatch, tmp_path)
+    assert parser.source_path != "<deserialized>"  # built in memory
+    assert parser.parse("1 == 1") is not None
+    cel._lark_parser.cache_clear()
+
+
+def test_no_pickle_is_read_from_the_cache_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # a pickle planted where the grammar cache was (a merge request that commits one)
+    # runs nothing: no code reads a pickle
+    import pickle
+
+    from dra_migrate import cel
+
+    marker = tmp_path / "ran"
+    folder = tmp_path / "dra-migrate"
+    folder.mkdir(mode=0o700)
+
+    class Payload:
+        def __reduce__(self) -> Any:
+            return (open, (str(marker), "w"))
+
+    import hashlib
+    import sys
+
+    import lark
+
+    # the very name the grammar's pickle had before (its grammar, options, versions)
+    grammar, _stamp = cel.grammar_source()
+    key = grammar + repr(sorted(cel._LARK_OPTIONS.items())) + lark.__version__ + sys.version
+    old_name = f"cel-grammar-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle"
+    for name in (old_name, "cel-check.json"):
+        (folder / name).write_bytes(pickle.dumps(Payload()))
     parser = _fresh_parser(monkeypatch, tmp_path)
     assert parser.parse("1 == 1") is not None
-    assert list(shared.iterdir()) == []  # nothing read from, nothing written to it
+    assert not marker.exists()
     cel._lark_parser.cache_clear()

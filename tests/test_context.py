@@ -89,7 +89,7 @@ def _from_scratch(root: Path) -> dict[str, set]:
 
 def _kept(cache: Path) -> dict:
     (kept,) = cache.glob("context-*.json")
-    return json.loads(kept.read_text())
+    return json.loads(kept.read_text())["value"]  # cache.py's envelope around the answer
 
 
 def test_the_context_is_the_index_committed_staged_not_what_is_only_on_disk(
@@ -178,7 +178,7 @@ def test_the_anchor_gone_or_a_damaged_file_builds_the_answer_again(
     _defined(root)
     (kept_file,) = _own_cache.glob("context-*.json")
     kept = json.loads(kept_file.read_text())
-    kept["tree"] = "0" * 40  # a tree that is not in the repository (history rewritten)
+    kept["value"]["tree"] = "0" * 40  # a tree that is not in the repository (history rewritten)
     kept_file.write_text(json.dumps(kept))
     assert _defined(root) == {"t/one.yaml": {("ml", "one")}}
     kept_file.write_text('{"stamp": ')
@@ -186,7 +186,7 @@ def test_the_anchor_gone_or_a_damaged_file_builds_the_answer_again(
     # a kept answer of another version of this package is not used
     kept = json.loads(kept_file.read_text())
     kept["stamp"] = "another version"
-    kept["files"] = {"t/one.yaml": [10, [["ml", "stale"]]]}
+    kept["value"]["files"] = {"t/one.yaml": [10, [["ml", "stale"]]]}
     kept_file.write_text(json.dumps(kept))
     assert _defined(root) == {"t/one.yaml": {("ml", "one")}}
 

@@ -29,16 +29,22 @@ def test_builtin_mig_profile_becomes_a_selector() -> None:
     assert choice.selectors == ("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'",)
 
 
-def test_the_builtin_mapping_is_read_from_the_users_cache_as_it_was_read_from_yaml(
+def test_the_builtin_mapping_is_built_into_the_package_as_read_from_yaml(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    from dra_migrate import mapping
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    from_yaml = load_config(None)
-    [kept] = (tmp_path / "dra-migrate").glob("defaults-*.json")
-    assert load_config(None) == from_yaml
-    # the kept copy is what is read, while defaults.yaml is unchanged
-    kept.write_text(kept.read_text().replace('"gpu.nvidia.com"', '"kept.example.com"', 1))
-    assert load_config(None) != from_yaml
+    from_json = mapping.builtin_mapping()
+    assert from_json == mapping._read(mapping._DEFAULTS, "defaults.yaml", check=False)[0]
+    assert not (tmp_path / "dra-migrate").exists()  # nothing kept in the cache folder
+    # a defaults.yaml edited since the JSON was built is read itself
+    edited = tmp_path / "defaults.yaml"
+    edited.write_text(
+        Path(mapping._DEFAULTS).read_text().replace("gpu.nvidia.com", "x.example.com")
+    )
+    monkeypatch.setattr(mapping, "_DEFAULTS", str(edited))
+    assert "x.example.com" in json.dumps(mapping.builtin_mapping())
 
 
 _TOKEN = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=6)

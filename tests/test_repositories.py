@@ -318,21 +318,22 @@ def test_kustomization_facts_kept_between_runs_follow_their_content(
 
     from tests.conftest import REPO
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    shutil.copytree(REPO / "examples" / "kustomize", tmp_path / "kustomize")
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    first = run_cli(["convert", "kustomize/base"], tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # outside the repository
+    repo = tmp_path / "repo"
+    shutil.copytree(REPO / "examples" / "kustomize", repo / "kustomize")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    first = run_cli(["convert", "kustomize/base"], repo)
     [kept] = (tmp_path / "cache" / "dra-migrate").glob("layout-*.json")
-    again = run_cli(["convert", "kustomize/base"], tmp_path)
+    again = run_cli(["convert", "kustomize/base"], repo)
     assert again.stderr == first.stderr and again.stdout == first.stdout == b""
     assert b"DRA222" in again.stderr
-    overlay = tmp_path / "kustomize" / "overlays" / "prod" / "kustomization.yaml"
+    overlay = repo / "kustomize" / "overlays" / "prod" / "kustomization.yaml"
     text = overlay.read_text()
     patched = text[: text.index("patches:")] if "patches:" in text else text
     overlay.write_text(patched)
-    edited = run_cli(["convert", "kustomize/base"], tmp_path)
+    edited = run_cli(["convert", "kustomize/base"], repo)
     assert b"DRA222" not in edited.stderr, edited.stderr.decode()
     assert b"+kind: ResourceClaimTemplate" in edited.stdout  # the base is converted now
     kept.write_text('{"stamp": "another", "cwd": "/", "facts": {"x": 1}}')
     overlay.write_text(text)
-    assert run_cli(["convert", "kustomize/base"], tmp_path).stderr == first.stderr
+    assert run_cli(["convert", "kustomize/base"], repo).stderr == first.stderr
