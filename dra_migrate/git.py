@@ -114,6 +114,8 @@ VALUE_OPTIONS = frozenset(
         "--output-dir",
         "--page-size",
         "--request-timeout",
+        "--max-response-size",
+        "--max-pages",
         "--resource-slices",
         "--stdin-filename",
         "--target",
