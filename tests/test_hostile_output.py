@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate.cli import end_of_options
-from dra_migrate.findings import _weightless, finding
+from dra_migrate.deviceclasses import yaml_comment, yaml_string
+from dra_migrate.findings import _weightless, finding, has_unsafe
 from dra_migrate.report import renderer
 from dra_migrate.report.inventory import (
     ClusterInventory,
@@ -373,3 +374,38 @@ def test_every_format_counts_the_suppressed(tmp_path: Path, fmt: str) -> None:
         "html": "1 finding(s) suppressed",
     }.get(fmt, "1 suppressed")
     assert counted in out, out
+
+
+# --- generated DeviceClass YAML: every unsafe character an escape, read back equal --------
+
+UNSAFE_CHARS = st.sampled_from(
+    [
+        *("\u202e", "\u200b", "\ufeff", "\x1b", "\x7f", "\x85", "\u2028", "\ud800"),
+        *("\U000e0001", "\U0010fffd", "\ue000", "\U0001f600", "é", '"', "\\", "#", ": "),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.lists(st.one_of(UNSAFE_CHARS, st.text(max_size=4)), max_size=6).map("".join))
+def test_generated_scalars_escape_every_unsafe_character(value: str) -> None:
+    import yaml
+
+    rendered = yaml_string(value)
+    assert not has_unsafe(rendered), rendered
+    assert yaml.load(f"v: {rendered}\n", Loader=yaml.SafeLoader) == {"v": value}
+    assert all(not has_unsafe(line) for line in yaml_comment(value))
+
+
+def test_deviceclass_with_a_bidi_override_is_escaped(tmp_path: Path) -> None:
+    config = (
+        "version: 1\ndeviceClasses:\n"
+        "  - name: gpu.example.com\n    driver: gpu.example.com\n"
+        '    selectors: ["device.attributes[\\"gpu.example.com\\"].model == \\"a\\u202eb\\""]\n'
+        '    description: "rlo \\u202e here"\n'
+    )
+    (tmp_path / ".dra-migrate.yaml").write_text(config)
+    done = run(tmp_path, "deviceclasses", "--strategy", "rewrite")
+    assert done.exit_code == 0, done.output
+    assert "\u202e" not in done.stdout
+    assert "a\\u202eb" in done.stdout and "rlo \\u202e here" in done.stdout
