@@ -496,3 +496,9 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def test_a_marker_without_its_colon_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(pod().replace("kind: Pod", "kind: Pod  # dra-migrate ignore"))
+    done = run(tmp_path, "convert", "--check", "p.yaml")
+    assert done.exit_code == 1 and "p.yaml:2:12: DRA405 warning" in done.stderr, done.output
