@@ -41,9 +41,9 @@ CONVERT_STRINGS = (
     b"nvidia.com",
     b"~1gpu",
     b"ResourceClaimTemplate",
-    b"dra-migrate:",
+    b"dra-migrate",
 )
-VALIDATE_STRINGS = (b"resource.k8s.io", b"resourceClaim", b"claims", b"Namespace", b"dra-migrate:")
+VALIDATE_STRINGS = (b"resource.k8s.io", b"resourceClaim", b"claims", b"Namespace", b"dra-migrate")
 # Besides the caller's strings, what makes a file worth reading (discover.mentions,
 # discover.foreign_encoding): a backslash (an escape can spell a name) and a UTF-16
 # byte-order mark. git grep -I never lists a binary file (a NUL byte in the first

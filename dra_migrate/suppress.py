@@ -49,9 +49,7 @@ if TYPE_CHECKING:  # the parser is imported where a file with ignore comments is
     from dra_migrate import load
 
 # files with an ignore comment are read even when they mention no GPU (a stale ignore is a note)
-# every ignore comment in a documented form holds it: what a byte search for the
-# files to read looks for (a file read for its GPU requests is searched for any form)
-MARKER = b"dra-migrate:"
+MARKER = b"dra-migrate"  # every ignore comment, in any form, holds it: what a byte search looks for
 _MARK = lazyre.compile(rb"dra-migrate[ \t]*:?[ \t]*(?i:ignore)")
 # what starts like an ignore comment, in any form (the colon forgotten, any case)
 _COMMENT = lazyre.compile(
@@ -115,7 +113,7 @@ class Marker(Record):
 
 def has_marker(data: bytes) -> bool:
     """Whether ``data`` may hold an ignore comment (a cheap byte search)."""
-    return b"dra-migrate" in data and _MARK.search(data) is not None
+    return MARKER in data and _MARK.search(data) is not None
 
 
 def reportable(command: str, check: bool = False) -> frozenset[str]:
