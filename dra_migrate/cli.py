@@ -314,10 +314,11 @@ def _emit_report(report: Report, command: str, flow: Workflow, terminal: bool = 
         if terminal:
             _out(renderer(flow.fmt)(report, command))  # inert in every format
         return
-    from dra_migrate.writer import write_atomic
+    from dra_migrate.writer import REPORT_PERMISSIONS, write_atomic
 
     try:
-        write_atomic(flow.output, renderer(flow.fmt)(report, command).encode("utf-8"))
+        text = renderer(flow.fmt)(report, command)
+        write_atomic(flow.output, text.encode("utf-8"), keep=REPORT_PERMISSIONS)
     except OSError as exc:
         _fail_usage(ConfigError(f"--output {flow.output}: {exc.strerror or exc}"))
     if terminal:
@@ -1176,10 +1177,10 @@ def _emit(text: str, output: Path | None) -> None:
     if output is None:
         _out(text)
         return
-    from dra_migrate.writer import write_atomic
+    from dra_migrate.writer import REPORT_PERMISSIONS, write_atomic
 
     try:
-        write_atomic(output, text.encode("utf-8"))
+        write_atomic(output, text.encode("utf-8"), keep=REPORT_PERMISSIONS)
     except OSError as exc:
         _fail_usage(ConfigError(f"--output {output}: {exc.strerror or exc}"))
 

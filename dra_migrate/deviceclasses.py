@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dra_migrate.findings import Finding, finding
+from dra_migrate.findings import Finding, escape, finding, has_unsafe, unsafe
 from dra_migrate.mapping import ClassDefinition, Config
 
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -32,7 +32,6 @@ EXTENDED_RESOURCE = re.compile(
     r"/(?P<name>[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)"
 )
 # YAML 1.1 line breaks and characters a YAML reader refuses or folds: always escaped.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
 # Driver sharing strategies and the driver feature gate each needs (NVIDIA driver,
 # pkg/featuregates: both alpha and off by default).
 SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
@@ -330,9 +329,19 @@ def _short(text: str) -> str:
 
 
 def yaml_string(value: str) -> str:
-    """A double-quoted YAML scalar that reads back as ``value`` in YAML 1.1 and 1.2."""
+    """A double-quoted YAML scalar that reads back as ``value`` in YAML 1.1 and 1.2,
+    with every unsafe character (``findings.unsafe``: controls, bidirectional and
+    other format characters, line separators, surrogates, unassigned and private
+    code points) written as a YAML escape: none reaches a reader's screen raw."""
     text = json.dumps(value, ensure_ascii=False)
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    if not has_unsafe(text):
+        return text
+    return "".join(_yaml_escape(c) if unsafe(c) else c for c in text)
+
+
+def _yaml_escape(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def yaml_flow(value: Any) -> str:
@@ -372,7 +381,7 @@ def _float(value: float) -> str:
 def yaml_comment(text: str) -> list[str]:
     """Comment lines for untrusted text: every line break a YAML reader knows splits it."""
     lines = re.split(r"\r\n|[\r\n\x85\u2028\u2029]", text)
-    return [_UNSAFE.sub(" ", line).rstrip() for line in lines]
+    return [escape(line).rstrip() for line in lines]  # the text view's escapes
 
 
 def render(classes: Sequence[PlannedClass], target: str) -> tuple[str, list[Finding]]:

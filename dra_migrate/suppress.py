@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # the parser is imported where a file with ignore comments is
     from dra_migrate import load
 
 # files with an ignore comment are read even when they mention no GPU (a stale ignore is a note)
-MARKER = b"dra-migrate"  # every ignore comment holds it: what a byte search looks for
+MARKER = b"dra-migrate"  # every ignore comment, in any form, holds it: what a byte search looks for
 _MARK = lazyre.compile(rb"dra-migrate[ \t]*:?[ \t]*(?i:ignore)")
 # what starts like an ignore comment, in any form (the colon forgotten, any case)
 _COMMENT = lazyre.compile(

@@ -263,6 +263,11 @@ def write_in_place(
     (DRA013); a read-only file is not replaced (DRA014); a file that changed
     or vanished since it was read is not written (DRA012, checked again just
     before the rename).
+
+    What is checked is what is written: the target's folder is opened once,
+    along its real path with no link followed (``O_NOFOLLOW`` at every step),
+    and every later step is relative to that open folder. A folder swapped for
+    a link after the check is refused (DRA012), never written through.
     """
     from dra_migrate.discover import real_path
 
@@ -276,17 +281,46 @@ def write_in_place(
             "not written (--write-through-links writes through it)",
         )
     try:
-        info = target.stat()
-    except FileNotFoundError:
-        raise Refused("DRA012", "the file vanished during the run; not written") from None
-    if not info.st_mode & stat.S_IWUSR:
-        raise Refused("DRA014", "the file is read-only; not replaced (make it writable first)")
-    write_atomic(target, data, expect=original)
+        folder = _open_real_folder(str(target.parent))
+    except OSError:
+        raise Refused(
+            "DRA012", "a folder of this path changed during the run (a link now?); not written"
+        ) from None
+    try:
+        try:
+            info = os.stat(target.name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            raise Refused("DRA012", "the file vanished during the run; not written") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused("DRA012", "the file is no longer a regular file; not written")
+        if not info.st_mode & stat.S_IWUSR:
+            raise Refused("DRA014", "the file is read-only; not replaced (make it writable first)")
+        write_atomic(target, data, expect=original, folder=folder)
+    finally:
+        os.close(folder)
+
+
+_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_real_folder(real: str) -> int:
+    """The folder at the real path ``real``, opened from the root one name at a time
+    without following a link: the folder opened is the one at that path, now."""
+    fd = os.open(os.sep, _FOLDER_FLAGS)
+    try:
+        for part in [p for p in real.split(os.sep) if p]:
+            inner = os.open(part, _FOLDER_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def write_copy(output_dir: Path, display: str, data: bytes, source: Path | None) -> Path:
     """``--output-dir``: write a converted copy; links inside the folder are never
-    followed (DRA015) and the copy gets the source's mode."""
+    followed (DRA015) and the copy gets the source's permission bits."""
     target = output_path(output_dir, display)
     here = output_dir
     for part in target.relative_to(output_dir).parts:
@@ -299,7 +333,7 @@ def write_copy(output_dir: Path, display: str, data: bytes, source: Path | None)
     mode = None
     if source is not None:
         with contextlib.suppress(OSError):
-            mode = stat.S_IMODE(source.stat().st_mode)
+            mode = source.stat().st_mode & PERMISSIONS
     write_atomic(target, data, mode=mode)
     return target
 
@@ -311,41 +345,73 @@ def _under(path: Path, root: Path) -> bool:
     return path == real_root or path.is_relative_to(real_root)
 
 
+PERMISSIONS = 0o777  # the bits a written file keeps: never setuid, setgid or sticky
+REPORT_PERMISSIONS = 0o666  # a report (--output) is read and written, never run
+
+
 def write_atomic(
-    target: Path, data: bytes, expect: bytes | None = None, mode: int | None = None
+    target: Path,
+    data: bytes,
+    expect: bytes | None = None,
+    mode: int | None = None,
+    folder: int | None = None,
+    keep: int = PERMISSIONS,
 ) -> None:
     """Write through a temporary file in the same folder and rename it over ``target``.
 
-    The file mode of an existing target is kept (``mode`` for a new one, else what
-    ``open`` would give it under the umask: the temporary file is 0600); a
-    reader never sees half a file. With ``expect``, the target must still hold
-    exactly those bytes just before the rename, or nothing is written (DRA012).
-    Temporary files of earlier runs that were killed are removed.
+    The folder is opened once (``folder``, when the caller opened it already) and
+    every step is relative to it: the temporary file is made there with
+    ``O_EXCL | O_NOFOLLOW``, the file read again and renamed there, so a folder
+    swapped meanwhile changes nothing. An existing regular file's permission bits
+    are kept (those of ``keep``: never setuid, setgid or sticky); a new file, or a
+    link that is replaced, gets ``mode``, else what ``open`` would give it under
+    the umask. A reader never sees half a file. With ``expect``, the target must
+    still hold exactly those bytes just before the rename, or nothing is written
+    (DRA012). Temporary files of earlier runs that were killed are removed.
     """
+    own = folder is None
+    if folder is None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        folder = os.open(target.parent, _FOLDER_FLAGS)
+    try:
+        _write_in(folder, target.name, data, expect, mode, keep)
+    finally:
+        if own:
+            os.close(folder)
+
+
+def _write_in(
+    folder: int, name: str, data: bytes, expect: bytes | None, mode: int | None, keep: int
+) -> None:
     with contextlib.suppress(FileNotFoundError):
-        mode = stat.S_IMODE(target.stat().st_mode)
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if stat.S_ISREG(info.st_mode):  # a link is replaced, not its target's mode copied
+            mode = info.st_mode & keep
     if mode is None:  # a new file: as open() would make it (the temporary file is 0600)
         mode = 0o666 & ~_umask()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale(target)
-    import tempfile  # here: a run that writes nothing does not pay for its import
+    clean_stale_in(folder, name)
+    import secrets  # here: a run that writes nothing does not pay for its import
 
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{target.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=target.parent
-    )
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        try:
+            fd = os.open(tmp, flags, 0o600, dir_fd=folder)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
+            os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
         if expect is not None:
-            _unchanged(target, expect)
-        os.replace(tmp, target)
+            _unchanged(folder, name, expect)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=folder)
         raise
 
 
@@ -356,37 +422,43 @@ def _umask() -> int:
     return mask
 
 
-def _unchanged(target: Path, expect: bytes) -> None:
-    from dra_migrate.discover import Unreadable, read_file
-
+def _unchanged(folder: int, name: str, expect: bytes) -> None:
+    """``name`` in ``folder`` still holds ``expect`` (read without following a link)."""
     try:
-        now = read_file(target, len(expect) + 1)
-    except Unreadable as exc:
-        if exc.code == "DRA011":
-            now = b""  # it grew
-        elif target.exists():
-            raise Refused("DRA012", f"the file cannot be read again: {exc.message}") from None
-        else:
-            raise Refused("DRA012", "the file vanished during the run; not written") from None
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    except FileNotFoundError:
+        raise Refused("DRA012", "the file vanished during the run; not written") from None
+    except OSError as exc:
+        raise Refused(
+            "DRA012", f"the file cannot be read again: {exc.strerror or exc}; not written"
+        ) from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise Refused("DRA012", "the file is no longer a regular file; not written")
+        now = handle.read(len(expect) + 1)
     if now != expect:
         raise Refused("DRA012", "the file changed during the run; not written (run again)")
 
 
-def clean_stale(target: Path) -> list[Path]:
-    """Remove temporary files of ``target`` that runs of ours left behind (SIGKILL, power
-    loss): those whose writing process is gone, or that are older than an hour."""
+def clean_stale_in(folder: int, name: str) -> list[str]:
+    """Remove temporary files of ``name`` in ``folder`` that runs of ours left behind
+    (SIGKILL, power loss): those whose writing process is gone, or that are older
+    than an hour. Only regular files are removed, by name in that folder."""
     import time
 
-    removed: list[Path] = []
+    removed: list[str] = []
+    prefix = f".{name}."
     try:
-        leftovers = list(target.parent.glob(f".{_glob_escape(target.name)}.*{TEMP_SUFFIX}"))
+        leftovers = [n for n in os.listdir(folder) if n.startswith(prefix)]
     except OSError:
         return removed
     for leftover in leftovers:
-        middle = leftover.name[len(target.name) + 2 : -len(TEMP_SUFFIX)]
+        if not leftover.endswith(TEMP_SUFFIX) or len(leftover) <= len(prefix) + len(TEMP_SUFFIX):
+            continue
+        middle = leftover[len(prefix) : -len(TEMP_SUFFIX)]
         pid = middle.split(".", 1)[0]
         try:
-            info = leftover.lstat()
+            info = os.stat(leftover, dir_fd=folder, follow_symlinks=False)
         except OSError:
             continue
         if not stat.S_ISREG(info.st_mode):
@@ -395,13 +467,9 @@ def clean_stale(target: Path) -> list[Path]:
         if alive and time.time() - info.st_mtime < STALE_AFTER:
             continue
         with contextlib.suppress(OSError):
-            leftover.unlink()
+            os.unlink(leftover, dir_fd=folder)
             removed.append(leftover)
     return removed
-
-
-def _glob_escape(name: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 def _alive(pid: int) -> bool:

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate.cli import end_of_options
-from dra_migrate.findings import _weightless, finding
+from dra_migrate.deviceclasses import yaml_comment, yaml_string
+from dra_migrate.findings import _weightless, finding, has_unsafe
 from dra_migrate.report import renderer
 from dra_migrate.report.inventory import (
     ClusterInventory,
@@ -374,3 +375,131 @@ def test_every_format_counts_the_suppressed(tmp_path: Path, fmt: str) -> None:
         "html": "1 finding(s) suppressed",
     }.get(fmt, "1 suppressed")
     assert counted in out, out
+
+
+# --- generated DeviceClass YAML: every unsafe character an escape, read back equal --------
+
+UNSAFE_CHARS = st.sampled_from(
+    [
+        *("\u202e", "\u200b", "\ufeff", "\x1b", "\x7f", "\x85", "\u2028", "\ud800"),
+        *("\U000e0001", "\U0010fffd", "\ue000", "\U0001f600", "é", '"', "\\", "#", ": "),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.lists(st.one_of(UNSAFE_CHARS, st.text(max_size=4)), max_size=6).map("".join))
+def test_generated_scalars_escape_every_unsafe_character(value: str) -> None:
+    import yaml
+
+    rendered = yaml_string(value)
+    assert not has_unsafe(rendered), rendered
+    assert yaml.load(f"v: {rendered}\n", Loader=yaml.SafeLoader) == {"v": value}
+    assert all(not has_unsafe(line) for line in yaml_comment(value))
+
+
+def test_deviceclass_with_a_bidi_override_is_escaped(tmp_path: Path) -> None:
+    config = (
+        "version: 1\ndeviceClasses:\n"
+        "  - name: gpu.example.com\n    driver: gpu.example.com\n"
+        '    selectors: ["device.attributes[\\"gpu.example.com\\"].model == \\"a\\u202eb\\""]\n'
+        '    description: "rlo \\u202e here"\n'
+    )
+    (tmp_path / ".dra-migrate.yaml").write_text(config)
+    done = run(tmp_path, "deviceclasses", "--strategy", "rewrite")
+    assert done.exit_code == 0, done.output
+    assert "\u202e" not in done.stdout
+    assert "a\\u202eb" in done.stdout and "rlo \\u202e here" in done.stdout
+
+
+# --- writes that cannot be steered -------------------------------------------------------
+
+
+def test_write_never_follows_a_folder_swapped_after_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the check of where a file really is and the write, a local process
+    swaps its folder for a link to outside the paths given: nothing is written there
+    (the old writer wrote through the path again, and so through the link)."""
+    from dra_migrate import writer
+
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (repo / "sub" / "p.yaml").write_text(pod())
+    (outside / "p.yaml").write_text(pod())  # the same bytes: the content check passes
+    checked = writer._under
+
+    def swap_after_check(path: Path, root: Path) -> bool:
+        answer = checked(path, root)
+        if (repo / "sub").is_dir() and not (repo / "sub").is_symlink():
+            (repo / "sub").rename(repo / "held")
+            (repo / "sub").symlink_to(outside)
+        return answer
+
+    monkeypatch.setattr(writer, "_under", swap_after_check)
+    done = run(repo, "convert", "--write", "sub/p.yaml")
+    assert (outside / "p.yaml").read_text() == pod()
+    assert done.exit_code == 123 and "sub/p.yaml:1:1: DRA012" in done.stderr, done.output
+    assert not [p for p in outside.iterdir() if p.name != "p.yaml"]  # no temporary file
+
+
+def test_write_in_place_keeps_the_folder_it_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A swap after the folder is open changes nothing: every step is relative to it."""
+    from dra_migrate import writer
+
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (repo / "sub" / "p.yaml").write_text(pod())
+    (outside / "p.yaml").write_text(pod())
+    compared = writer._unchanged
+
+    def swap_before_rename(*args: Any) -> None:
+        (repo / "sub").rename(repo / "held")
+        (repo / "sub").symlink_to(outside)
+        compared(*args)
+
+    monkeypatch.setattr(writer, "_unchanged", swap_before_rename)
+    done = run(repo, "convert", "--write", "sub/p.yaml")
+    assert done.exit_code == 0, done.output
+    assert (outside / "p.yaml").read_text() == pod()
+    assert "resourceClaims" in (repo / "held" / "p.yaml").read_text()
+
+
+def test_output_through_a_link_copies_no_mode(tmp_path: Path) -> None:
+    """--output onto a link to a setuid file: the report is a new file of the umask's
+    mode, and the link's target is untouched; an existing report keeps only rw bits."""
+    target = tmp_path / "tool"
+    target.write_text("#!/bin/sh\n")
+    target.chmod(0o4755)
+    (tmp_path / "p.yaml").write_text(pod())
+    (tmp_path / "report.json").symlink_to(target)
+    run(tmp_path, "scan", "--format", "json", "--output", "report.json", "p.yaml")
+    report = tmp_path / "report.json"
+    assert not report.is_symlink() and target.read_text() == "#!/bin/sh\n"
+    assert report.stat().st_mode & 0o7777 == 0o666 & ~_umask()
+    report.chmod(0o6775)
+    run(tmp_path, "scan", "--format", "json", "--output", "report.json", "p.yaml")
+    assert report.stat().st_mode & 0o7777 == 0o664
+
+
+def test_write_keeps_no_setuid_bit(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(pod())
+    (tmp_path / "p.yaml").chmod(0o4755)
+    run(tmp_path, "convert", "--write", "p.yaml")
+    assert (tmp_path / "p.yaml").stat().st_mode & 0o7777 == 0o755
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def test_a_marker_without_its_colon_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(pod().replace("kind: Pod", "kind: Pod  # dra-migrate ignore"))
+    done = run(tmp_path, "convert", "--check", "p.yaml")
+    assert done.exit_code == 1 and "p.yaml:2:12: DRA405 warning" in done.stderr, done.output
