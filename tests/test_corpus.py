@@ -47,11 +47,17 @@ def test_corpus_converts_most_files() -> None:
     """A guard against a silent regression that skips everything."""
     folder = shared_dir("corpus", "real")
     settings = Settings(target="v1beta1", config=load_config(None))
-    changed = sum(
-        process(p.name, p.read_bytes(), Role(), settings).status is Status.CHANGED
-        for p in folder.glob("*.yaml")
-    )
-    assert changed >= 35
+    results = {
+        p.name: process(p.name, p.read_bytes(), Role(), settings) for p in folder.glob("*.yaml")
+    }
+    changed = sum(r.status is Status.CHANGED for r in results.values())
+    assert changed >= 34
+    # left on purpose: Kubeflow Trainer derives torchrun's processes from the GPU count
+    torchtune = results[
+        "kubeflow__trainer__manifests__base__runtimes__torchtune__llama3_2__llama3_2_1B.yaml"
+    ]
+    assert torchtune.status is Status.UNCHANGED
+    assert {f.code for f in torchtune.findings} >= {"DRA228"}
 
 
 def test_corpus_is_beside_the_checkout_or_skipped() -> None:
