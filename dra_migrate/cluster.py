@@ -132,6 +132,8 @@ class ClusterError(Exception):
 def parse_duration(text: str) -> int:
     """``90s``, ``5m``, ``1h30m``, ``2d`` (or plain seconds) as seconds."""
     text = text.strip()
+    if len(text) > 40:
+        raise ValueError(f"{text[:40]!r}... is too long for a duration")
     if text.isdigit():
         return int(text)
     parts = _DURATION.findall(text)

@@ -214,7 +214,7 @@ spec:
           count: {value}
           selectors:
           - cel:
-              expression: "device.attributes['gpu.nvidia.com'].index == {digits} && device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('{digits}Gi')) >= 0"
+              expression: "device.attributes['gpu.nvidia.com'].index == {digits} && device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('{digits}Gi')) >= 0 && device.attributes['gpu.nvidia.com'].driverVersion.isGreaterThan(semver('{digits}.0.0'))"
 """
 SLICE = """\
 apiVersion: resource.k8s.io/v1
@@ -228,6 +228,7 @@ spec:
   - name: gpu-0
     attributes:
       index: {{int: {value}}}
+      driverVersion: {{version: {digits}.0.0}}
       productName: {{string: x}}
     capacity:
       memory: {{value: {value}}}
@@ -244,7 +245,7 @@ def test_numbers_of_any_length_are_positioned_findings(here: Path, digits: str, 
     value = _number(digits, form)
     Path("pod.yaml").write_text(pods(1, value))
     Path("rct.yaml").write_text(RCT.format(value=value, digits=digits))
-    Path("slices.yaml").write_text(SLICE.format(value=value))
+    Path("slices.yaml").write_text(SLICE.format(value=value, digits=digits))
     converted = cli("convert", "--jobs", "1", "pod.yaml")
     assert converted.exit_code == 1 and POSITIONED.search(converted.output), converted.output
     assert re.search(r"pod\.yaml:\d+:\d+: DRA10[18] ", converted.output), converted.output
