@@ -615,6 +615,9 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
             )
         )
 
+    for row in pods_in_one_file(args, work):
+        rows.append(row)
+
     if args.stream_docs:
         for count in (args.stream_docs // 10, args.stream_docs):
             rng = random.Random(2)
@@ -623,6 +626,47 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
             timing = median_of(1, lambda d=data: run_process(tool("convert", "-"), work, d))
             rows.append(Row(f"convert - (stdin), {count:,} documents", timing))
     return rows
+
+
+_ONE_GPU_POD = """\
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: worker-{i}
+  namespace: ml
+spec:
+  containers:
+    - name: worker
+      image: registry.example.com/ml/worker:1.0
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+"""
+
+
+def pods_in_one_file(args: argparse.Namespace, work: Path) -> list[Row]:
+    """``convert`` of N and of 4N one-GPU Pods in one file (``--pods`` N): linear in
+    the GPU workloads of a file means a ratio near 4 (issue 22: 10,000 took 69 s)."""
+    if not args.pods:
+        return []
+    folder = work / "pods-in-one-file"
+    folder.mkdir(exist_ok=True)
+    sizes = (args.pods, 4 * args.pods)
+    for n in sizes:
+        text = "".join(_ONE_GPU_POD.format(i=i) for i in range(n))
+        (folder / f"pods-{n}.yaml").write_text(text, encoding="utf-8")
+    small, large = interleaved(
+        args.repeat,
+        *(
+            lambda n=n: run_process(tool("convert", "-j", "1", f"pods-{n}.yaml"), folder)
+            for n in sizes
+        ),
+    )
+    return [
+        Row(f"convert -j 1, {sizes[0]:,} one-GPU Pods in one file", small),
+        Row(f"convert -j 1, {sizes[1]:,} in one file", large, f"{sizes[0]:,} Pods", small, 4.6),
+    ]
 
 
 def report(rows: list[Row], args: argparse.Namespace) -> str:
@@ -656,6 +700,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bundle-mb", type=float, default=4, help="largest bundle, MB (4)")
     parser.add_argument("--big-mb", type=int, default=20, help="one big file vs small ones, MB")
     parser.add_argument("--stream-docs", type=int, default=100_000, help="stdin stream documents")
+    parser.add_argument("--pods", type=int, default=2500, help="one-GPU Pods in one file, N and 4N")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement (3)")
     parser.add_argument("--jobs", type=int, default=0, help="--jobs for the tool (default: all)")
     parser.add_argument("--no-corpus", action="store_true", help="skip ../shared/corpus/dra")
