@@ -98,6 +98,8 @@ VALUE_OPTIONS = frozenset(
         "--kube-version",
         "--kubeconfig",
         "--max-file-size",
+        "--max-pages",
+        "--max-response-size",
         "--output",
         "--output-dir",
         "--page-size",
