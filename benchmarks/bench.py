@@ -829,12 +829,55 @@ def real_repository(bench: Bench, rows: list[Row]) -> None:
         repository_rows(f"{name} (real)", bench.args.real_repo, bench.args.repeat, bench.jobs, rows)
 
 
+_ONE_GPU_POD = """\
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: worker-{i}
+  namespace: ml
+spec:
+  containers:
+    - name: worker
+      image: registry.example.com/ml/worker:1.0
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+"""
+
+
+def pods_in_one_file(bench: Bench, rows: list[Row]) -> None:
+    """``convert`` of N and of 4N one-GPU Pods in one file (``--pods`` N): linear in
+    the GPU workloads of a file means a ratio near 4 (issue 22: 10,000 took 69 s)."""
+    args = bench.args
+    if not args.pods:
+        return
+    folder = bench.work / "pods-in-one-file"
+    folder.mkdir(exist_ok=True)
+    sizes = (args.pods, 4 * args.pods)
+    for n in sizes:
+        text = "".join(_ONE_GPU_POD.format(i=i) for i in range(n))
+        (folder / f"pods-{n}.yaml").write_text(text, encoding="utf-8")
+    small, large = interleaved(
+        args.repeat,
+        *(
+            lambda n=n: run_process(tool("convert", "-j", "1", f"pods-{n}.yaml"), folder)
+            for n in sizes
+        ),
+    )
+    rows.append(Row(f"convert -j 1, {sizes[0]:,} one-GPU Pods in one file", small))
+    rows.append(
+        Row(f"convert -j 1, {sizes[1]:,} in one file", large, f"{sizes[0]:,} Pods", small, 4.6)
+    )
+
+
 # One entry a row (or a pair of rows): each function measures and appends its own.
 ROWS: list[Callable[[Bench, list[Row]], None]] = [
     scan_with_gpus,
     cold_hooks,
     hook_beside_linters,
     template_actions,
+    pods_in_one_file,
     real_repository,
 ]
 
@@ -874,6 +917,7 @@ def main(argv: list[str] | None = None) -> int:
         "--template-actions", type=int, default=24_000, help="template actions in one file"
     )
     parser.add_argument("--real-repo", type=Path, help="also time a real repository snapshot")
+    parser.add_argument("--pods", type=int, default=2500, help="one-GPU Pods in one file, N and 4N")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each measurement (5)")
     parser.add_argument("--jobs", type=int, default=0, help="--jobs for the tool (default: all)")
     parser.add_argument("--no-corpus", action="store_true", help="skip ../shared/corpus/dra")

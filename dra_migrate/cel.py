@@ -233,6 +233,10 @@ class SemVer:
         m = _SEMVER_RE.match(source)
         if not m:
             raise ValueError(f"{text!r} is not a semantic version (MAJOR.MINOR.PATCH, e.g. 8.0.0)")
+        numbers = [m.group("major"), m.group("minor"), m.group("patch")]
+        numbers += [p for p in (m.group("pre") or "").split(".") if p.isdigit()]
+        if any(len(n) > 20 for n in numbers):  # past uint64, as Go's semver reads them
+            raise ValueError(f"{_cut(text)!r}: a number of the version is past 64 bits")
         pre: list[int | str] = []
         if m.group("pre"):
             for part in m.group("pre").split("."):

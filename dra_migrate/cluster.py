@@ -132,6 +132,8 @@ class ClusterError(Exception):
 def parse_duration(text: str) -> int:
     """``90s``, ``5m``, ``1h30m``, ``2d`` (or plain seconds) as seconds."""
     text = text.strip()
+    if len(text) > 40:
+        raise ValueError(f"{text[:40]!r}... is too long for a duration")
     if text.isdigit():
         return int(text)
     parts = _DURATION.findall(text)
@@ -316,8 +318,6 @@ class LiveReader:
                 "check the network and the server's load; --request-timeout allows longer",
             )
         error = exchange.error
-        if isinstance(error, ClusterError):
-            raise error
         if error is not None:
             raise ClusterError(
                 "DRA602",
@@ -330,6 +330,12 @@ class LiveReader:
                 f"{asked}: the API server's answer is larger than "
                 f"{_size(self.connection.max_response)} (--max-response-size); not read further",
                 "a smaller --page-size gives smaller pages; --max-response-size raises the limit",
+            )
+        if exchange.encoding:
+            raise ClusterError(
+                "DRA605",
+                f"{asked}: the API server's answer is compressed ({exchange.encoding}), "
+                "which was not asked for",
             )
         return exchange.status, exchange.reason, exchange.body
 
@@ -347,13 +353,15 @@ class _Exchange:
         self.response: Any = None
         self.status, self.reason, self.body = 0, "", b""
         self.too_large = False
+        self.encoding = ""  # a Content-Encoding that was not asked for
+        self.whole = False  # read to its end: the connection can serve the next request
         self.error: BaseException | None = None
 
     def run(self) -> None:
         import urllib3
 
         try:
-            response = self.pool.request(
+            self.response = self.pool.request(
                 "GET",
                 self.url,
                 headers=self.headers,
@@ -363,27 +371,29 @@ class _Exchange:
                     connect=self.connection.timeout, read=self.connection.timeout
                 ),
             )
-            self.response = response
-            self.status, self.reason = int(response.status), str(response.reason or "")
-            self.body = self._read(response)
-            if self.too_large or self.abandoned.is_set():
-                response.close()  # not read to its end: the connection cannot be reused
-            else:
-                response.release_conn()
+            self.status = int(self.response.status)
+            self.reason = str(self.response.reason or "")
+            self.body = self._read(self.response)
         except Exception as exc:  # reported by the waiting thread
             self.error = exc
         finally:
+            if self.response is not None:
+                if self.whole and not self.abandoned.is_set():
+                    self.response.release_conn()
+                else:
+                    self.response.close()  # not read to its end: the connection is not reused
             self.done.set()
 
     def _read(self, response: Any) -> bytes:
+        """The body, read as it arrives, up to the limit: empty and ``too_large`` past
+        it, empty and ``encoding`` set for a compressed answer (never inflated)."""
         limit = self.connection.max_response
         encoding = str(response.headers.get("Content-Encoding") or "identity").lower()
         if encoding != "identity":
-            raise ClusterError(
-                "DRA605", f"the API server's answer is compressed ({encoding}), as was not asked"
-            )
-        declared = response.headers.get("Content-Length")
-        if declared is not None and declared.isdigit() and int(declared[:20]) > limit:
+            self.encoding = encoding
+            return b""
+        declared = str(response.headers.get("Content-Length") or "")
+        if declared.isdigit() and (len(declared) > 20 or int(declared) > limit):
             self.too_large = True
             return b""
         chunks: list[bytes] = []
@@ -391,6 +401,7 @@ class _Exchange:
         while not self.abandoned.is_set():
             chunk = response.read1(_CHUNK, decode_content=False)
             if not chunk:
+                self.whole = True
                 break
             size += len(chunk)
             if size > limit:

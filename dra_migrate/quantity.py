@@ -71,7 +71,7 @@ def parse_quantity(text: str) -> Fraction | None:
 def _exponent(suffix: str) -> int:
     """The power of ten of a suffix (binary ones count 0: they only make a value larger);
     an exponent of more than 18 digits counts as 10**18."""
-    if suffix[:1] not in ("e", "E") or suffix == "E":
+    if suffix in _SUFFIX:
         return _DECIMAL_EXPONENT.get(suffix, 0)
     digits = suffix[1:].lstrip("+-").lstrip("0") or "0"
     magnitude = int(digits) if len(digits) <= 18 else 10**18
@@ -80,7 +80,9 @@ def _exponent(suffix: str) -> int:
 
 def too_large(text: str) -> bool:
     """A quantity of a value above ``INT64_MAX``, also one too long for ``parse_quantity``:
-    judged from its digits and suffix, without converting them."""
+    judged from the number of its integer digits and its suffix, without converting
+    them, and exactly where ``parse_quantity`` reads it. (A number of more than
+    ``MAX_DIGITS`` digits below 10**19 is not a count either way: it has a fraction.)"""
     match = _QUANTITY.fullmatch(text)
     if match is None:
         return False

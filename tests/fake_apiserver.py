@@ -16,6 +16,7 @@ handle; ``large_cluster`` the benchmark's 5,000 pods and 500 nodes.
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import json
 import re
@@ -66,6 +67,7 @@ class FakeCluster:
     drip_interval: float = 0.05
     stream_padding: int = 0  # list answers sent chunked, with this many bytes of padding
     raw: dict[str, bytes] = field(default_factory=dict)  # resource -> its list answer, as is
+    content_encoding: str = ""  # sent with the raw answers, asked for or not (gzip)
     closed: threading.Event = field(default_factory=threading.Event)  # set when serve() ends
 
     def served_objects(self, resource: str, version: str) -> list[dict[str, Any]]:
@@ -114,17 +116,26 @@ def _handler(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
 
-        def _send(self, code: int, body: dict[str, Any] | bytes) -> None:
+        def handle(self) -> None:
+            # a client that closes without reading all of an answer it refuses, as it may
+            with contextlib.suppress(ConnectionError):
+                super().handle()
+
+        def _send(self, code: int, body: dict[str, Any] | bytes, encoding: str = "") -> None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
             head = (
                 f"HTTP/1.1 {code} {self.responses.get(code, ('',))[0]}\r\n"
                 "Content-Type: application/json\r\n"
-                f"Content-Length: {len(data)}\r\n\r\n"
+                + (f"Content-Encoding: {encoding}\r\n" if encoding else "")
+                + f"Content-Length: {len(data)}\r\n\r\n"
             ).encode()
             if cluster.drip:
                 self._drip(head, data)
                 return
-            self.wfile.write(head + data)
+            try:
+                self.wfile.write(head + data)
+            except OSError:  # the client stopped reading (an answer it refuses)
+                self.close_connection = True
 
         def _drip(self, head: bytes, data: bytes) -> None:
             """A byte at a time (from the status line, or from the body), each well within
@@ -217,7 +228,7 @@ def _handler(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
                 self._send(500, _status(500, "InternalError", "etcdserver: request timed out"))
                 return
             if not name and resource in cluster.raw:
-                self._send(200, cluster.raw[resource])
+                self._send(200, cluster.raw[resource], cluster.content_encoding)
                 return
             if not name and cluster.stream_padding:
                 self._stream(f'{{"kind": "{kind}List", "apiVersion": "v1", "items": ['.encode())

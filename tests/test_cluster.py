@@ -754,3 +754,17 @@ def test_answers_nested_deeply_or_with_huge_numbers(fake: tuple[FakeCluster, Pat
     data = live_json(kubeconfig, "-A")["cluster"]
     (request,) = data["workloads"][0]["requests"]
     assert request["count"] is None  # not a count Kubernetes holds
+
+
+def test_a_compressed_answer_is_never_inflated(fake: tuple[FakeCluster, Path]) -> None:
+    """A gzip bomb: 100 KB that would inflate to 100 MB. Answers are asked for and read
+    uncompressed, so the size limit counts what would be held."""
+    import gzip
+
+    state, kubeconfig = fake
+    state.content_encoding = "gzip"
+    state.raw["pods"] = gzip.compress(b'{"items": [' + b" " * 100 * 2**20 + b"]}")
+    result = _misbehaving(state, kubeconfig)
+    assert result.exit_code == 123, result.output
+    assert "DRA605" in result.stderr and "list pods in all namespaces" in result.stderr
+    assert "compressed (gzip)" in result.stderr
