@@ -155,7 +155,7 @@ def test_try_repo_check_fails_with_the_diff_and_fix_converts(
     assert "files were modified by this hook" in fix  # the commit stops, as with formatters
     assert "Passed" in validate  # what fix wrote is valid DRA
     converted = (user_repo / "deploy" / "infer.yaml").read_text()
-    assert "nvidia.com/gpu" not in converted
+    assert "nvidia.com/gpu: " not in converted  # the toleration keeps the key
     assert "kind: ResourceClaimTemplate" in converted
 
 

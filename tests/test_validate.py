@@ -438,7 +438,7 @@ def test_corpus_conversions_validate(target: str) -> None:
         assert _codes(lines, "error") == SOURCE_PROBLEMS.get(path.name, set()), lines
         assert "DRA318" not in _codes(lines), lines  # every template it refers to is in the file
         checked += 1
-    assert checked >= 35
+    assert checked >= 34  # the torchtune runtime is left on the device plugin (DRA228)
 
 
 # --- the command ---------------------------------------------------------------------
