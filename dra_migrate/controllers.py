@@ -34,6 +34,7 @@ from dra_migrate.findings import Finding, finding
 from dra_migrate.kinds import KSERVE, api_group
 from dra_migrate.load import entries, get, get_path, items, scalar
 from dra_migrate.locate import APP, PodSite
+from dra_migrate.operations import AppendEntry, Edit, RemoveEntry, add_items
 from dra_migrate.record import NamedTuple
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from dra_migrate.mapping import Config
-    from dra_migrate.operations import Edit
     from dra_migrate.plan import Ask
 
 
@@ -87,8 +87,6 @@ def extended_resource_toleration(
     site: PodSite, asks: list[Ask], enabled: bool, path: str
 ) -> Outcome:
     """The tolerations ExtendedResourceToleration added for the converted resources."""
-    from dra_migrate.operations import add_items
-
     if not enabled:
         return NOTHING
     resources = sorted({a.resource for a in asks if not _tolerated(site.pod, a.resource)})
@@ -260,8 +258,6 @@ def _group_gpus(site: PodSite, asks: list[Ask]) -> int:
 
 def ray_num_gpus(site: PodSite, asks: list[Ask], path: str) -> Outcome:
     """KubeRay: ``num-gpus`` in ``rayStartParams`` from the Ray container's GPU limit."""
-    from dra_migrate.operations import AppendEntry, RemoveEntry
-
     group = site.group
     gpus = _group_gpus(site, asks)
     if group is None or gpus == 0:
@@ -331,8 +327,6 @@ TRAINER_STEP = ("trainer.kubeflow.org/trainjob-ancestor-step", "trainer")
 
 def trainer_processes(site: PodSite, asks: list[Ask], path: str) -> Outcome:
     """Kubeflow Trainer runtimes: what the trainer derives from the node's GPU count."""
-    from dra_migrate.operations import AppendEntry, RemoveEntry
-
     job = locate.node_at(site.workload.root, site.path.removesuffix(".spec.template.spec"))
     labels = load.to_python(get_path(job, "metadata", "labels")) or {}
     if site.label != TRAINER_NODE and labels.get(TRAINER_STEP[0]) != TRAINER_STEP[1]:
@@ -468,8 +462,6 @@ def _pinned(container: Node) -> bool:
 def _gke_accelerator(site: PodSite, path: str) -> Outcome:
     """KServe's pod webhook (accelerator_injector.go) adds the GKE accelerator node
     selector of its annotation only to pods with an nvidia.com/gpu limit: written."""
-    from dra_migrate.operations import AppendEntry
-
     value = get_path(site.workload.root, "metadata", "annotations", KSERVE_GKE_ACCELERATOR)
     selector = get(site.pod, "nodeSelector")
     if scalar(value) is None or get(selector, GKE_ACCELERATOR_LABEL) is not None:

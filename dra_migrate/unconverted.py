@@ -267,9 +267,10 @@ def _as_resource(lines: list[str], index: int, start: int, token: str) -> bool:
 
 def _block_parent(lines: list[str], index: int, indent: int) -> str | None:
     """The key of the nearest line above with less indentation (template-only, blank
-    and comment lines passed over); the name of the ``define`` a helper's top-level
-    line is in; None when there is none (the text stands where an include puts it)."""
-    for above in reversed(lines[:index]):
+    and comment lines passed over); for a helper's top-level line, the name of its
+    ``define`` when that names something other than resources (a node selector); None
+    when there is none (the text stands where an include puts it: it may be resources)."""
+    for above in (lines[i] for i in range(index - 1, -1, -1)):
         stripped = above.strip()
         if not stripped or stripped.startswith("#"):
             continue
