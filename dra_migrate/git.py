@@ -359,8 +359,10 @@ def _kustomizations_args(staged: bool) -> list[bytes]:
 
 
 def containing(root: str, needle: bytes) -> Git:
-    """``git grep -l``: the files under ``root`` whose text holds ``needle``."""
-    return Git(root, [*GREP, b"--untracked", b"-l", b"-e", needle, b"--", *FILES])
+    """``git grep -l``: the files under ``root`` whose text holds ``needle``, or a
+    backslash (an escape may spell it: discover.mentions decides)."""
+    args = [*GREP, b"--untracked", b"-l", b"-e", needle, b"-e", b"\\", b"--", *FILES]
+    return Git(root, args)
 
 
 class _Both:
