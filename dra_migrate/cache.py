@@ -99,12 +99,17 @@ def keep_out_of(paths: Iterable[str]) -> None:
     from dra_migrate import git
 
     outside: set[str] = set()
+    folders: set[str] = set()  # a hook names hundreds of files in a few folders
     for path in paths:
         if path == "-":
             continue
-        real = os.path.realpath(path)
-        outside.add(real)
-        top = git.work_tree_top(real if os.path.isdir(real) else os.path.dirname(real))
+        if os.path.isdir(path):
+            outside.add(os.path.realpath(path))
+            folders.add(path)
+        else:  # nothing lies inside a file: its work tree only
+            folders.add(os.path.dirname(path) or ".")
+    for folder in folders:
+        top = git.work_tree_top(folder)
         if top is not None:
             outside.add(top)
     adopt(tuple(sorted(outside)))
