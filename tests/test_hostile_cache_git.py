@@ -592,3 +592,33 @@ def test_no_spelling_of_a_needle_in_a_double_quoted_scalar_escapes_the_prefilter
     assert yaml.safe_load(document)["key"] == text
     assert discover.mentions(document.encode(), [needle])
     assert load.mentions(document, (text,))
+
+
+@pytest.mark.parametrize("key", ["patches", '"p\\x61tches"', '"patc\\u0068es"'])
+def test_an_overlay_whose_patches_key_is_escaped_still_guards_its_base(
+    tmp_path: Path, key: str
+) -> None:
+    # the layout's byte search for kustomizations to parse takes escapes as mentions:
+    # the overlay's GPU patch is seen, so the base it patches is not converted alone
+    root = tmp_path / "r"
+    (root / "base").mkdir(parents=True)
+    (root / "overlay").mkdir()
+    (root / "base" / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    (root / "base" / "pod.yaml").write_text(POD.format(name="p"))
+    (root / "overlay" / "kustomization.yaml").write_text(
+        f"resources: [../base]\n{key}:\n- path: gpu.yaml\n"
+    )
+    (root / "overlay" / "gpu.yaml").write_text(POD.format(name="p").replace("gpu: 1", "gpu: 2"))
+    done = _run(root, "convert", ".", home=tmp_path / "cache")
+    assert b"DRA222" in done.stderr + done.stdout, (done.stdout + done.stderr).decode()
+    assert b"+kind: ResourceClaimTemplate" not in done.stdout
+
+
+def test_a_claim_whose_template_key_is_escaped_still_uses_a_template(tmp_path: Path) -> None:
+    # what decides a renaming overlay's DRA219: a parsed reference, whatever its spelling
+    from dra_migrate.process import uses_templates
+
+    claiming = CLAIMING.replace("resourceClaimTemplateName", '"resourceClaim\\x54emplateName"')
+    path = tmp_path / "pod.yaml"
+    path.write_text(claiming)
+    assert uses_templates(str(path))
