@@ -147,7 +147,7 @@ def _folder() -> int | None:
 
 
 def _open_folder(where: str | None) -> int | None:
-    if where is None or not _SUPPORTED:
+    if where is None or not _SUPPORTED or _inside():  # (inside: not even made there)
         return None
     try:
         os.makedirs(where, mode=0o700, exist_ok=True)
@@ -157,7 +157,7 @@ def _open_folder(where: str | None) -> int | None:
     try:
         info = os.fstat(fd)
         ours = stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
-        if ours and not info.st_mode & 0o077 and not _inside():
+        if ours and not info.st_mode & 0o077:
             return fd
     except OSError:
         pass

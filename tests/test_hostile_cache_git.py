@@ -186,9 +186,7 @@ def test_a_cache_inside_the_scanned_repository_is_never_used(tmp_path: Path) -> 
             [sys.executable, "-m", "dra_migrate", *args], cwd=repo, env=env, capture_output=True
         )
         assert b"Traceback" not in done.stderr
-        assert not (repo / ".cache" / "dra-migrate").exists() or not os.listdir(
-            repo / ".cache" / "dra-migrate"
-        ), args
+        assert not (repo / ".cache").exists(), args  # not even made
     # outside the repository the same runs keep what they learnt
     env["XDG_CACHE_HOME"] = str(tmp_path / "outside")
     subprocess.run(
