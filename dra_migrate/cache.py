@@ -99,12 +99,17 @@ def keep_out_of(paths: Iterable[str]) -> None:
     from dra_migrate import git
 
     outside: set[str] = set()
+    folders: set[str] = set()  # a hook names hundreds of files in a few folders
     for path in paths:
         if path == "-":
             continue
-        real = os.path.realpath(path)
-        outside.add(real)
-        top = git.work_tree_top(real if os.path.isdir(real) else os.path.dirname(real))
+        if os.path.isdir(path):
+            outside.add(os.path.realpath(path))
+            folders.add(path)
+        else:  # nothing lies inside a file: its work tree only
+            folders.add(os.path.dirname(path) or ".")
+    for folder in folders:
+        top = git.work_tree_top(folder)
         if top is not None:
             outside.add(top)
     adopt(tuple(sorted(outside)))
@@ -142,7 +147,7 @@ def _folder() -> int | None:
 
 
 def _open_folder(where: str | None) -> int | None:
-    if where is None or not _SUPPORTED:
+    if where is None or not _SUPPORTED or _inside():  # (inside: not even made there)
         return None
     try:
         os.makedirs(where, mode=0o700, exist_ok=True)
@@ -152,7 +157,7 @@ def _open_folder(where: str | None) -> int | None:
     try:
         info = os.fstat(fd)
         ours = stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
-        if ours and not info.st_mode & 0o077 and not _inside():
+        if ours and not info.st_mode & 0o077:
             return fd
     except OSError:
         pass

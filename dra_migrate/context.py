@@ -27,6 +27,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dra_migrate import cache, discover, git, lazyre
 
 NEEDLE = git.TEMPLATE_KIND
+# what git grep looks for: the kind's name, or a backslash (an escape may spell it;
+# discover.may_define_templates decides on the content)
+_MAY_DEFINE = (b"-e", NEEDLE, b"-e", b"\\")
 # changed files past which the anchor moves to HEAD's tree (each run reads the
 # changed files from the index: a few at commit time)
 REANCHOR = 200
@@ -94,7 +97,7 @@ class Lookup:
                 data = discover.read_file(raw, self.limit)
             except discover.Unreadable:
                 continue  # reported by the run whose paths hold it
-            if NEEDLE in data:
+            if discover.may_define_templates(data):
                 found[discover.real_name(raw)] = frozenset(defined_templates(data))
         return found
 
@@ -157,7 +160,7 @@ class _Index:
 
     def _tree(self, tree: str) -> dict[str, Defines] | None:
         """What each file of ``tree`` defines (the files that hold the kind's name)."""
-        args = (*git.GREP, b"-l", b"-e", NEEDLE, tree.encode(), *_PATHSPECS)
+        args = (*git.GREP, b"-l", *_MAY_DEFINE, tree.encode(), *_PATHSPECS)
         names = git.Git(self.top, args).names(ok=(0, 1))
         if names is None:
             return None
@@ -167,7 +170,7 @@ class _Index:
     def _unborn(self) -> dict[str, Defines] | None:
         """A work tree without a commit: the index read whole, nothing kept (there is
         no tree to keep an answer for); None outside a work tree."""
-        args = (*git.GREP, b"--cached", b"-l", b"-e", NEEDLE, *_PATHSPECS)
+        args = (*git.GREP, b"--cached", b"-l", *_MAY_DEFINE, *_PATHSPECS)
         names = git.Git(self.top, args).names(ok=(0, 1))
         if names is None:
             return None
@@ -210,7 +213,7 @@ class _Index:
         for path, size, data in _blobs(self.top, prefix, paths, limit or READ_LIMIT):
             if data is None:
                 found[path] = (size, None)
-            elif NEEDLE in data:
+            elif discover.may_define_templates(data):
                 templates = frozenset(defined_templates(data))
                 if templates:
                     found[path] = (size, templates)

@@ -35,6 +35,9 @@ class Candidate(NamedTuple):
     # git grep read it as text and found none of the patterns of ``expand(unless=...)``:
     # nothing in it needs reading again
     ruled_out: bool = False
+    # inside a git work tree, git listed it (and searched it); False for a file of a
+    # repository inside the work tree, walked as a plain folder, and outside git
+    listed: bool = True
 
 
 class Unreadable(Exception):
@@ -178,7 +181,7 @@ def expand(
         if os.path.isdir(raw):
             prefix = "" if raw in (".", "./") else raw.rstrip("/") + "/"
             top = raw if raw.endswith("/") else raw + "/"
-            for rel, real, ruled_out in _walk(raw, unless, limit):
+            for rel, real, ruled_out, listed in _walk(raw, unless, limit):
                 display = prefix + rel
                 if spec.spec is not None and (excluded(spec, display) or excluded(spec, rel)):
                     continue
@@ -190,7 +193,7 @@ def expand(
                         reals.append(real)
                         if ruled_out:
                             continue
-                    yield Candidate(top + rel, display, False, real, ruled_out)
+                    yield Candidate(top + rel, display, False, real, ruled_out, listed)
         else:
             if spec.spec is not None and excluded(spec, _posix(raw)):
                 continue
@@ -218,9 +221,9 @@ class Excludes:
 
 def _walk(
     root: str, unless: Sequence[bytes] = (), limit: int = DEFAULT_MAX_FILE_SIZE
-) -> list[tuple[str, str, bool]]:
-    """(path relative to ``root`` with ``/``, real path, ruled out) of the files to
-    look at, sorted (``expand`` says what ruled out means).
+) -> list[tuple[str, str, bool, bool]]:
+    """(path relative to ``root`` with ``/``, real path, ruled out, listed by git) of
+    the files to look at, sorted (``expand`` says what ruled out means).
 
     Inside a git work tree, what git tracks or would add; links and special
     files too (reading them says what they are: DRA001, DRA010), and every file
@@ -237,14 +240,15 @@ def _walk(
             grep.cancel()
         _scan(root, "", real_root, found)
         found.sort()
-        return found
+        return [(rel, real, False, False) for rel, real, _plain in found]
     top = real_root if real_root.endswith("/") else real_root + "/"
     base = root if root.endswith("/") else root + "/"
     lstat, regular, kind = os.lstat, stat.S_IFREG, stat.S_IFMT
+    nested: list[tuple[str, str, bool]] = []  # files of repositories inside it
     for rel in tracked:  # one lstat a file: thousands of them, so the loop is kept lean
         if not rel.endswith(EXTENSIONS) and not rel.lower().endswith(EXTENSIONS):
             if rel.endswith("/"):  # a repository inside the work tree: a plain folder
-                _scan(base + rel[:-1], rel, top + rel[:-1], found)
+                _scan(base + rel[:-1], rel, top + rel[:-1], nested)
             continue  # (a kustomization named Kustomization, from a shared listing)
         try:
             info = lstat(base + rel)
@@ -258,7 +262,10 @@ def _walk(
         elif not stat.S_ISDIR(info.st_mode):  # a FIFO, a socket: reading it says so
             found.append((rel, top + rel, False))
     without = set((grep.names(ok=(0, 1)) or []) if grep is not None else ())
-    return [(rel, real, plain and rel in without) for rel, real, plain in found]
+    listed = [(rel, real, plain and rel in without, True) for rel, real, plain in found]
+    if not nested:
+        return listed
+    return sorted(listed + [(rel, real, False, False) for rel, real, _plain in nested])
 
 
 def _scan(folder: str, rel: str, real: str, found: list[tuple[str, str, bool]]) -> None:
@@ -308,7 +315,8 @@ def _git_files(root: str) -> list[str] | None:
 
 def containing(paths: Iterable[str], needle: str, excludes: Iterable[str] = ()) -> set[str] | None:
     """Real paths of the files under ``paths`` (tracked, or untracked and not
-    ignored; ``excludes`` applied) whose text contains ``needle``, as ``git grep``
+    ignored; ``excludes`` applied) whose text may contain ``needle`` (``mentions``:
+    it, or an escape that may spell it), as ``git grep``
     finds them (in C, on every core); None where a folder is outside a git work
     tree. A file named in ``paths`` is in when it contains the needle."""
     return Search(paths, needle, excludes).result()
@@ -327,7 +335,7 @@ class Search:
                 self.searches.append((raw, git.containing(raw, needle.encode())))
                 continue
             with contextlib.suppress(Unreadable):
-                if needle.encode() in read_file(raw):
+                if mentions(read_file(raw), (needle.encode(),)):
                     self.found.add(real_name(raw))
 
     def result(self) -> set[str] | None:
@@ -350,13 +358,24 @@ class Search:
 
 
 # A backslash escape in a JSON or double-quoted YAML string can spell any
-# character ("nvidia.com\u002fgpu"): bytes with one are parsed, not ruled out.
-_ESCAPE = lazyre.compile(rb"\\(?:[uUx/]|\r?\n)")
+# character ("nvidia.com\u002fgpu", "Resource\x43laimTemplate"), and an escaped
+# line break joins two lines with nothing between ("Resource\<break>ClaimTemplate";
+# YAML's breaks: LF, CR, CRLF, NEL, LS, PS in UTF-8): bytes with one are parsed,
+# never ruled out. No other YAML escape gives a character a needle holds.
+_ESCAPE = lazyre.compile(rb"\\(?:[uUx/\r\n]|\xc2\x85|\xe2\x80[\xa8\xa9])")
 
 
 def mentions(data: bytes, needles: Iterable[bytes]) -> bool:
-    """Whether the bytes may mention a needle: the prefilter before parsing."""
+    """Whether the bytes may mention a needle: the prefilter before parsing (a needle,
+    or an escape that may spell one: ``_ESCAPE``). Every byte search that decides
+    whether a file is parsed asks this, so it may widen what is parsed, never narrow it."""
     return any(n in data for n in needles) or (b"\\" in data and _ESCAPE.search(data) is not None)
+
+
+def may_define_templates(data: bytes) -> bool:
+    """Whether the bytes may define a ResourceClaimTemplate (``mentions`` of its kind):
+    what decides whether a file is parsed for the names it reserves."""
+    return mentions(data, (git.TEMPLATE_KIND,))
 
 
 def foreign_encoding(data: bytes) -> bool:

@@ -45,9 +45,12 @@ REFERENCE_KEYS = {
 }
 
 
-def _git(args: list[str], top: str, check: bool = True) -> str:
+def _git(
+    args: list[str], top: str, check: bool = True, config: dict[str, str] | None = None
+) -> str:
     """What ``git ARGS`` printed in the work tree ``top`` (git.py's safe options and
-    environment; a trusted work tree only); ConfigError where it failed."""
+    environment, ``config`` on top; a trusted work tree only); ConfigError where it
+    failed."""
     import subprocess
 
     from dra_migrate import git
@@ -58,7 +61,7 @@ def _git(args: list[str], top: str, check: bool = True) -> str:
         done = subprocess.run(
             ["git", *(a.decode() for a in git.SAFE), *args],
             cwd=top,
-            env=git.environment(),
+            env={**git.environment(), **(config or {})},
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=120,
@@ -71,22 +74,30 @@ def _git(args: list[str], top: str, check: bool = True) -> str:
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
-def _no_filters(top: str) -> list[str]:
-    """``-c`` options that switch off every filter driver the repository's configuration
-    defines (``filter.NAME.clean``, ``smudge``, ``process``): comparing the work tree
-    with a commit hashes files, and git would run a driver's program for each."""
+def _no_filters(top: str) -> tuple[list[str], dict[str, str]]:
+    """``-c`` options and environment that switch off every filter driver the
+    repository's configuration defines (``filter.NAME.clean``, ``smudge``,
+    ``process``): comparing the work tree with a commit hashes files, and git would
+    run a driver's program for each. The environment (``GIT_CONFIG_KEY_n``, git 2.31
+    and later) holds any name, one with ``=`` too, which ``-c`` would cut there; the
+    options serve an older git for every other name."""
     listed = _git(["config", "-z", "--name-only", "--get-regexp", r"^filter\."], top, check=False)
-    names = set()
+    keys = []
     for key in listed.split("\0"):
-        name, dot, field = key[len("filter.") :].rpartition(".")
+        _name, dot, field = key[len("filter.") :].rpartition(".")
         if key.startswith("filter.") and dot and field in ("clean", "smudge", "process"):
-            names.add(name)
-    return [
-        a
-        for n in sorted(names)
-        for f in ("clean", "smudge", "process")
-        for a in ("-c", f"filter.{n}.{f}=")
-    ]
+            keys.append(key)
+    keys = sorted(set(keys))
+    options = [a for key in keys if "=" not in key for a in ("-c", f"{key}=")]
+    try:  # entries the user's environment holds already stay first
+        first = int(os.environ.get("GIT_CONFIG_COUNT", "0") or "0")
+    except ValueError:
+        first = 0
+    config = {"GIT_CONFIG_COUNT": str(first + len(keys))} if keys else {}
+    for number, key in enumerate(keys, first):
+        config[f"GIT_CONFIG_KEY_{number}"] = key
+        config[f"GIT_CONFIG_VALUE_{number}"] = ""
+    return options, config
 
 
 def valid_ref(ref: str) -> str:
@@ -138,7 +149,8 @@ def changes(ref: str, start: str, limit: int = discover.DEFAULT_MAX_FILE_SIZE) -
         raise ConfigError(f"--changed-since: {quote_path(start)} is not in a git work tree")
     base = _base(ref, top)
     args = ["diff-index", "--name-only", "-z", "--no-renames", base, "--"]
-    changed = _git([*_no_filters(top), *args], top)
+    options, config = _no_filters(top)
+    changed = _git([*options, *args], top, config=config)
     untracked = _git(["ls-files", "-z", "--others", "--exclude-standard"], top)
     names = [n for n in changed.split("\0") if n]
     paths = {os.path.realpath(os.path.join(top, n)) for n in names}

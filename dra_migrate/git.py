@@ -158,10 +158,10 @@ def _trusted_tops(paths: Sequence[str]) -> set[str]:
     home = work_tree_top(".")
     trusted = {home} if home is not None else set()
     inside = home.rstrip(os.sep) + os.sep if home is not None else None
-    for path in paths:
-        if path == "-":
-            continue
-        top = work_tree_top(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+    # a hook names hundreds of files in a few folders: each folder is climbed once
+    folders = {p if os.path.isdir(p) else os.path.dirname(p) or "." for p in paths if p != "-"}
+    for folder in folders:
+        top = work_tree_top(folder)
         if top is not None and (inside is None or not (top + os.sep).startswith(inside)):
             trusted.add(top)
     return trusted
@@ -361,8 +361,10 @@ def _kustomizations_args(staged: bool) -> list[bytes]:
 
 
 def containing(root: str, needle: bytes) -> Git:
-    """``git grep -l``: the files under ``root`` whose text holds ``needle``."""
-    return Git(root, [*GREP, b"--untracked", b"-l", b"-e", needle, b"--", *FILES])
+    """``git grep -l``: the files under ``root`` whose text holds ``needle``, or a
+    backslash (an escape may spell it: discover.mentions decides)."""
+    args = [*GREP, b"--untracked", b"-l", b"-e", needle, b"-e", b"\\", b"--", *FILES]
+    return Git(root, args)
 
 
 class _Both:

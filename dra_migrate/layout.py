@@ -199,12 +199,12 @@ class Builder:
             self.seen.add(real)
             data = read_bytes(real)
             if self.renamings_only:
-                if any(k in data for k in _RENAMING_KEYS):
+                if discover.mentions(data, _RENAMING_KEYS):
                     renaming = _renaming(real, reader.facts(real, data), reader)
                     if renaming is not None:
                         layout.renamings.append(renaming)
                 continue
-            if not any(k in data for k in _LAYOUT_KEYS):
+            if not discover.mentions(data, _LAYOUT_KEYS):
                 continue  # no patch, no renaming: nothing here until a build reads it
             facts = reader.facts(real, data)  # none of an unreadable one: reported when
             folder = os.path.dirname(real)  # the file itself is processed
@@ -549,7 +549,8 @@ _RENAMING_NAMES = ("namePrefix", "nameSuffix")
 _RENAMING_KEYS = tuple(n.encode() for n in _RENAMING_NAMES)  # what a renaming one holds
 _PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 # what a kustomization holds when the layout has to parse it (a base that only lists
-# resources is parsed when an overlay's build asks for it)
+# resources is parsed when an overlay's build asks for it), or an escape that may
+# spell it (discover.mentions: a "p\x61tches" key is a patch list too)
 _LAYOUT_KEYS = (b"patches", *_RENAMING_KEYS)
 
 
@@ -565,7 +566,7 @@ def _renaming(path: str, facts: _Facts, reader: _Reader) -> Renaming | None:
         return None
     line, col = facts.renaming
     teaches = any(
-        b"ResourceClaimTemplate" in read_bytes(os.path.join(os.path.dirname(path), c))
+        discover.may_define_templates(read_bytes(os.path.join(os.path.dirname(path), c)))
         for c in facts.configurations
     )
     built = frozenset(_built(path, set(), reader))

@@ -596,8 +596,9 @@ _CRD_HEAD = lazyre.compile(
     r"^kind:[ \t]*([\"']?)CustomResourceDefinition\1[ \t]*(?:#[^\n]*)?\r?$", re.M
 )
 # A backslash escape in a double-quoted YAML or a JSON string could spell a
-# needle ("nvidia.com\u002fgpu"): the byte search cannot rule such a text out.
-ESCAPE = lazyre.compile(r"\\(?:[uUx/]|\r?\n)")
+# needle ("nvidia.com\u002fgpu"), an escaped line break (any of YAML's) join one:
+# the search cannot rule such a text out.
+ESCAPE = lazyre.compile("\\\\[uUx/\r\n\x85\u2028\u2029]")  # discover._ESCAPE, in text
 
 
 def mentions(text: str, needles: tuple[str, ...]) -> bool:

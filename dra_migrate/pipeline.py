@@ -78,6 +78,7 @@ def run(
             reported is not None
             and defining is not None
             and not candidate.explicit
+            and candidate.listed  # git searched it
             and candidate.real not in reported
             and candidate.real not in defining
         ):
@@ -87,7 +88,7 @@ def run(
         except discover.Unreadable as exc:
             results[index] = FileResult.unreadable(candidate.display, exc.code, exc.message)
             continue
-        if b"ResourceClaimTemplate" in data:
+        if discover.may_define_templates(data):
             from dra_migrate.process import defined_templates
 
             templates_elsewhere |= defined_templates(data)
@@ -158,7 +159,7 @@ def _defined_in(files: Iterable[str], limit: int) -> set[tuple[str, str]]:
             data = discover.read_file(path, limit)
         except discover.Unreadable:
             continue  # reported by the run whose paths hold it
-        if b"ResourceClaimTemplate" in data:
+        if discover.may_define_templates(data):
             from dra_migrate.process import defined_templates
 
             found |= defined_templates(data)
@@ -473,7 +474,7 @@ def run_stream(
         taken: set[tuple[str, str]] = set()  # defined in the stream, or generated for it
         for part in parts:
             data = read(part)
-            if b"ResourceClaimTemplate" in data:
+            if discover.may_define_templates(data):
                 taken |= defined_templates(data)
         merged = FileResult(display, Status.UNCHANGED, markers=[])
         for part in parts:

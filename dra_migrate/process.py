@@ -53,7 +53,7 @@ def uses_templates(path: Path | str) -> bool:
     """A pod spec of the file refers to a ResourceClaimTemplate: decided from the parsed
     objects (a CRD whose schema mentions resourceClaimTemplateName does not)."""
     data = layout.read_bytes(path)
-    if b"resourceClaimTemplateName" not in data:
+    if not discover.mentions(data, (b"resourceClaimTemplateName",)):
         return False
     try:
         docs = load.parse(load.decode(str(path), data))
@@ -439,7 +439,7 @@ def _introduced(
     )
 
     def errors(src: Source, parsed: list[Document]) -> dict[tuple[str, str], Finding]:
-        if not any(n.decode() in src.text for n in NEEDLES):
+        if not load.mentions(src.text, tuple(n.decode() for n in NEEDLES)):
             return {}
         check = check_documents(src, parsed, vsettings)
         found = check.result.findings + cross_check([check], vsettings)

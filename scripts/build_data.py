@@ -6,6 +6,8 @@
   options and the Lark version (``cel.grammar_source``). Building them takes about
   0.3 s a process; loading them about 0.02 s. A run whose cel-python or Lark gives
   another stamp builds the tables in memory instead.
+- ``catalog.json``: the driver attribute catalog (``catalog/*.yaml``), stamped
+  with the digest of each file, read in about 0.3 ms where its YAML takes 5.
 - ``defaults.json``: the built-in mapping (``defaults.yaml``), stamped with the
   digest of the YAML, so a run that parses no file never imports the YAML library.
 
@@ -33,7 +35,7 @@ from typing import Any
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from dra_migrate import cache, cel, mapping  # noqa: E402
+from dra_migrate import cache, catalog, cel, mapping  # noqa: E402
 
 
 def built() -> dict[str, str]:
@@ -47,8 +49,22 @@ def built() -> dict[str, str]:
         source = handle.read()
     defaults = mapping._read(mapping._DEFAULTS, mapping._DEFAULTS, check=False)[0]
     held = {"source": cache.digest(source), "mapping": defaults}
+    files = sorted(
+        os.path.join(catalog.CATALOG_DIR, n)
+        for n in os.listdir(catalog.CATALOG_DIR)
+        if n.endswith(".yaml")
+    )
+    sources = []
+    for path in files:
+        with open(path, "rb") as handle:
+            sources.append([os.path.basename(path), cache.digest(handle.read())])
+    documents = [[os.path.basename(p), catalog._load_yaml(p)] for p in files]
+    for value in (documents, defaults):
+        if json.loads(json.dumps(value)) != value:  # a date, an integer key
+            raise SystemExit(f"not the same once JSON: {value!r:.200}")
     return {
         cel.GRAMMAR_TABLES: _json(tables),
+        catalog.CATALOG_JSON: _json({"sources": sources, "documents": documents}),
         mapping.DEFAULTS_JSON: _json(held),
     }
 

@@ -783,10 +783,12 @@ def _fresh_catalog(monkeypatch: pytest.MonkeyPatch, cache_home: Path, folder: Pa
         load_catalog.cache_clear()
 
 
-def test_the_catalog_is_read_from_its_yaml_and_nothing_is_kept(
+def test_the_catalog_built_into_the_package_is_its_yaml_and_nothing_is_kept(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # nothing of the package's own data goes through the user's cache folder (issue 22)
+    # nothing of the package's own data goes through the user's cache folder (issue 22):
+    # the catalog's JSON is part of the package, used while the YAML is what it was made of
+    from dra_migrate import catalog
     from dra_migrate.catalog import CATALOG_DIR
 
     folder = tmp_path / "catalog"
@@ -794,6 +796,10 @@ def test_the_catalog_is_read_from_its_yaml_and_nothing_is_kept(
     for path in Path(CATALOG_DIR).glob("*.yaml"):
         (folder / path.name).write_bytes(path.read_bytes())
     first = _fresh_catalog(monkeypatch, tmp_path / "cache", folder)
+    files = sorted(str(p) for p in folder.glob("*.yaml"))
+    from_yaml = [(Path(p).name, catalog._load_yaml(p)) for p in files]
+    assert catalog.catalog_documents(files) == from_yaml
+    assert parse_catalog(from_yaml) == first
     assert not (tmp_path / "cache" / "dra-migrate").exists() or not any(
         (tmp_path / "cache" / "dra-migrate").iterdir()
     )

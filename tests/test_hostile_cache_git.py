@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dra_migrate import cache
 from tests.conftest import REPO
@@ -184,9 +186,7 @@ def test_a_cache_inside_the_scanned_repository_is_never_used(tmp_path: Path) -> 
             [sys.executable, "-m", "dra_migrate", *args], cwd=repo, env=env, capture_output=True
         )
         assert b"Traceback" not in done.stderr
-        assert not (repo / ".cache" / "dra-migrate").exists() or not os.listdir(
-            repo / ".cache" / "dra-migrate"
-        ), args
+        assert not (repo / ".cache").exists(), args  # not even made
     # outside the repository the same runs keep what they learnt
     env["XDG_CACHE_HOME"] = str(tmp_path / "outside")
     subprocess.run(
@@ -266,7 +266,8 @@ def _hostile_repository(folder: Path, marker: Path) -> None:
         (hooks / hook).chmod(0o755)
     folder.mkdir(parents=True, exist_ok=True)
     git(folder, "init", "-q")
-    (folder / ".gitattributes").write_text("* filter=x diff=y\n")
+    # this driver has "=" in its name: git -c would cut the name there
+    (folder / ".gitattributes").write_text("* filter=x diff=y\nkustomization.yaml filter=x=y\n")
     (folder / "gpu.yaml").write_text(POD.format(name="inside-the-archive"))
     (folder / "kustomization.yaml").write_text("resources: [gpu.yaml]\npatches: []\n")
     git(folder, "add", "-A")
@@ -276,12 +277,16 @@ def _hostile_repository(folder: Path, marker: Path) -> None:
         ("filter.x.clean", script),
         ("filter.x.smudge", script),
         ("filter.x.process", script),
+        ("filter.x=y.clean", script),
         ("diff.y.textconv", script),
         ("diff.external", script),
         ("core.hooksPath", hooks),
     ):
         git(folder, "config", key, str(value))
     (folder / "gpu.yaml").write_text(POD.format(name="inside-the-archive") + "# edited\n")
+    # every entry of the index "racily clean": comparing the work tree with a commit
+    # then hashes each file, through its filter driver
+    os.utime(folder / ".git" / "index", (946684800, 946684800))
 
 
 def _run(cwd: Path, *args: str, home: Path) -> subprocess.CompletedProcess[bytes]:
@@ -452,3 +457,166 @@ def test_changed_since_checks_the_files_that_reference_what_changed_or_vanished(
     assert _errors(full), full.stdout.decode()  # the pod's claim is broken now
     assert _errors(focused) == _errors(full)
     assert focused.returncode == full.returncode
+
+
+# --- names are reserved from parsed objects: no byte search narrows them -------------
+
+# "ResourceClaimTemplate" as a double-quoted YAML scalar (or a JSON string) spells it
+ESCAPED_KINDS = {
+    "x": '"Resource\\x43laimTemplate"',
+    "u": '"Resource\\u0043laimTemplate"',
+    "U": '"Resource\\U00000043laimTemplate"',
+    "slash": '"Resource\\/ClaimTemplate"',  # not a name, but the parse decides
+    **{
+        f"break {name}": f'"Resource\\{brk}  ClaimTemplate"'
+        for name, brk in (
+            ("LF", "\n"),
+            ("CRLF", "\r\n"),
+            ("CR", "\r"),
+            ("NEL", "\x85"),
+            ("LS", "\u2028"),
+            ("PS", "\u2029"),
+        )
+    },
+}
+EXISTING = """\
+apiVersion: resource.k8s.io/v1
+kind: {kind}
+metadata: {{name: p-gpu, namespace: ml}}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {{deviceClassName: gpu.nvidia.com}}
+"""
+
+
+def _generated_names(done: subprocess.CompletedProcess[bytes]) -> list[str]:
+    lines = done.stdout.decode().splitlines()
+    return [
+        lines[i + 2].split("name:")[1].strip()
+        for i, line in enumerate(lines)
+        if line == "+kind: ResourceClaimTemplate"
+    ]
+
+
+@pytest.mark.parametrize("escape", sorted(ESCAPED_KINDS))
+def test_an_escaped_kind_still_reserves_its_name(tmp_path: Path, escape: str) -> None:
+    import yaml
+
+    kind = ESCAPED_KINDS[escape]
+    loaded = yaml.safe_load(EXISTING.format(kind=kind))["kind"]
+    taken = loaded == "ResourceClaimTemplate"
+    assert taken or escape == "slash"
+    home = tmp_path / "cache"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "existing.yaml").write_bytes(EXISTING.format(kind=kind).encode())
+    (plain / "pod.yaml").write_text(POD.format(name="p"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "existing.yaml").write_bytes(EXISTING.format(kind=kind).encode())
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "an existing template")
+    (repo / "pod.yaml").write_text(POD.format(name="p"))
+    git(repo, "add", "-A")  # staged, as a hook sees it
+    runs = [
+        (plain, ["convert", "."]),  # one run over both files
+        (plain, ["convert", "--context", ".", "pod.yaml"]),  # context outside git
+        (repo, ["convert", "."]),  # git lists and searches
+        (repo, ["convert", "--context", ".", "pod.yaml"]),  # the index (context.py)
+        (repo, ["convert", "--context", ".", "pod.yaml"]),  # the kept answer
+        (repo, ["convert", "--changed-since", "HEAD", "."]),  # git grep -l defining
+    ]
+    for cwd, args in runs:
+        names = _generated_names(_run(cwd, *args, home=home))
+        assert len(names) == 1, (args, names)
+        assert (names[0] != "p-gpu") is taken, (args, names)
+
+
+def test_a_template_in_a_nested_repository_reserves_its_name_with_changed_since(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "pod.yaml").write_text(POD.format(name="p"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start")
+    (repo / "vendor").mkdir()
+    git(repo / "vendor", "init", "-q")
+    (repo / "vendor" / "existing.yaml").write_text(EXISTING.format(kind="ResourceClaimTemplate"))
+    (repo / "pod.yaml").write_text(POD.format(name="p") + "# edited\n")
+    done = _run(repo, "convert", "--changed-since", "HEAD", ".", home=tmp_path / "cache")
+    assert _generated_names(done) not in ([], ["p-gpu"]), done.stdout.decode()
+
+
+_BREAKS = ("\n", "\r\n", "\r", "\x85", "\u2028", "\u2029")
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_no_spelling_of_a_needle_in_a_double_quoted_scalar_escapes_the_prefilters(
+    data: st.DataObject,
+) -> None:
+    # whatever escapes spell a needle, YAML reads the needle back, and both byte and
+    # text prefilters say the document may mention it (so it is composed)
+    import yaml
+
+    from dra_migrate import discover, git, load
+
+    needle = data.draw(st.sampled_from([*git.CONVERT_STRINGS, b"resourceClaimTemplateName"]))
+    text = needle.decode()
+    # one way of spelling, at some places: each prefilter must see every way alone
+    form = data.draw(st.sampled_from(["x", "u", "U", "/", *_BREAKS]))
+    places = data.draw(st.sets(st.integers(1, len(text) - 1), min_size=1))
+    spelled = []
+    for at, char in enumerate(text):
+        if at not in places:
+            spelled.append(char)
+        elif form == "x":
+            spelled.append(f"\\x{ord(char):02x}")
+        elif form == "u":
+            spelled.append(f"\\u{ord(char):04X}")
+        elif form == "U":
+            spelled.append(f"\\U{ord(char):08x}")
+        elif form == "/":
+            spelled.append("\\/" if char == "/" else char)
+        else:  # an escaped line break: the next line's indentation is dropped
+            spelled.append("\\" + form + "  " + char)
+    document = f'key: "{"".join(spelled)}"\n'
+    assert yaml.safe_load(document)["key"] == text
+    assert discover.mentions(document.encode(), [needle])
+    assert load.mentions(document, (text,))
+
+
+@pytest.mark.parametrize("key", ["patches", '"p\\x61tches"', '"patc\\u0068es"'])
+def test_an_overlay_whose_patches_key_is_escaped_still_guards_its_base(
+    tmp_path: Path, key: str
+) -> None:
+    # the layout's byte search for kustomizations to parse takes escapes as mentions:
+    # the overlay's GPU patch is seen, so the base it patches is not converted alone
+    root = tmp_path / "r"
+    (root / "base").mkdir(parents=True)
+    (root / "overlay").mkdir()
+    (root / "base" / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    (root / "base" / "pod.yaml").write_text(POD.format(name="p"))
+    (root / "overlay" / "kustomization.yaml").write_text(
+        f"resources: [../base]\n{key}:\n- path: gpu.yaml\n"
+    )
+    (root / "overlay" / "gpu.yaml").write_text(POD.format(name="p").replace("gpu: 1", "gpu: 2"))
+    done = _run(root, "convert", ".", home=tmp_path / "cache")
+    assert b"DRA222" in done.stderr + done.stdout, (done.stdout + done.stderr).decode()
+    assert b"+kind: ResourceClaimTemplate" not in done.stdout
+
+
+def test_a_claim_whose_template_key_is_escaped_still_uses_a_template(tmp_path: Path) -> None:
+    # what decides a renaming overlay's DRA219: a parsed reference, whatever its spelling
+    from dra_migrate.process import uses_templates
+
+    claiming = CLAIMING.replace("resourceClaimTemplateName", '"resourceClaim\\x54emplateName"')
+    path = tmp_path / "pod.yaml"
+    path.write_text(claiming)
+    assert uses_templates(str(path))
