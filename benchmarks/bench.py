@@ -696,34 +696,19 @@ HOOK = ("convert", "--check", "--diff", "--context", ".")  # dra-migrate-check
 
 def repository_rows(label: str, root: Path, repeat: int, jobs: list[str], rows: list[Row]) -> None:
     """scan, convert --check and validate of a repository against loading every file
-    with the C loader, in process and as a process (start-up on both sides)."""
+    with the C loader in process (a minute of loading: a process's start-up, a tenth
+    of a second, would not show, and timing it as one too doubled the row's time)."""
     files = yaml_files(root)
     size = sum(p.stat().st_size for p in files) / 1e6
-    listed = "\n".join(str(p) for p in files).encode()
     commands = (["scan"], ["convert", "--check"], ["validate"])
-    cload, cload_process, *timings = interleaved(
+    cload, *timings = interleaved(
         repeat,
         lambda: cload_baseline(files),
-        lambda: run_process([sys.executable, "-c", _CLOAD_PROCESS], root, listed),
         *(lambda c=command: run_process(tool(*c, *jobs, "."), root) for command in commands),
     )
     rows.append(Row(f"C loader, {label} repository ({len(files):,} files, {size:.0f} MB)", cload))
-    rows.append(Row("the same C loader as a process", cload_process))
     for command, timing in zip(commands, timings, strict=True):
         rows.append(Row(f"{' '.join(command)}, {label}", timing, "C loader", cload, 0.2))
-
-
-# cload_baseline as a process: the files named on stdin
-_CLOAD_PROCESS = """
-import sys, yaml
-for name in sys.stdin.read().splitlines():
-    try:
-        with open(name, "rb") as f:
-            for _doc in yaml.load_all(f.read(), Loader=yaml.CSafeLoader):
-                pass
-    except yaml.YAMLError:
-        pass
-"""
 
 
 def scan_with_gpus(bench: Bench, rows: list[Row]) -> None:
