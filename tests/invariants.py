@@ -232,3 +232,20 @@ spec:
           exactly:
             deviceClassName: {device_class}
 """
+
+
+def gpu_pod(name: str, namespace: str = "ml", count: int | str = 1) -> str:
+    """A Pod whose one container ``c`` (image ``i``) asks for ``count`` NVIDIA GPUs."""
+    return f"""apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  containers:
+  - name: c
+    image: i
+    resources:
+      limits:
+        nvidia.com/gpu: {count}
+"""

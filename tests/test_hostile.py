@@ -19,25 +19,11 @@ from dra_migrate import load, writer
 from dra_migrate.edit import Style, render_document
 from dra_migrate.findings import finding
 from tests.cli_runner import invoke
-
-POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-  namespace: {namespace}
-spec:
-  containers:
-  - name: c
-    image: i
-    resources:
-      limits:
-        nvidia.com/gpu: {count}
-"""
+from tests.invariants import gpu_pod
 
 
 def pod(name: str = "p", namespace: str = "ml", count: str = "1") -> str:
-    return POD.format(name=name, namespace=namespace, count=count)
+    return gpu_pod(name, namespace, count)
 
 
 def convert(tmp_path: Path, *args: str, stdin: str | None = None) -> Any:

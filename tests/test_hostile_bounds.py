@@ -22,22 +22,8 @@ from hypothesis import strategies as st
 
 from dra_migrate import load, mapping, process
 from tests.cli_runner import Result, invoke
+from tests.invariants import gpu_pod
 
-POD = """\
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p{i}
-  namespace: ml
-spec:
-  containers:
-  - name: c
-    image: i
-    resources:
-      limits:
-        nvidia.com/gpu: {count}
-"""
 POSITIONED = re.compile(r"^\S+:\d+:\d+: DRA\d{3} ", re.M)
 
 
@@ -59,7 +45,7 @@ def cli(*args: str) -> Result:
 
 
 def pods(n: int, count: str = "1") -> str:
-    return "".join(POD.format(i=i, count=count) for i in range(n))
+    return "".join("---\n" + gpu_pod(f"p{i}", count=count) for i in range(n))
 
 
 # --- inventory reads dump files as manifests are read ------------------------------------

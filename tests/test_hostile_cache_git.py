@@ -21,21 +21,7 @@ from hypothesis import strategies as st
 
 from dra_migrate import cache
 from tests.conftest import REPO
-
-POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-  namespace: ml
-spec:
-  containers:
-  - name: c
-    image: i
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-"""
+from tests.invariants import gpu_pod
 
 
 def git(root: Path, *args: str) -> str:
@@ -179,7 +165,7 @@ def test_a_cache_inside_the_scanned_repository_is_never_used(tmp_path: Path) -> 
     git(repo, "init", "-q")
     (repo / "k").mkdir()
     (repo / "k" / "kustomization.yaml").write_text("resources: [pod.yaml]\npatches: []\n")
-    (repo / "k" / "pod.yaml").write_text(POD.format(name="p"))
+    (repo / "k" / "pod.yaml").write_text(gpu_pod("p"))
     env = {**os.environ, "XDG_CACHE_HOME": str(repo / ".cache"), "PYTHONPATH": str(REPO)}
     for args in (["scan", "k"], ["convert", "."], ["validate", "k"]):
         done = subprocess.run(
@@ -268,7 +254,7 @@ def _hostile_repository(folder: Path, marker: Path) -> None:
     git(folder, "init", "-q")
     # this driver has "=" in its name: git -c would cut the name there
     (folder / ".gitattributes").write_text("* filter=x diff=y\nkustomization.yaml filter=x=y\n")
-    (folder / "gpu.yaml").write_text(POD.format(name="inside-the-archive"))
+    (folder / "gpu.yaml").write_text(gpu_pod("inside-the-archive"))
     (folder / "kustomization.yaml").write_text("resources: [gpu.yaml]\npatches: []\n")
     git(folder, "add", "-A")
     git(folder, "commit", "-q", "-m", "archive")
@@ -283,7 +269,7 @@ def _hostile_repository(folder: Path, marker: Path) -> None:
         ("core.hooksPath", hooks),
     ):
         git(folder, "config", key, str(value))
-    (folder / "gpu.yaml").write_text(POD.format(name="inside-the-archive") + "# edited\n")
+    (folder / "gpu.yaml").write_text(gpu_pod("inside-the-archive") + "# edited\n")
     # every entry of the index "racily clean": comparing the work tree with a commit
     # then hashes each file, through its filter driver
     os.utime(folder / ".git" / "index", (946684800, 946684800))
@@ -309,7 +295,7 @@ def test_a_nested_repository_is_read_as_plain_files_and_git_never_runs_in_it(
     user = tmp_path / "user"
     user.mkdir()
     git(user, "init", "-q")
-    (user / "pod.yaml").write_text(POD.format(name="mine"))
+    (user / "pod.yaml").write_text(gpu_pod("mine"))
     git(user, "add", "-A")
     git(user, "commit", "-q", "-m", "start")
     _hostile_repository(user / "artifact", marker)
@@ -376,7 +362,7 @@ def test_a_changed_since_ref_that_is_an_option_or_no_commit_is_a_usage_error(
     repo = tmp_path / "r"
     repo.mkdir()
     git(repo, "init", "-q")
-    (repo / "pod.yaml").write_text(POD.format(name="p"))
+    (repo / "pod.yaml").write_text(gpu_pod("p"))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "start")
     for command in ("validate", "scan", "convert"):
@@ -513,14 +499,14 @@ def test_an_escaped_kind_still_reserves_its_name(tmp_path: Path, escape: str) ->
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "existing.yaml").write_bytes(EXISTING.format(kind=kind).encode())
-    (plain / "pod.yaml").write_text(POD.format(name="p"))
+    (plain / "pod.yaml").write_text(gpu_pod("p"))
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
     (repo / "existing.yaml").write_bytes(EXISTING.format(kind=kind).encode())
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "an existing template")
-    (repo / "pod.yaml").write_text(POD.format(name="p"))
+    (repo / "pod.yaml").write_text(gpu_pod("p"))
     git(repo, "add", "-A")  # staged, as a hook sees it
     runs = [
         (plain, ["convert", "."]),  # one run over both files
@@ -542,13 +528,13 @@ def test_a_template_in_a_nested_repository_reserves_its_name_with_changed_since(
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    (repo / "pod.yaml").write_text(POD.format(name="p"))
+    (repo / "pod.yaml").write_text(gpu_pod("p"))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "start")
     (repo / "vendor").mkdir()
     git(repo / "vendor", "init", "-q")
     (repo / "vendor" / "existing.yaml").write_text(EXISTING.format(kind="ResourceClaimTemplate"))
-    (repo / "pod.yaml").write_text(POD.format(name="p") + "# edited\n")
+    (repo / "pod.yaml").write_text(gpu_pod("p") + "# edited\n")
     done = _run(repo, "convert", "--changed-since", "HEAD", ".", home=tmp_path / "cache")
     assert _generated_names(done) not in ([], ["p-gpu"]), done.stdout.decode()
 
@@ -602,11 +588,11 @@ def test_an_overlay_whose_patches_key_is_escaped_still_guards_its_base(
     (root / "base").mkdir(parents=True)
     (root / "overlay").mkdir()
     (root / "base" / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
-    (root / "base" / "pod.yaml").write_text(POD.format(name="p"))
+    (root / "base" / "pod.yaml").write_text(gpu_pod("p"))
     (root / "overlay" / "kustomization.yaml").write_text(
         f"resources: [../base]\n{key}:\n- path: gpu.yaml\n"
     )
-    (root / "overlay" / "gpu.yaml").write_text(POD.format(name="p").replace("gpu: 1", "gpu: 2"))
+    (root / "overlay" / "gpu.yaml").write_text(gpu_pod("p").replace("gpu: 1", "gpu: 2"))
     done = _run(root, "convert", ".", home=tmp_path / "cache")
     assert b"DRA222" in done.stderr + done.stdout, (done.stdout + done.stderr).decode()
     assert b"+kind: ResourceClaimTemplate" not in done.stdout

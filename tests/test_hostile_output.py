@@ -30,25 +30,11 @@ from dra_migrate.report.inventory import (
 )
 from dra_migrate.report.model import FileResult, InventoryItem, Report, Status, Suppressed
 from tests.cli_runner import invoke
-
-POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-  namespace: {namespace}
-spec:
-  containers:
-  - name: c
-    image: i
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-"""
+from tests.invariants import gpu_pod
 
 
 def pod(name: str = "p", namespace: str = "ml") -> str:
-    return POD.format(name=name, namespace=namespace)
+    return gpu_pod(name, namespace)
 
 
 def run(folder: Path, *args: str, stdin: str | None = None) -> Any:
