@@ -395,6 +395,7 @@ KSERVE_GPU_RUNTIMES = {
 }
 KSERVE_WEBHOOK_FIELDS = ("tensorflow", "pytorch")
 KSERVE_GKE_ACCELERATOR = "serving.kserve.io/gke-accelerator"
+NVIDIA_GPU = "nvidia.com/gpu"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 
 
@@ -435,6 +436,8 @@ def kserve_image(site: PodSite, asks: list[Ask], path: str) -> Outcome:
             "by digest or with a -gpu tag), then convert",
             path,
         )
+    if not any(a.resource == NVIDIA_GPU for a in asks):
+        return NOTHING  # the injector looks at nvidia.com/gpu only
     return _gke_accelerator(site, path)
 
 

@@ -199,8 +199,11 @@ def _convert(
                 if plan is not None and overlays:
                     found = [*found, _overlaid(workload, overlays, path)]
                     plan = None
-                if plan is None:  # what keeps it on the device plugin, for the plan
-                    _kept(rows, next((f.code for f in found if f.severity is not INFO), ""))
+                if plan is None:  # what keeps it on the device plugin, for the plan: the
+                    # refusal comes after the notes about single requests (DRA104, DRA031)
+                    _kept(
+                        rows, next((f.code for f in reversed(found) if f.severity is not INFO), "")
+                    )
                     found = [f for f in found if not f.spec.writes]  # nothing is written
                 findings.extend(found)
                 covered.extend(c.node for c in site.containers)

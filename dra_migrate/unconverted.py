@@ -471,15 +471,19 @@ def _inline_patches(doc: Document) -> Iterator[Node]:
             yield entry  # an inline patch, not a file name
 
 
+_BLOCK_INDENT = lazyre.compile(r"(?:[ \t]*\n)*( *)")  # blank lines, then the indentation
+
+
 def _inside_scalar(text: str, node: Node) -> Callable[[int, int], tuple[int, int]]:
-    """Where (line, col) of a scalar's value stands in the file: for a block scalar
-    (``|``, ``>``), a line of its own indented text; else the scalar itself."""
+    """Where (line, col) of a scalar's value stands in the file: for a literal block
+    scalar (``|``: its lines are the value's lines), a line of its indented text; else
+    the scalar itself (a folded or quoted value's lines are not the file's)."""
     start = load.position(node)
-    if getattr(node, "style", None) not in ("|", ">"):
+    if getattr(node, "style", None) != "|":
         return lambda line, col: start
     first = text.find("\n", node.start_mark.index) + 1
-    body = text[first:]
-    indent = len(body) - len(body.lstrip(" "))
+    match = _BLOCK_INDENT.match(text, first)
+    indent = len(match.group(1)) if match else 0
     return lambda line, col: (start[0] + line, indent + col)
 
 
