@@ -315,3 +315,25 @@ def test_validate_sees_a_renamed_template_reference(tmp_path: Path) -> None:
     }
     result = run(tmp_path / "second", ["validate", "."], files)
     assert "DRA219" in result.output and result.exit_code == 1, result.output
+
+
+@pytest.mark.parametrize(
+    ("resource", "written"), [("nvidia.com/gpu", True), ("amd.com/gpu", False)]
+)
+def test_the_gke_node_selector_is_written_where_kserve_added_it(
+    tmp_path: Path, resource: str, written: bool
+) -> None:
+    """KServe's pod webhook adds the annotation's node selector only for nvidia.com/gpu."""
+    text = (
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata:\n  name: m\n"
+        "  annotations:\n    serving.kserve.io/deploymentMode: Standard\n"
+        "    serving.kserve.io/gke-accelerator: nvidia-l4\nspec:\n  predictor:\n"
+        "    containers:\n    - name: kserve-container\n      image: ghcr.io/example/serve:1\n"
+        f"      resources:\n        limits:\n          {resource}: 1\n"
+    )
+    result = run(tmp_path, ["convert", "--write", "."], {"isvc.yaml": text})
+    assert result.exit_code == 0, result.output
+    (isvc, _template) = yaml.safe_load_all((tmp_path / "isvc.yaml").read_text())
+    selector = isvc["spec"]["predictor"].get("nodeSelector") or {}
+    assert (selector.get("cloud.google.com/gke-accelerator") == "nvidia-l4") is written
+    assert ("DRA229" in codes_of(result.stderr)) is written
