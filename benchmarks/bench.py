@@ -419,7 +419,7 @@ def schema_baseline(files: list[Path], reference: bool = True) -> float:
     jsonschema (``reference``, what checking by hand or with check-jsonschema costs,
     the issue's baseline), or with the tool's compiled schema check."""
     sys.path.insert(0, str(ROOT))
-    from dra_migrate import schemas
+    from dra_migrate.k8s import schemas
 
     validators: dict[str, Any] = {}
 

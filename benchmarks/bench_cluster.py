@@ -27,7 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dra_migrate import cluster
-from dra_migrate.mapping import load_config
+from dra_migrate.convert.mapping import load_config
 from tests.fake_apiserver import large_cluster, serve, write_kubeconfig
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dra_migrate import writer
+from dra_migrate.convert import writer
 
 OLD = """apiVersion: v1
 kind: Pod

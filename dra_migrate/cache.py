@@ -349,11 +349,16 @@ def package_stamp() -> str | None:
     import sys
 
     here = os.path.dirname(os.path.realpath(__file__))
-    try:
-        names = sorted(n for n in os.listdir(here) if n.endswith(".py"))
-    except OSError:
+    modules = [
+        os.path.join(folder, n)
+        for folder, subfolders, names in os.walk(here)
+        if not subfolders.sort() and os.path.basename(folder) != "__pycache__"
+        for n in sorted(names)
+        if n.endswith(".py")
+    ]
+    if not modules:
         return None
-    files = files_stamp([os.path.join(here, n) for n in names])
+    files = files_stamp(modules)
     return None if files is None else f"{sys.version} {files}"
 
 

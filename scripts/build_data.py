@@ -35,7 +35,9 @@ from typing import Any
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from dra_migrate import cache, catalog, cel, mapping  # noqa: E402
+from dra_migrate import cache, cel  # noqa: E402
+from dra_migrate.convert import mapping  # noqa: E402
+from dra_migrate.k8s import catalog  # noqa: E402
 
 
 def built() -> dict[str, str]:

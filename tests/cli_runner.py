@@ -42,7 +42,7 @@ def _text(sink: _Sink) -> io.TextIOWrapper:
 
 def invoke(args: Sequence[str], input: str | bytes | None = None) -> Result:
     """``dra-migrate ARGS`` with ``input`` on stdin."""
-    from dra_migrate.cli import main
+    from dra_migrate.cli.app import main
 
     both = bytearray()
     out, err = _Sink(both), _Sink(both)

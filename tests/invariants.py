@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from dra_migrate import schemas
+from dra_migrate.k8s import schemas
 from dra_migrate.report.model import InventoryItem
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")

@@ -35,7 +35,7 @@ def test_generated_repository_has_the_promised_shape(tmp_path: Path) -> None:
     assert "kind: CustomResourceDefinition" in text and "nvidia.com/gpu: " not in text
     # what real bundles have: look-alikes the needles catch, template text in strings
     assert "custom.com/gpu" in text and "example.com/gpu" in text
-    from dra_migrate import load
+    from dra_migrate.manifests import load
 
     source = load.decode("bundle.yaml", text.encode())
     assert 21 <= sum(1 for _ in load._template_actions(text)) <= 89

@@ -18,7 +18,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate.catalog import CatalogError, load_catalog, parse_catalog
 from dra_migrate.cel import (
     MAX_EXPRESSION_LENGTH,
     PROBLEM_CODES,
@@ -33,6 +32,7 @@ from dra_migrate.cel import (
     normalize_semver,
     parse_quantity,
 )
+from dra_migrate.k8s.catalog import CatalogError, load_catalog, parse_catalog
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus" / "dra"
@@ -788,8 +788,8 @@ def test_the_catalog_built_into_the_package_is_its_yaml_and_nothing_is_kept(
 ) -> None:
     # nothing of the package's own data goes through the user's cache folder (issue 22):
     # the catalog's JSON is part of the package, used while the YAML is what it was made of
-    from dra_migrate import catalog
-    from dra_migrate.catalog import CATALOG_DIR
+    from dra_migrate.k8s import catalog
+    from dra_migrate.k8s.catalog import CATALOG_DIR
 
     folder = tmp_path / "catalog"
     folder.mkdir()

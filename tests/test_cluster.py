@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate import cluster
-from dra_migrate.mapping import load_config
+from dra_migrate.convert.mapping import load_config
 from tests.cli_runner import Result, invoke
 from tests.conftest import shared_dir
 from tests.fake_apiserver import (

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import context, git
+from dra_migrate import git
+from dra_migrate.repo import context
 from tests.invariants import TRAIN_JOB as _JOB
 from tests.invariants import claim_template
 
@@ -69,7 +70,7 @@ def _defined(root: Path, folder: str = ".", excludes: tuple[str, ...] = ()) -> d
 
 def _from_scratch(root: Path) -> dict[str, set]:
     """The same answer read from the index with git alone (no kept answer)."""
-    from dra_migrate.process import defined_templates
+    from dra_migrate.manifests.locate import defined_templates
 
     found = {}
     names = _git(root, "ls-files", "-z", "--cached").split("\0")

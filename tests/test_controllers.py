@@ -15,7 +15,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import controllers
+from dra_migrate.convert import controllers
 from tests.cli_runner import invoke
 
 REPO = Path(__file__).resolve().parents[1]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dra_migrate.layout import Role
-from dra_migrate.mapping import Settings, load_config
-from dra_migrate.process import process
+from dra_migrate.convert.mapping import Settings, load_config
+from dra_migrate.pipeline.one_file import process
+from dra_migrate.repo.roles import Role
 from dra_migrate.report.model import Status
 from tests.conftest import SHARED, shared_dir
 from tests.invariants import check_conversion, check_untouched

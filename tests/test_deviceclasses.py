@@ -8,8 +8,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import load
-from dra_migrate.deviceclasses import (
+from dra_migrate.convert.mapping import load_config
+from dra_migrate.manifests import load
+from dra_migrate.migration.deviceclasses import (
     CONFIGURATION,
     PlannedClass,
     bridge_class_name,
@@ -17,7 +18,6 @@ from dra_migrate.deviceclasses import (
     render,
     yaml_comment,
 )
-from dra_migrate.mapping import load_config
 from tests.conftest import run_cli
 
 JSON_LEAF = (
@@ -72,7 +72,7 @@ def test_comments_stay_comments(text: str) -> None:
 
 @given(st.from_regex(r"[a-z0-9.-]{1,20}/[A-Za-z0-9._+-]{1,40}", fullmatch=True))
 def test_bridge_names_are_dns_subdomains(resource: str) -> None:
-    from dra_migrate.deviceclasses import DNS_SUBDOMAIN
+    from dra_migrate.migration.deviceclasses import DNS_SUBDOMAIN
 
     name = bridge_class_name(resource)
     assert DNS_SUBDOMAIN.fullmatch(name) and len(name) <= 253
@@ -134,7 +134,7 @@ def test_rendered_classes_pass_validate(tmp_path: Path) -> None:
 
 
 def test_one_class_per_mig_profile_in_the_plan() -> None:
-    from dra_migrate.deviceclasses import Bridged
+    from dra_migrate.migration.deviceclasses import Bridged
 
     config = load_config(None)
     selector = "device.attributes['gpu.nvidia.com'].profile == '{}'"

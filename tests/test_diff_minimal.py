@@ -11,10 +11,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate.layout import Role
-from dra_migrate.process import process
+from dra_migrate.convert.writer import _lines, _opcodes, unified_diff
+from dra_migrate.pipeline.one_file import process
+from dra_migrate.repo.roles import Role
 from dra_migrate.report.model import Status
-from dra_migrate.writer import _lines, _opcodes, unified_diff
 from tests.test_properties import _settings, cases
 
 PLAIN = (

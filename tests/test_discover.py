@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import discover
+from dra_migrate.repo import discover
 from tests.cli_runner import invoke
 from tests.test_cli import DEPLOYMENT
 
@@ -145,11 +145,11 @@ def test_a_git_work_tree_gives_the_reports_of_reading_every_file(
 def test_files_read_again_where_processed_give_the_same_reports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str], jobs: str
 ) -> None:
-    """A file over pipeline.HELD is not kept from discovery: the worker reads it again."""
-    from dra_migrate import pipeline
+    """A file over many_files.HELD is not kept from discovery: the worker reads it again."""
+    from dra_migrate.pipeline import many_files
 
     # enough files for the process pool, with GPU requests, DRA objects and a marker
     _files(tmp_path, {f"f{i:02d}.yaml": PIECES[i % len(PIECES)] for i in range(30)})
     whole = _report(tmp_path, [*command, "--jobs", jobs])
-    monkeypatch.setattr(pipeline, "HELD", 16)
+    monkeypatch.setattr(many_files, "HELD", 16)
     assert _report(tmp_path, [*command, "--jobs", jobs]) == whole

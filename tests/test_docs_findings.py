@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from dra_migrate.cluster import EXIT_CODES
-from dra_migrate.findings import CODES
+from dra_migrate.report.findings import CODES
 from tests.cli_runner import invoke
 from tests.fake_apiserver import FakeCluster, sample_cluster, serve, write_kubeconfig
 

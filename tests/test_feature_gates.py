@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import schemas
-from dra_migrate.findings import ConfigError
+from dra_migrate.k8s import schemas
+from dra_migrate.k8s.versions import GATES, NEWEST_MINOR, gate_state, parse_feature_gates
+from dra_migrate.report.findings import ConfigError
 from dra_migrate.validate import ValidateSettings, check_file
-from dra_migrate.versions import GATES, NEWEST_MINOR, gate_state, parse_feature_gates
 from tests.cli_runner import invoke
 
 
@@ -444,7 +444,7 @@ def test_builtin_class_selector_failing_on_the_slices_is_reported_at_the_request
     tmp_path: Path,
 ) -> None:
     """A known driver's class is not in the input: its failure is the request's (DRA344)."""
-    from dra_migrate.pipeline import load_slices
+    from dra_migrate.pipeline.many_files import load_slices
     from dra_migrate.validate import check_slices, cross_check
 
     dump = tmp_path / "slices.yaml"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from dra_migrate.findings import CODES
 from dra_migrate.report import FORMATS
+from dra_migrate.report.findings import CODES
 from tests.conftest import SHARED, run_cli
 from tests.test_cli import DEPLOYMENT
 
@@ -90,7 +90,7 @@ def test_github_annotations_point_at_lines_from_the_repository_root(repo: Path) 
 
 
 def test_github_escapes_newlines_and_separators() -> None:
-    from dra_migrate.findings import finding
+    from dra_migrate.report.findings import finding
     from dra_migrate.report.github_format import annotation
 
     f = finding("DRA104", "a,b:c.yaml", 3, 4, "first\nsecond 100%")

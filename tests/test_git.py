@@ -21,9 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import git, layout, suppress, validate
-from dra_migrate.cli import COMMANDS
-from dra_migrate.mapping import load_config
+from dra_migrate import git, validate
+from dra_migrate.cli.app import COMMANDS
+from dra_migrate.convert.mapping import load_config
+from dra_migrate.pipeline import suppress
+from dra_migrate.repo import roles
 from tests.conftest import REPO
 from tests.test_cli import DEPLOYMENT
 
@@ -116,7 +118,7 @@ def test_a_search_started_early_is_taken_over(tmp_path: Path) -> None:
         ("kustomizations", os.path.realpath(root), False)
     )
     git.stop_unclaimed()
-    listed = layout._work_tree_kustomizations(os.path.realpath(root), False)
+    listed = roles._work_tree_kustomizations(os.path.realpath(root), False)
     layout_files = [os.path.basename(p) for p in listed or ()]
     assert layout_files == ["Kustomization", "kustomization.yaml"]
 

@@ -15,9 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import load, writer
-from dra_migrate.edit import Style, render_document
-from dra_migrate.findings import finding
+from dra_migrate.convert import writer
+from dra_migrate.convert.edit import Style, render_document
+from dra_migrate.manifests import load
+from dra_migrate.report.findings import finding
 from tests.cli_runner import invoke
 from tests.invariants import gpu_pod
 
@@ -317,7 +318,7 @@ def test_full_stdout_is_one_line_not_a_traceback(tmp_path: Path) -> None:
 def test_file_changed_during_the_run_is_not_overwritten(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dra_migrate import cli
+    from dra_migrate.cli import app as cli
 
     target = tmp_path / "p.yaml"
     target.write_text(pod())
@@ -421,7 +422,7 @@ def test_sigterm_during_write_says_what_was_written(tmp_path: Path) -> None:
         (tmp_path / f"p{i:02}.yaml").write_text(pod(name=f"p{i}"))
     script = (
         "import os, signal, sys\n"
-        "from dra_migrate import writer, cli\n"
+        "from dra_migrate.cli import app as cli\nfrom dra_migrate.convert import writer\n"
         "real = writer.write_atomic\n"
         "count = [0]\n"
         "def slow(*a, **k):\n"
@@ -454,7 +455,7 @@ def test_sigterm_during_write_says_what_was_written(tmp_path: Path) -> None:
 
 
 def test_config_above_the_repository_is_not_used(tmp_path: Path) -> None:
-    from dra_migrate.mapping import find_config
+    from dra_migrate.convert.mapping import find_config
 
     (tmp_path / ".dra-migrate.yaml").write_text("resources: []\n")
     repo = tmp_path / "repo"
@@ -466,7 +467,7 @@ def test_config_above_the_repository_is_not_used(tmp_path: Path) -> None:
 
 
 def test_outside_git_the_search_stops_at_home(tmp_path: Path) -> None:
-    from dra_migrate.mapping import find_config
+    from dra_migrate.convert.mapping import find_config
 
     (tmp_path / ".dra-migrate.yaml").write_text("resources: []\n")
     home = tmp_path / "home"

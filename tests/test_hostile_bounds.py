@@ -20,7 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import load, mapping, process
+from dra_migrate.convert import mapping
+from dra_migrate.manifests import load
+from dra_migrate.pipeline import one_file
 from tests.cli_runner import Result, invoke
 from tests.invariants import gpu_pod
 
@@ -148,7 +150,7 @@ def test_generated_templates_are_each_compared_once(
         data = plain(node)
         return _Counted(data) if isinstance(data, dict) else data
 
-    monkeypatch.setattr(process.load, "to_data", counted)
+    monkeypatch.setattr(one_file.load, "to_data", counted)
     Path("pods.yaml").write_text(pods(200))
     _Counted.comparisons = 0
     result = cli("convert", "--jobs", "1", "pods.yaml")
@@ -287,7 +289,7 @@ def _exact(text: str) -> Any:
     st.sampled_from(_SUFFIXES),
 )
 def test_too_large_agrees_with_the_exact_value(number: str, suffix: str) -> None:
-    from dra_migrate import quantity
+    from dra_migrate.k8s import quantity
 
     text = number + suffix
     exact = _exact(text)

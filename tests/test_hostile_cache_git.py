@@ -215,14 +215,14 @@ FORGED = "resources: [deploy.yaml]\n# ababbbbbbababaaabbbbaaaaabbbbbbaaaaaaaaaaa
 def test_two_kustomizations_forged_to_collide_never_share_facts(home: Path, tmp_path: Path) -> None:
     import zlib
 
-    from dra_migrate import layout
+    from dra_migrate.repo import roles
 
     assert len(PATCHING) == len(FORGED) and zlib.crc32(PATCHING.encode()) == zlib.crc32(
         FORGED.encode()
     )
     for first, second in ((FORGED, PATCHING), (PATCHING, FORGED)):
         for run in range(2):  # learnt, then kept in the cache folder and read from it
-            reader = layout._Reader()
+            reader = roles._Reader()
             facts = {}
             for number, text in enumerate((first, second)):
                 path = tmp_path / f"{number}{first == PATCHING}" / "kustomization.yaml"
@@ -551,7 +551,9 @@ def test_no_spelling_of_a_needle_in_a_double_quoted_scalar_escapes_the_prefilter
     # text prefilters say the document may mention it (so it is composed)
     import yaml
 
-    from dra_migrate import discover, git, load
+    from dra_migrate import git
+    from dra_migrate.manifests import load
+    from dra_migrate.repo import discover
 
     needle = data.draw(st.sampled_from([*git.CONVERT_STRINGS, b"resourceClaimTemplateName"]))
     text = needle.decode()
@@ -600,7 +602,7 @@ def test_an_overlay_whose_patches_key_is_escaped_still_guards_its_base(
 
 def test_a_claim_whose_template_key_is_escaped_still_uses_a_template(tmp_path: Path) -> None:
     # what decides a renaming overlay's DRA219: a parsed reference, whatever its spelling
-    from dra_migrate.process import uses_templates
+    from dra_migrate.pipeline.one_file import uses_templates
 
     claiming = CLAIMING.replace("resourceClaimTemplateName", '"resourceClaim\\x54emplateName"')
     path = tmp_path / "pod.yaml"

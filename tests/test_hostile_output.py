@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate.cli import end_of_options
-from dra_migrate.deviceclasses import yaml_comment, yaml_string
-from dra_migrate.findings import _weightless, finding, has_unsafe
+from dra_migrate.cli.app import end_of_options
+from dra_migrate.migration.deviceclasses import yaml_comment, yaml_string
 from dra_migrate.report import renderer
+from dra_migrate.report.findings import _weightless, finding, has_unsafe
 from dra_migrate.report.inventory import (
     ClusterInventory,
     DeviceGroup,
@@ -407,7 +407,7 @@ def test_write_never_follows_a_folder_swapped_after_the_check(
     """Between the check of where a file really is and the write, a local process
     swaps its folder for a link to outside the paths given: nothing is written there
     (the old writer wrote through the path again, and so through the link)."""
-    from dra_migrate import writer
+    from dra_migrate.convert import writer
 
     repo, outside = tmp_path / "repo", tmp_path / "outside"
     (repo / "sub").mkdir(parents=True)
@@ -434,7 +434,7 @@ def test_write_in_place_keeps_the_folder_it_checked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A swap after the folder is open changes nothing: every step is relative to it."""
-    from dra_migrate import writer
+    from dra_migrate.convert import writer
 
     repo, outside = tmp_path / "repo", tmp_path / "outside"
     (repo / "sub").mkdir(parents=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dra_migrate import load
-from dra_migrate.findings import InputProblem
+from dra_migrate.manifests import load
+from dra_migrate.report.findings import InputProblem
 
 
 def _docs(text: str) -> list[load.Document]:

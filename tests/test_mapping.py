@@ -11,9 +11,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import discover, load
-from dra_migrate.mapping import _DEFAULTS, Context, load_config
-from dra_migrate.resources import schema_path
+from dra_migrate.convert.mapping import _DEFAULTS, Context, load_config
+from dra_migrate.manifests import load
+from dra_migrate.package_data import schema_path
+from dra_migrate.repo import discover
 
 
 def test_builtin_defaults_pass_the_config_schema() -> None:
@@ -32,7 +33,7 @@ def test_builtin_mig_profile_becomes_a_selector() -> None:
 def test_the_builtin_mapping_is_built_into_the_package_as_read_from_yaml(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from dra_migrate import mapping
+    from dra_migrate.convert import mapping
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     from_json = mapping.builtin_mapping()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dra_migrate.layout import Role
-from dra_migrate.mapping import Settings, load_config
-from dra_migrate.pipeline import _collisions
-from dra_migrate.process import process
+from dra_migrate.convert.mapping import Settings, load_config
+from dra_migrate.pipeline.many_files import _collisions
+from dra_migrate.pipeline.one_file import process
+from dra_migrate.repo.roles import Role
 from dra_migrate.report.model import FileResult, Status
 
 SETTINGS = Settings(target="v1", config=load_config(None))

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import schemas
-from dra_migrate.layout import Role
-from dra_migrate.mapping import Settings, load_config
-from dra_migrate.process import process
+from dra_migrate.convert.mapping import Settings, load_config
+from dra_migrate.k8s import schemas
+from dra_migrate.pipeline.one_file import process
+from dra_migrate.repo.roles import Role
 from dra_migrate.report.model import Status
 from tests.invariants import check_conversion, check_untouched, load_all, objects
 
@@ -173,7 +173,7 @@ def test_conversion_properties(case: Case, target: str) -> None:
 def test_arbitrary_text_never_crashes(text: str) -> None:
     """Whatever the bytes, the result is a finding, never an exception or DRA900."""
     data = ("nvidia.com/gpu: 1\n" + text).encode("utf-8", "surrogatepass")
-    from dra_migrate.process import Job, process_job
+    from dra_migrate.pipeline.one_file import Job, process_job
 
     result = process_job(Job("", "fuzz.yaml", Role(), data), _settings("v1beta1"))
     assert all(f.code != "DRA900" for f in result.findings), [f.format() for f in result.findings]
@@ -182,6 +182,6 @@ def test_arbitrary_text_never_crashes(text: str) -> None:
 @given(st.text(alphabet=st.characters(exclude_categories=())))
 def test_has_unsafe_answers_as_the_character_check(text: str) -> None:
     """The fast path (``str.isprintable``) never hides an unsafe character."""
-    from dra_migrate.findings import has_unsafe, unsafe
+    from dra_migrate.report.findings import has_unsafe, unsafe
 
     assert has_unsafe(text) == any(unsafe(c) for c in text)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dra_migrate.quantity import parse_quantity, whole_count
+from dra_migrate.k8s.quantity import parse_quantity, whole_count
 
 
 @pytest.mark.parametrize(

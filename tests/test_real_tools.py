@@ -7,10 +7,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from dra_migrate import schemas
-from dra_migrate.layout import Role
-from dra_migrate.mapping import Settings, load_config
-from dra_migrate.process import process
+from dra_migrate.convert.mapping import Settings, load_config
+from dra_migrate.k8s import schemas
+from dra_migrate.pipeline.one_file import process
+from dra_migrate.repo.roles import Role
 from tests.conftest import REPO, run_cli
 from tests.invariants import check_conversion, load_all, objects
 

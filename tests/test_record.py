@@ -5,15 +5,12 @@
 from __future__ import annotations
 
 import pickle
-import re
 import typing
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from dra_migrate import lazyre, record
-from dra_migrate.findings import Finding
+from dra_migrate import record
+from dra_migrate.report.findings import Finding
 from dra_migrate.report.model import FileResult, Status
 
 
@@ -91,26 +88,3 @@ def test_records_pickle_for_the_process_pool() -> None:
     assert "Status.CHANGED" in repr(result) or "changed" in repr(result)
     with pytest.raises(TypeError):
         hash(result)  # mutable: equal by value, never a dict key
-
-
-PATTERNS = [r"(?P<n>[0-9]+)(Mi|Gi)?", r"^---[ \t]*$", r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"]
-
-
-@given(st.sampled_from(PATTERNS), st.sampled_from([0, re.I, re.M]), st.text(max_size=30))
-def test_a_deferred_expression_answers_as_the_compiled_one(
-    pattern: str, flags: int, text: str
-) -> None:
-    lazy, compiled = lazyre.compile(pattern, flags), re.compile(pattern, flags)
-    assert lazy.pattern == pattern
-    for method in ("match", "fullmatch", "search"):
-        got, want = getattr(lazy, method)(text), getattr(compiled, method)(text)
-        assert (got and got.group(0)) == (want and want.group(0))
-    assert lazy.findall(text) == compiled.findall(text)
-    assert lazy.sub("x", text) == compiled.sub("x", text)
-
-
-def test_a_deferred_expression_compiles_once_on_first_use() -> None:
-    lazy = lazyre.compile(r"a+b")
-    assert "search" not in vars(lazy)
-    assert lazy.search("xaab")
-    assert "search" in vars(lazy)  # then a plain attribute: no lookup on later calls

@@ -20,8 +20,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import schema_engine, schemas
-from dra_migrate.schemas import KUBE_VERSIONS, validate_object
+from dra_migrate.k8s import schema_engine, schemas
+from dra_migrate.k8s.schemas import KUBE_VERSIONS, validate_object
 
 REPO = Path(__file__).resolve().parents[1]
 KUBE_DIR = REPO / "schemas" / "kubernetes"

@@ -1,4 +1,4 @@
-"""Tests for the bundled Kubernetes JSON Schemas and ``dra_migrate.schemas``."""
+"""Tests for the bundled Kubernetes JSON Schemas and ``dra_migrate.k8s.schemas``."""
 
 from __future__ import annotations
 
@@ -21,9 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
-from dra_migrate import schemas
-from dra_migrate.resources import schema_path
-from dra_migrate.schemas import (
+from dra_migrate.k8s import schemas
+from dra_migrate.k8s.schemas import (
     KUBE_VERSIONS,
     SchemaError,
     SchemaNotFound,
@@ -31,6 +30,7 @@ from dra_migrate.schemas import (
     validate_object,
     validate_pod_spec,
 )
+from dra_migrate.package_data import schema_path
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMAS_DIR = REPO / "schemas"
@@ -100,7 +100,7 @@ def test_kube_versions_match_index() -> None:
 
 
 def test_import_does_not_load_jsonschema() -> None:
-    code = "import sys, dra_migrate.schemas; print('jsonschema' in sys.modules)"
+    code = "import sys, dra_migrate.k8s.schemas; print('jsonschema' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True, text=True
     )
@@ -355,7 +355,7 @@ def test_wheel_layout(tmp_path: Path) -> None:
     shutil.copytree(REPO / "dra_migrate", package, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(KUBE_DIR, package / "_data" / "schemas" / "kubernetes")
     code = (
-        "import dra_migrate.schemas as s, dra_migrate.resources as r; "
+        "import dra_migrate.k8s.schemas as s, dra_migrate.package_data as r; "
         "print(s.__file__, r.schema_path('x'), "
         "s.validate_object({'apiVersion': 'v1', 'kind': 'Pod', 'spec': {'containers': []}}))"
     )
@@ -363,7 +363,7 @@ def test_wheel_layout(tmp_path: Path) -> None:
         [sys.executable, "-c", code], cwd=tmp_path, check=True, capture_output=True, text=True
     )
     assert out.stdout.split() == [
-        str(package / "schemas.py"),
+        str(package / "k8s" / "schemas.py"),
         str(package / "_data" / "schemas" / "x"),
         "[]",
     ]

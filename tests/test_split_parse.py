@@ -21,11 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from yaml.nodes import Node, ScalarNode
 
-from dra_migrate import load
-from dra_migrate.findings import Finding, InputProblem
-from dra_migrate.layout import Role
-from dra_migrate.mapping import Settings, load_config
-from dra_migrate.process import _needles, process
+from dra_migrate.convert.mapping import Settings, load_config
+from dra_migrate.manifests import load
+from dra_migrate.pipeline.one_file import _needles, process
+from dra_migrate.repo.roles import Role
+from dra_migrate.report.findings import Finding, InputProblem
 from dra_migrate.report.model import FileResult, Status
 
 CONFIG = load_config(None)

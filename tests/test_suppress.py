@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate import load, suppress
+from dra_migrate.manifests import load
+from dra_migrate.pipeline import suppress
 from tests.conftest import run_cli
 
 # DRA208 (a GPU product node selector, a note) at line 9; the GPU request at line 17
@@ -207,8 +208,8 @@ LINES = PRODUCT.splitlines()
     codes=st.sampled_from(["", "[DRA208]", "[DRA401]", "[DRA208,DRA401]", "[DRA205]"]),
 )
 def test_nothing_is_lost(where: set[int], codes: str) -> None:
-    from dra_migrate.findings import finding
-    from dra_migrate.mapping import load_config
+    from dra_migrate.convert.mapping import load_config
+    from dra_migrate.report.findings import finding
     from dra_migrate.report.model import FileResult, Report, Status
 
     lines = [

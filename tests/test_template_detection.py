@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from yaml.nodes import ScalarNode
 
-from dra_migrate import load
-from dra_migrate.findings import InputProblem
+from dra_migrate.manifests import load
+from dra_migrate.report.findings import InputProblem
 from tests.cli_runner import invoke
 
 

@@ -101,7 +101,7 @@ VALIDATION_CASES: list[dict[str, Any]] = [
 
 
 def _validation_verdict(case: dict[str, Any]) -> str:
-    from dra_migrate.findings import Severity
+    from dra_migrate.report.findings import Severity
     from dra_migrate.validate import ValidateSettings, check_file, cross_check
 
     gates = tuple((case.get("featureGates") or {}).items())

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from dra_migrate.layout import Role
-from dra_migrate.mapping import ConfigError, Settings, load_config
-from dra_migrate.pipeline import load_slices, run_validate
-from dra_migrate.process import process
+from dra_migrate.convert.mapping import ConfigError, Settings, load_config
+from dra_migrate.pipeline.many_files import load_slices, run_validate
+from dra_migrate.pipeline.one_file import process
+from dra_migrate.repo.roles import Role
 from dra_migrate.report.model import Status
 from dra_migrate.validate import ValidateSettings, check_file, cross_check
 from tests.conftest import SHARED, run_cli, shared_dir
@@ -36,7 +36,7 @@ def _check(name: str, data: bytes, kube: str | None = None, external: bool = Tru
 
 
 def _codes(lines: list[str], severity: str | None = None) -> set[str]:
-    from dra_migrate.findings import CODES
+    from dra_migrate.report.findings import CODES
 
     found = set()
     for line in lines:

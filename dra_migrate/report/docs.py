@@ -6,8 +6,8 @@ import os
 import re
 from functools import cache
 
-from dra_migrate.findings import CODES
-from dra_migrate.resources import data_dir
+from dra_migrate.package_data import data_dir
+from dra_migrate.report.findings import CODES
 
 # Where docs/findings.md is published; SARIF rules and Markdown reports link each code there.
 FINDINGS_URL = "https://github.com/dra-migrate/dra-migrate/blob/main/docs/findings.md"

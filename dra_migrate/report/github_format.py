@@ -12,7 +12,7 @@ of its own (``findings.inert``); the runner's ``%`` escapes come last.
 
 from __future__ import annotations
 
-from dra_migrate.findings import Finding, Severity, escape, inert
+from dra_migrate.report.findings import Finding, Severity, escape, inert
 from dra_migrate.report.locations import repo_relative
 from dra_migrate.report.model import InventoryItem, Report
 from dra_migrate.report.summary import summary_line

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_migrate import __version__
-from dra_migrate.findings import XML_INERT, inert, utf8
+from dra_migrate.package_data import jinja_environment
+from dra_migrate.report.findings import XML_INERT, inert, utf8
 from dra_migrate.report.model import Report
-from dra_migrate.resources import jinja_environment
 
 BAR_WIDTH = 360  # pixels of the longest bar
 

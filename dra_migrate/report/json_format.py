@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from dra_migrate import __version__
-from dra_migrate.findings import JSON_INERT, inert, utf8
+from dra_migrate.report.findings import JSON_INERT, inert, utf8
 from dra_migrate.report.model import REPORT_VERSION, Report
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from dra_migrate.findings import XML_INERT, Finding, Severity, inert, utf8
+from dra_migrate.report.findings import XML_INERT, Finding, Severity, inert, utf8
 from dra_migrate.report.model import Report
 from dra_migrate.report.summary import summary_line
 

@@ -18,10 +18,10 @@ import re
 from collections import Counter
 
 from dra_migrate import __version__
-from dra_migrate.findings import CODES, XML_INERT, escape, inert
+from dra_migrate.package_data import jinja_environment
 from dra_migrate.report.docs import FINDINGS_URL
+from dra_migrate.report.findings import CODES, XML_INERT, escape, inert
 from dra_migrate.report.model import Report
-from dra_migrate.resources import jinja_environment
 
 _MARKDOWN = re.compile(r"([\\`*_\[\]|~:@])")
 _WWW = re.compile(r"(?i)\b(www)\.")  # GitHub links www.example.com by itself

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dra_migrate.report.model import REQUEST, as_json, location_dict
+from dra_migrate.report.fields import REQUEST, as_json, location_dict
 
 PLAN_VERSION = 1
 

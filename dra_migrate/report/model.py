@@ -5,8 +5,9 @@ from __future__ import annotations
 import enum
 import fnmatch
 
-from dra_migrate.findings import Finding, Severity, finding
 from dra_migrate.record import NamedTuple, Record
+from dra_migrate.report.fields import REQUEST, as_json, location_dict
+from dra_migrate.report.findings import Finding, Severity, finding
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
@@ -65,45 +66,6 @@ class Status(enum.StrEnum):
     CHANGED = "changed"  # converted (or would be)
     FAILED = "failed"  # could not be processed; left untouched
     REPORTED = "reported"  # never modified by design (Helm template, kustomize patch...)
-
-
-# The pod spec a row is about, as every report model names it: (field, JSON key).
-LOCATION = (
-    ("path", "path"),
-    ("line", "line"),
-    ("col", "col"),
-    ("api_version", "apiVersion"),
-    ("kind", "kind"),
-    ("namespace", "namespace"),
-    ("name", "name"),
-    ("pod_path", "podPath"),
-)
-
-
-def location(obj: Any) -> dict[str, Any]:
-    """The location fields of an inventory row or a workload, as keyword arguments."""
-    return {name: getattr(obj, name) for name, _key in LOCATION}
-
-
-# A container's GPU request, as every report model names it: (field, JSON key).
-REQUEST = (
-    ("container", "container"),
-    ("role", "role"),
-    ("resource", "resource"),
-    ("count", "count"),
-    ("value", "value"),
-    ("device_class", "deviceClass"),
-)
-
-
-def as_json(obj: Any, table: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-    """The fields of ``table`` of a report row, with the keys of the JSON formats."""
-    return {key: getattr(obj, name) for name, key in table}
-
-
-def location_dict(obj: Any) -> dict[str, Any]:
-    """The location fields with the keys of the JSON formats."""
-    return as_json(obj, LOCATION)
 
 
 class InventoryItem(Record):

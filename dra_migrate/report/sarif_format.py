@@ -16,8 +16,8 @@ from collections import Counter
 from typing import Any
 
 from dra_migrate import __version__
-from dra_migrate.findings import CODES, Finding, Severity
 from dra_migrate.report.docs import FINDINGS_URL, help_text
+from dra_migrate.report.findings import CODES, Finding, Severity
 from dra_migrate.report.json_format import dumps
 from dra_migrate.report.locations import repo_relative
 from dra_migrate.report.model import Report, Suppressed

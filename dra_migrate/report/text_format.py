@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from dra_migrate.findings import CODES, escape, inert, quote_path
+from dra_migrate.report.findings import CODES, escape, inert, quote_path
 from dra_migrate.report.model import Report, Status
 from dra_migrate.report.summary import summary_line
 

@@ -1,0 +1,72 @@
+"""The edit operations the plan stage decides and the edit stage applies, as data.
+
+``plan.py`` (and the rules of ``controllers.py``) name the nodes to change and the
+objects to add with these; ``edit.py`` turns them into text splices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from yaml.nodes import MappingNode, Node, SequenceNode
+
+from dra_migrate.manifests.load import entries, get
+from dra_migrate.record import NamedTuple
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from dra_migrate.manifests.locate import Workload
+
+
+class RemoveEntry(NamedTuple):
+    """Delete ``key`` (a key node) and its value from ``mapping``."""
+
+    mapping: MappingNode
+    key: Node
+
+
+# The entries (mapping, key, value) an added item replaces: their line comments
+# move to the item's first line (a comment on ``nvidia.com/gpu: 1`` follows
+# the claim reference that replaces it).
+Replaced = tuple[tuple[MappingNode, Node, Node], ...]
+
+
+class AppendEntry(NamedTuple):
+    """Add ``key: value`` at the end of ``mapping``."""
+
+    mapping: MappingNode
+    key: str
+    value: Any
+    replaces: Replaced = ()
+
+
+class AppendItems(NamedTuple):
+    """Add items at the end of ``sequence``."""
+
+    sequence: SequenceNode
+    values: tuple[Any, ...]
+    replaces: Replaced = ()
+
+
+class AddObject(NamedTuple):
+    """Add a generated object after ``workload``'s document (or to its List)."""
+
+    workload: Workload
+    obj: Mapping[str, Any]
+    comment: str
+
+
+Edit = RemoveEntry | AppendEntry | AppendItems | AddObject
+
+
+def add_items(
+    mapping: MappingNode, key: str, values: tuple[Any, ...], replaces: Replaced = ()
+) -> list[Edit]:
+    """Append to the list at ``key``, creating it; an empty ``key:`` is replaced."""
+    existing = get(mapping, key)
+    if isinstance(existing, SequenceNode):
+        return [AppendItems(existing, values, replaces)]
+    edits: list[Edit] = [RemoveEntry(mapping, k) for name, k, _v in entries(mapping) if name == key]
+    return [*edits, AppendEntry(mapping, key, list(values), replaces)]

@@ -1,0 +1,873 @@
+"""Stage 4, plan: decide, per pod spec, the claims, requests and edits.
+
+Pure data: the plan names the nodes to change and the objects to add; the
+edit stage turns it into text. The semantics of the migration live here:
+
+- one request per GPU container (and per resource), so that containers that
+  each had their own GPUs keep distinct devices;
+- counts are whole quantities taken from ``limits``; ``requests``, when
+  present, must be equal; ``0`` needs no claim;
+- a non-sidecar init container reuses the devices of app containers, as the
+  device plugin did (the pod holds max(init, sum of app and sidecars));
+- one ResourceClaimTemplate per pod template, in the workload's namespace.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Iterable, Mapping
+
+from yaml.nodes import MappingNode, Node
+
+from dra_migrate.convert import controllers
+from dra_migrate.convert.asks import Ask
+from dra_migrate.convert.mapping import Choice, Config, Context, Settings
+from dra_migrate.convert.operations import (
+    AddObject,
+    AppendEntry,
+    Edit,
+    RemoveEntry,
+    add_items,
+)
+from dra_migrate.k8s import quantity
+from dra_migrate.k8s.names import DNS_LABEL
+from dra_migrate.k8s.quantity import INT64_MAX, whole_count
+from dra_migrate.manifests import load
+from dra_migrate.manifests.kinds import ARGO, KSERVE_MODE_ANNOTATION, on_knative
+from dra_migrate.manifests.load import entries, get, items, scalar
+from dra_migrate.manifests.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
+from dra_migrate.record import NamedTuple, Record
+from dra_migrate.report.findings import Finding, escape, finding, has_unsafe
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+MAX_REQUESTS = 32  # DeviceRequestsMaxSize
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{\{.*?\}\}")
+
+
+# --- the plan -------------------------------------------------------------------
+
+
+class DeviceRequest(Record):
+    """One request of a generated claim: a device class and a count."""
+
+    __slots__ = _fields = ("name", "choice", "count", "containers")
+
+    def __init__(
+        self, name: str, choice: Choice, count: int, containers: list[str] | None = None
+    ) -> None:
+        self.name = name
+        self.choice = choice
+        self.count = count
+        self.containers: list[str] = [] if containers is None else containers
+
+
+class PodPlan(NamedTuple):
+    site: PodSite
+    claim: str
+    template: str
+    requests: list[DeviceRequest]
+    refs: dict[str, list[str]]  # container name -> request names it uses
+    asks: list[Ask]
+    edits: list[Edit]
+    findings: list[Finding]
+
+    @property
+    def template_object(self) -> Mapping[str, Any]:
+        obj = next(e.obj for e in self.edits if isinstance(e, AddObject))
+        return obj
+
+
+class Names:
+    """Generated names taken so far in one stream, per namespace."""
+
+    def __init__(self) -> None:
+        self.taken: set[tuple[str, str]] = set()
+
+    def reserve(self, namespace: str | None, name: str) -> None:
+        self.taken.add((namespace or "", name))
+
+    def free(self, namespace: str | None, name: str) -> bool:
+        return (namespace or "", name) not in self.taken
+
+
+def plan_site(
+    site: PodSite, settings: Settings, names: Names, path: str
+) -> tuple[PodPlan | None, list[Finding]]:
+    """The plan for one pod spec, or None when it asks for no mapped GPU.
+
+    Findings that block the file (bad counts, aliases) come back with no plan.
+    """
+    config = settings.config
+    ctx = Context(
+        namespace=site.workload.namespace,
+        labels={**site.workload.labels, **site.template_labels},
+        node_selector=site.node_selector,
+    )
+    findings: list[Finding] = []
+    asks: list[Ask] = []
+    removals: list[RemoveEntry] = []
+    for container in site.containers:
+        found = _container_asks(container, config, ctx, site, path, findings, removals)
+        asks.extend(found)
+    if not asks or any(f.blocks for f in findings):
+        return None, findings
+    knative = on_knative(site.workload.entry, _annotations(site.workload))
+    if knative is not None:
+        line, col = site.workload.position
+        findings.append(
+            finding(
+                "DRA215",
+                path,
+                line,
+                col,
+                f"{site.workload.kind} {site.workload.name} is {knative}: Knative Serving "
+                "rejects resourceClaims and resources.claims in every version "
+                "(knative/serving#15332), so it is left on the device plugin",
+                "keep it on the device plugin; to move it to DRA, run it without Knative "
+                f"(a Deployment, or KServe with {KSERVE_MODE_ANNOTATION}: RawDeployment)",
+            )
+        )
+        return None, findings
+    fractional = _fractional(site, asks, ctx, config, path)
+    if fractional:
+        return None, findings + fractional
+
+    shared = _shared(site, asks, removals)
+    if shared is not None:
+        line, col = load.position(shared)
+        findings.append(
+            finding(
+                "DRA008",
+                path,
+                line,
+                col,
+                "this pod spec, container or resources block is shared through a YAML "
+                "anchor/alias or merge key; editing it would change every place that uses it",
+                "expand the alias by hand, then run again",
+            )
+        )
+        return None, findings
+
+    refused = _invalid_names(site.workload, path)
+    if refused is not None:
+        findings.append(refused)
+        return None, findings
+
+    after = controllers.after_rewrite(site, asks, config, path)
+    if after.refused:
+        return None, findings + list(after.findings)
+
+    requests, refs = _requests(site, asks, path, findings)
+    if len(requests) > MAX_REQUESTS:
+        line, col = load.position(site.pod)
+        findings.append(
+            finding(
+                "DRA107",
+                path,
+                line,
+                col,
+                f"this pod needs {len(requests)} device requests; a claim holds at most "
+                f"{MAX_REQUESTS}",
+                "split the pod, or give containers that may share devices one request by hand",
+            )
+        )
+        return None, findings
+
+    workload = site.workload
+    claim = _claim_name(site.pod)
+    template = _template_name(workload, site, names, path, findings, settings.reserved)
+    obj = resource_claim_template(template, workload.namespace, requests, settings.target)
+    edits: list[Edit] = list(removals)
+    edits.extend(_container_edits(site, refs, claim, asks))
+    pod_claim = {"name": claim, "resourceClaimTemplateName": template}
+    if site.style == ARGO:
+        edits.extend(_argo_claim(site, pod_claim, path, findings))
+    else:
+        edits.extend(add_items(site.pod, "resourceClaims", (pod_claim,)))
+    where = f" ({site.path})" if site.label else ""
+    edits.append(
+        AddObject(
+            workload,
+            obj,
+            f"dra-migrate: GPUs of {workload.kind} {workload.name}{where}",
+        )
+    )
+    edits.extend(after.edits)
+    findings.extend(after.findings)
+    _notes(site, asks, ctx, path, findings)
+    return PodPlan(site, claim, template, requests, refs, asks, edits, findings), findings
+
+
+def _fractional(
+    site: PodSite, asks: list[Ask], ctx: Context, config: Config, path: str
+) -> list[Finding]:
+    """DRA205 for asks that are a share of a GPU (time-slicing, HAMi-style vGPU) with no
+    sharing configuration in the mapping: a claim would turn each into whole GPUs."""
+    found = []
+    products: list[str] = list(ctx.node_selector.get(PRODUCT_LABEL) or ())
+    for ask in asks:
+        if ask.choice.config:  # the mapping gives it a sharing configuration
+            continue
+        resources = get(ask.container.node, "resources")
+        domain = ask.resource.split("/", 1)[0]
+        companions = sorted(
+            {
+                name
+                for section in ("limits", "requests")
+                for name, _kn, _v in entries(get(resources, section))
+                if name.split("/", 1)[0] == domain
+                and config.detects(name)
+                and not config.maps(name)
+            }
+        )
+        who = f"container {ask.container.name!r}"
+        if companions:
+            what = (
+                f"{who} sets {', '.join(companions)} next to {ask.resource}: a fraction of a "
+                f"GPU (vGPU slices of a sharing scheduler such as HAMi)"
+            )
+        elif ask.choice.shared or any(p.endswith("-SHARED") for p in products):
+            what = f"{who} asks for {ask.resource}: {ask.count}, a time-sliced share of a GPU"
+        else:
+            continue
+        found.append(
+            finding(
+                "DRA205",
+                path,
+                *load.position(ask.key),
+                f"{what}; a claim would allocate {ask.count} whole GPU(s) of its own to every "
+                "pod, so the pod is left on the device plugin",
+                f"keep it on its sharing scheduler, or map {ask.resource} in .dra-migrate.yaml "
+                "with a config that shares devices (the NVIDIA driver's GpuConfig, sharing "
+                "strategy TimeSlicing or MPS) and convert again",
+            )
+        )
+    return found
+
+
+def _annotations(workload: Workload) -> dict[str, str]:
+    return {
+        k: scalar(v) or ""
+        for k, _kn, v in entries(load.get_path(workload.root, "metadata", "annotations"))
+    }
+
+
+def _shared(site: PodSite, asks: list[Ask], removals: list[RemoveEntry]) -> Node | None:
+    """A node the edits would change that other places share (anchor and alias)."""
+    aliased = site.workload.doc.aliased
+    nodes: list[Node | None] = [site.pod]
+    for ask in asks:
+        resources = get(ask.container.node, "resources")
+        # limits and requests count only when edited: the removals name them below
+        nodes += [ask.container.node, resources, get(resources, "claims")]
+    nodes.append(get(site.pod, "resourceClaims"))
+    nodes += [r.mapping for r in removals]
+    for node in nodes:
+        if node is not None and (id(node) in aliased or load.has_merge(node)):
+            return node
+    return None
+
+
+# --- reading the asks -------------------------------------------------------------
+
+
+def _container_asks(
+    container: Container,
+    config: Config,
+    ctx: Context,
+    site: PodSite,
+    path: str,
+    findings: list[Finding],
+    removals: list[RemoveEntry],
+) -> list[Ask]:
+    resources = get(container.node, "resources")
+    limits, requests = get(resources, "limits"), get(resources, "requests")
+    limit_entries = {k: (kn, v) for k, kn, v in entries(limits) if config.is_gpu(k)}
+    request_entries = {k: (kn, v) for k, kn, v in entries(requests) if config.is_gpu(k)}
+    asks: list[Ask] = []
+    unmapped: list[str] = []
+    removed: dict[int, list[Node]] = {}
+    who = f"container {container.name!r}"
+    for name in sorted(set(limit_entries) | set(request_entries), key=_order(limit_entries)):
+        if name not in limit_entries:
+            key, _value = request_entries[name]
+            line, col = load.position(key)
+            findings.append(
+                finding(
+                    "DRA103",
+                    path,
+                    line,
+                    col,
+                    f"{who} sets {name} in requests but not in limits; extended resources are set in limits",
+                    "move the count to limits",
+                )
+            )
+            continue
+        key, value = limit_entries[name]
+        line, col = load.position(value)
+        if not config.maps(name):
+            findings.append(
+                finding(
+                    "DRA104",
+                    path,
+                    *load.position(key),
+                    f"{who} uses {name}, which the mapping does not convert; left as it is",
+                    "add it to .dra-migrate.yaml resources if it should become a DRA request",
+                )
+            )
+            unmapped.append(name)
+            continue
+        count = _count(value, name, who, path, findings)
+        if count is None:
+            continue
+        if name in request_entries:
+            req_value = request_entries[name][1]
+            asked = load.quantity_text(req_value) or ""
+            if not quantity.equal(asked, load.quantity_text(value) or ""):
+                findings.append(
+                    finding(
+                        "DRA102",
+                        path,
+                        *load.position(req_value),
+                        f"{who} requests {scalar(req_value)!r} of {name} but its limit is "
+                        f"{scalar(value)!r}; they must be equal",
+                    )
+                )
+                continue
+        if count == 0:
+            findings.append(
+                finding(
+                    "DRA105",
+                    path,
+                    line,
+                    col,
+                    f"{who} sets {name} to 0: no device is needed, nothing converted",
+                )
+            )
+            continue
+        choice = config.choose(name, ctx)
+        assert choice is not None  # config.maps(name) held
+        asks.append(Ask(container, name, count, choice, key))
+        removed.setdefault(id(limits), []).append(key)
+        if name in request_entries:
+            removed.setdefault(id(requests), []).append(request_entries[name][0])
+    for mapping, parent_key in ((limits, "limits"), (requests, "requests")):
+        if not isinstance(mapping, MappingNode) or id(mapping) not in removed:
+            continue
+        gone = removed[id(mapping)]
+        if len(gone) == len(mapping.value):
+            key_node = next(kn for k, kn, _v in entries(resources) if k == parent_key)
+            assert isinstance(resources, MappingNode)
+            removals.append(RemoveEntry(resources, key_node))
+        else:
+            removals.extend(RemoveEntry(mapping, k) for k in gone)
+    return asks
+
+
+def _order(limit_entries: Mapping[str, tuple[Node, Node]]) -> Any:
+    def key(name: str) -> tuple[int, int]:
+        if name in limit_entries:
+            return (0, limit_entries[name][0].start_mark.index)
+        return (1, 0)
+
+    return key
+
+
+def _shown(text: str) -> str:
+    """A value for a message: quoted, and cut in the middle when long."""
+    if len(text) <= 60:
+        return repr(text)
+    return f"{text[:24]!r}...{text[-12:]!r} ({len(text)} characters)"
+
+
+def _count(value: Node, name: str, who: str, path: str, findings: list[Finding]) -> int | None:
+    text = scalar(value)
+    line, col = load.position(value)
+    if text is not None and _PLACEHOLDER.search(text):
+        findings.append(
+            finding(
+                "DRA106",
+                path,
+                line,
+                col,
+                f"{who} sets {name} from the template expression {text!r}; the count is not known",
+                "render the template first, or convert the template's source by hand",
+            )
+        )
+        return None
+    written = load.quantity_text(value)
+    count = whole_count(written) if written is not None else None
+    # too_large also judges a number too long for whole_count to convert
+    if count > INT64_MAX if count is not None else quantity.too_large(written or ""):
+        findings.append(
+            finding(
+                "DRA108",
+                path,
+                line,
+                col,
+                f"{who} sets {name} to {_shown(text or written or '')}, more than Kubernetes "
+                "can hold in a count "
+                f"(at most {INT64_MAX})",
+                "write the number of devices the container needs",
+            )
+        )
+        return None
+    if count is not None and text is not None and load.octal_surprise(value):
+        findings.append(
+            finding(
+                "DRA031",
+                path,
+                line,
+                col,
+                f"{who} sets {name} to {text}, which Kubernetes reads as the YAML 1.1 octal "
+                f"number {count}: the claim asks for {count}",
+                f"if {int(text.replace('_', '').lstrip('+-0') or '0')} was meant, quote it "
+                f'("{text}") or drop the leading zero, and convert again',
+            )
+        )
+    if count is None:
+        shown = _shown(text) if text is not None else repr("a non-scalar value")
+        findings.append(
+            finding(
+                "DRA101",
+                path,
+                line,
+                col,
+                f"{who} sets {name} to {shown}; a device count must be a whole number of 0 or more",
+            )
+        )
+    return count
+
+
+# --- requests, and who uses them ----------------------------------------------------
+
+
+def _requests(
+    site: PodSite, asks: list[Ask], path: str, findings: list[Finding]
+) -> tuple[list[DeviceRequest], dict[str, list[str]]]:
+    requests: list[DeviceRequest] = []
+    refs: dict[str, list[str]] = {}
+    used: set[str] = set()
+    per_container: dict[str, list[Ask]] = {}
+    for ask in asks:
+        per_container.setdefault(ask.container.name, []).append(ask)
+
+    def new_request(base: str, choice: Choice, count: int) -> DeviceRequest:
+        name = _unique(_dns_label(base), used)
+        used.add(name)
+        request = DeviceRequest(name, choice, count)
+        requests.append(request)
+        return request
+
+    # App containers and sidecars run together: each gets its own request.
+    for ask in asks:
+        if ask.container.role in (APP, SIDECAR):
+            several = len(per_container[ask.container.name]) > 1
+            base = ask.container.name + (f"-{_resource_slug(ask.resource)}" if several else "")
+            request = new_request(base, ask.choice, ask.count)
+            request.containers.append(ask.container.name)
+            refs.setdefault(ask.container.name, []).append(request.name)
+
+    # Init containers run one at a time, before the app containers start: they
+    # may reuse the devices of app containers, and of sidecars declared after
+    # them (those start later); never of a sidecar that already runs beside them.
+    # The pod then holds what Kubernetes accounts for it: the larger of the
+    # app containers plus sidecars and, for each init container, its own count
+    # plus the sidecars started before it.
+    order = {c.name: i for i, c in enumerate(site.containers)}
+    role = {a.container.name: a.container.role for a in asks}
+    extra: dict[tuple[Any, ...], DeviceRequest] = {}
+    init_asks = [a for a in asks if a.container.role == INIT]
+
+    def pool_of(ask: Ask) -> list[DeviceRequest]:
+        key = _choice_key(ask.choice)
+        return [
+            r
+            for r in requests
+            if r not in extra.values()
+            and _choice_key(r.choice) == key
+            and (
+                role.get(r.containers[0]) == APP
+                or order.get(r.containers[0], -1) > order[ask.container.name]
+            )
+        ]
+
+    deficits: dict[tuple[Any, ...], int] = {}
+    for ask in init_asks:
+        key = _choice_key(ask.choice)
+        missing = ask.count - sum(r.count for r in pool_of(ask))
+        deficits[key] = max(deficits.get(key, 0), missing)
+    for ask in init_asks:
+        key = _choice_key(ask.choice)
+        pool = pool_of(ask)
+        subset = _cover(pool, ask.count)
+        chosen = list(subset) if subset is not None else list(pool)
+        if subset is None:
+            if key not in extra:
+                extra[key] = new_request(ask.container.name, ask.choice, deficits[key])
+            chosen.append(extra[key])
+        for request in chosen:
+            request.containers.append(ask.container.name)
+            refs.setdefault(ask.container.name, []).append(request.name)
+        seen = sum(r.count for r in chosen)
+        reused = [r.name for r in chosen if r.containers[0] != ask.container.name]
+        if reused:
+            line, col = load.position(ask.key)
+            own = [r.name for r in chosen if r.containers[0] == ask.container.name]
+            own_note = f" plus its own request {own[0]} for the rest" if own else ""
+            more = (
+                f"; it sees {seen} devices where it asked for {ask.count}"
+                if seen > ask.count
+                else ""
+            )
+            findings.append(
+                finding(
+                    "DRA207",
+                    path,
+                    line,
+                    col,
+                    f"init container {ask.container.name!r} uses request(s) {', '.join(reused)} "
+                    f"of containers that start after it{own_note}, as the device plugin reused their GPUs{more}",
+                )
+            )
+    return requests, refs
+
+
+def _cover(pool: list[DeviceRequest], need: int) -> tuple[DeviceRequest, ...] | None:
+    """The requests whose counts cover ``need`` with the least surplus (then the fewest)."""
+    if sum(r.count for r in pool) < need:
+        return None
+    if len(pool) > 16:  # subsets explode; take the largest first
+        picked: list[DeviceRequest] = []
+        for request in sorted(pool, key=lambda r: -r.count):
+            if sum(r.count for r in picked) >= need:
+                break
+            picked.append(request)
+        return tuple(picked)
+    best: tuple[int, int, tuple[DeviceRequest, ...]] | None = None
+    for size in range(1, len(pool) + 1):
+        for combo in itertools.combinations(pool, size):
+            total = sum(r.count for r in combo)
+            if total >= need and (best is None or (total - need, size) < best[:2]):
+                best = (total - need, size, combo)
+    return best[2] if best else None
+
+
+def _choice_key(choice: Choice) -> tuple[Any, ...]:
+    return (
+        choice.device_class,
+        choice.selectors,
+        json.dumps(choice.config, sort_keys=True, default=str),
+    )
+
+
+def _resource_slug(resource: str) -> str:
+    return resource.rsplit("/", 1)[-1]
+
+
+# --- names ------------------------------------------------------------------------
+
+
+def _short_hash(text: str) -> str:
+    import hashlib  # lazy: loading OpenSSL costs start-up time, and few names need a hash
+
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def _dns_label(text: str, limit: int = 63) -> str:
+    clean = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-") or "ctr"
+    clean = re.sub(r"-{2,}", "-", clean)
+    if clean == text and len(clean) <= limit:
+        return clean
+    if len(clean) <= limit and DNS_LABEL.fullmatch(clean):
+        return clean
+    return clean[: limit - 7].rstrip("-") + "-" + _short_hash(text)
+
+
+def _unique(name: str, used: set[str]) -> str:
+    if name not in used:
+        return name
+    for i in itertools.count(2):
+        candidate = f"{name[: 63 - len(str(i)) - 1]}-{i}"
+        if candidate not in used:
+            return candidate
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _claim_name(pod: MappingNode) -> str:
+    taken = {scalar(get(c, "name")) for c in items(get(pod, "resourceClaims"))}
+    for candidate in ("gpu", "gpus"):
+        if candidate not in taken:
+            return candidate
+    return _unique("gpu", {t for t in taken if t})
+
+
+def _template_name(
+    workload: Workload,
+    site: PodSite,
+    names: Names,
+    path: str,
+    findings: list[Finding],
+    reserved: frozenset[tuple[str, str]] = frozenset(),
+) -> str:
+    base = workload.name.rstrip("-") or workload.kind.lower()
+    wanted = "-".join(p for p in (base, site.label, "gpu") if p)
+    name = _dns_subdomain(wanted)
+    if (workload.namespace or "", name) in reserved:  # defined or generated in another file
+        name = _dns_subdomain(f"{wanted}-{_short_hash(path + workload.display + site.path)}")
+    elif not names.free(workload.namespace, name):
+        name = _dns_subdomain(f"{wanted}-{_short_hash(workload.display + site.path)}")
+    if name != wanted:
+        line, col = workload.position
+        findings.append(
+            finding(
+                "DRA210",
+                path,
+                line,
+                col,
+                f"ResourceClaimTemplate for {workload.display} is named {name!r} "
+                f"instead of {wanted!r}",
+                "names must be unique, lower-case DNS subdomains of at most 253 characters",
+            )
+        )
+    names.reserve(workload.namespace, name)
+    return name
+
+
+def _invalid_names(workload: Workload, path: str) -> Finding | None:
+    """A name or namespace the API server would refuse, and that the conversion would
+    copy into generated text: refused (DRA109) rather than copied or guessed at."""
+    meta = get(workload.root, "metadata")
+    namespace = workload.namespace
+    if has_unsafe(workload.name):
+        node = get(meta, "name")
+        message = (
+            f"{workload.kind} name {workload.name!r} holds a line break, control or "
+            "bidirectional character; Kubernetes refuses it, and it is not copied into "
+            "generated objects"
+        )
+        hint = "give the workload a DNS subdomain name"
+    elif namespace and not _valid_namespace(namespace):
+        node = get(meta, "namespace")
+        message = (
+            f"namespace {namespace!r} of {workload.kind} {escape(workload.name)} is not a "
+            "lower-case DNS label of at most 63 characters; Kubernetes refuses it, and it "
+            "is not copied into the generated ResourceClaimTemplate"
+        )
+        hint = "fix the namespace"
+    else:
+        return None
+    line, col = load.position(node) if node is not None else workload.position
+    return finding("DRA109", path, line, col, message, hint)
+
+
+def _valid_namespace(namespace: str) -> bool:
+    """A DNS label, where ``${VAR}`` and ``{{ ... }}`` placeholders may stand for parts."""
+    if has_unsafe(namespace):
+        return False
+    holders = _PLACEHOLDER.findall(namespace)
+    if not holders:
+        return len(namespace) <= 63 and bool(DNS_LABEL.fullmatch(namespace))
+    rest = _PLACEHOLDER.sub("x", namespace)
+    return bool(re.fullmatch(r"[a-z0-9-]*", rest))
+
+
+def _dns_subdomain(text: str) -> str:
+    # ${VAR} placeholders are kept: the user's pipeline substitutes them.
+    pieces = _PLACEHOLDER.split(text)
+    holders = _PLACEHOLDER.findall(text)
+    cleaned = [re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.-]+", "-", p.lower())) for p in pieces]
+    out = "".join(c + h for c, h in itertools.zip_longest(cleaned, holders, fillvalue=""))
+    # every label starts and ends with a letter or digit: "a..b" and "a.-b" become "a.b"
+    out = re.sub(r"[.-]*\.[.-]*", ".", out).strip("-.")
+    if len(out) > 253:
+        out = out[:246].rstrip("-.") + "-" + _short_hash(text)
+    return out
+
+
+# --- edits ------------------------------------------------------------------------
+
+
+def _container_edits(
+    site: PodSite, refs: Mapping[str, list[str]], claim: str, asks: list[Ask]
+) -> list[Edit]:
+    edits: list[Edit] = []
+    for container in site.containers:
+        names = refs.get(container.name)
+        if not names:
+            continue
+        claims = tuple({"name": claim, "request": n} for n in names)
+        resources = get(container.node, "resources")
+        assert isinstance(resources, MappingNode)
+        asked = {a.resource for a in asks if a.container is container}
+        replaced = tuple(
+            (section, k, v)
+            # the limit's comment last: it trails the claim reference
+            for section in (get(resources, "requests"), get(resources, "limits"))
+            if isinstance(section, MappingNode)
+            for name, k, v in entries(section)
+            if name in asked
+        )
+        edits.extend(add_items(resources, "claims", claims, replaced))
+    return edits
+
+
+def _argo_claim(
+    site: PodSite, pod_claim: Mapping[str, str], path: str, findings: list[Finding]
+) -> list[Edit]:
+    if get(site.pod, "podSpecPatch") is not None:
+        line, col = load.position(get(site.pod, "podSpecPatch") or site.pod)
+        findings.append(
+            finding(
+                "DRA213",
+                path,
+                line,
+                col,
+                f"Argo template {site.label!r} has a podSpecPatch; add "
+                f"resourceClaims {json.dumps([pod_claim])} to it by hand",
+            )
+        )
+        return []
+    patch = json.dumps({"resourceClaims": [pod_claim]}, separators=(",", ":"))
+    return [AppendEntry(site.pod, "podSpecPatch", patch)]
+
+
+def _notes(
+    site: PodSite, asks: list[Ask], ctx: Context, path: str, findings: list[Finding]
+) -> None:
+    workload = site.workload
+    line, col = load.position(site.pod)
+    if site.generic:
+        findings.append(
+            finding(
+                "DRA201",
+                path,
+                line,
+                col,
+                (
+                    f"{workload.kind} is not in the kind table; converted the pod spec at {site.path}"
+                    if workload.entry is None
+                    else f"{workload.kind} has a pod spec at {site.path}, where the kind table "
+                    "expects none; converted it"
+                ),
+                "check that the operator of this kind passes resourceClaims through to its pods",
+            )
+        )
+    node_name = get(site.pod, "nodeName")
+    if node_name is not None:
+        findings.append(
+            finding(
+                "DRA220",
+                path,
+                *load.position(node_name),
+                f"{workload.kind} {workload.name} sets nodeName {scalar(node_name)!r}: it skips "
+                "the scheduler, which is what allocates ResourceClaims, so its claim stays "
+                "unallocated and the pod does not start",
+                "select the node with nodeSelector or node affinity instead",
+            )
+        )
+    if workload.entry is not None and workload.entry.cluster_scoped:
+        findings.append(
+            finding(
+                "DRA216",
+                path,
+                line,
+                col,
+                f"{workload.kind} {workload.name} is cluster-scoped; its pods run in the namespaces "
+                "of the objects that use it, and a pod can only use a ResourceClaimTemplate of "
+                "its own namespace",
+                "apply the generated ResourceClaimTemplate (without namespace) in every namespace "
+                "that runs this template",
+            )
+        )
+    meta = get(workload.root, "metadata")
+    generate = get(meta, "generateName")
+    if generate is not None and not scalar(get(meta, "name")):
+        findings.append(
+            finding(
+                "DRA221",
+                path,
+                *load.position(generate),
+                f"{workload.kind} {workload.name} has generateName: its file is created again "
+                "and again (kubectl create -f), but the ResourceClaimTemplate written into the "
+                "same file has a fixed name, so every create after the first fails with "
+                "AlreadyExists",
+                "move the ResourceClaimTemplate to a file applied once per namespace (kubectl "
+                "apply, with the namespace's setup) and keep only the workload in this file",
+            )
+        )
+    products = ctx.node_selector.get(PRODUCT_LABEL)
+    if products:
+        shown = ", ".join(sorted(products))
+        chosen = {a.choice.device_class for a in asks if a.choice.rule is not None}
+        if chosen:
+            message = f"pod selects nodes by {PRODUCT_LABEL} ({shown}); a mapping rule chose device class {', '.join(sorted(chosen))}"
+        else:
+            message = (
+                f"pod selects nodes by {PRODUCT_LABEL} ({shown}); the claim does not select "
+                "a product, the node selector keeps doing so"
+            )
+        findings.append(
+            finding(
+                "DRA208",
+                path,
+                line,
+                col,
+                message,
+                ""
+                if chosen
+                else "a mapping rule on nodeSelector can pick a device class or selector",
+            )
+        )
+
+
+# --- the generated object ---------------------------------------------------------
+
+
+def resource_claim_template(
+    name: str, namespace: str | None, requests: Iterable[DeviceRequest], target: str
+) -> dict[str, Any]:
+    """A ResourceClaimTemplate for the target API version, as plain data."""
+    requests = list(requests)
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    device_requests = [_device_request(r, target) for r in requests]
+    devices: dict[str, Any] = {"requests": device_requests}
+    config = _config(requests)
+    if config:
+        devices["config"] = config
+    return {
+        "apiVersion": f"resource.k8s.io/{target}",
+        "kind": "ResourceClaimTemplate",
+        "metadata": meta,
+        "spec": {"spec": {"devices": devices}},
+    }
+
+
+def _device_request(request: DeviceRequest, target: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"deviceClassName": request.choice.device_class}
+    if request.choice.selectors:
+        body["selectors"] = [{"cel": {"expression": s}} for s in request.choice.selectors]
+    body["count"] = request.count
+    if target == "v1beta1":
+        return {"name": request.name, **body}
+    return {"name": request.name, "exactly": body}
+
+
+def _config(requests: list[DeviceRequest]) -> list[dict[str, Any]]:
+    grouped: dict[str, tuple[Mapping[str, Any], list[str]]] = {}
+    for request in requests:
+        for opaque in request.choice.config:
+            key = json.dumps(opaque, sort_keys=True, default=str)
+            grouped.setdefault(key, (opaque, []))[1].append(request.name)
+    return [
+        {"requests": names, "opaque": {"driver": o["driver"], "parameters": o["parameters"]}}
+        for o, names in grouped.values()
+    ]

@@ -1,0 +1,495 @@
+"""What is reported and never converted: Helm chart templates and values files,
+kustomize patches, ResourceQuotas, and GPU requests outside any pod spec.
+
+Each function reads one file (or one object) and returns findings; the
+pipeline decides which applies from the file's role (``layout.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from dra_migrate.convert.mapping import Config, Context
+from dra_migrate.manifests import load, locate
+from dra_migrate.manifests.load import Document, Source, entries, get, items, scalar
+from dra_migrate.report.findings import Finding, InputProblem, finding
+from dra_migrate.report.model import gpu_request
+
+# Mappings of resource name to quantity: a pod's requests and limits, and KubeSpawner's
+# extra_resource_limits/guarantees (JupyterHub profiles, kubespawner_override).
+RESOURCE_FIELDS = ("limits", "requests", "extra_resource_limits", "extra_resource_guarantees")
+
+
+def _reported(config: Config, resource: str) -> bool:
+    """A resource these reports are about: a GPU the mapping knows or detects (TPUs,
+    HAMi's shares and example names are listed by scan, never a file to edit)."""
+    return config.is_gpu(resource) and gpu_request(resource, config.maps(resource))
+
+
+_VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z0-9_]+|\[\s*\"[^\"]+\"\s*\])+)")
+
+
+def outside(
+    workload: locate.Workload, covered: list[Node], config: Config, path: str
+) -> list[Finding]:
+    """GPU resources in a requests/limits mapping that no located container holds."""
+    found: list[Finding] = []
+    inside = {id(n) for n in covered}
+    stack: list[tuple[str, Node]] = [("", workload.root)]
+    while stack:
+        where, node = stack.pop()
+        if id(node) in inside:
+            continue
+        if isinstance(node, MappingNode):
+            for key, _key_node, value in entries(node):
+                here = f"{where}.{key}" if where else key
+                if key in RESOURCE_FIELDS and isinstance(value, MappingNode):
+                    for name, name_node, _v in entries(value):
+                        if _reported(config, name):
+                            line, col = load.position(name_node)
+                            who = (
+                                f"{workload.kind} {workload.name}".strip()
+                                if workload.kind
+                                else "a document without kind (a values or config file?)"
+                            )
+                            found.append(
+                                finding(
+                                    "DRA212",
+                                    path,
+                                    line,
+                                    col,
+                                    f"{who} asks for {name} at {here}, "
+                                    "outside any pod spec dra-migrate can convert",
+                                    (
+                                        "the operator of this kind turns it into pod resources: move "
+                                        "the request to a pod template it supports, or keep the "
+                                        "device plugin for it"
+                                        if workload.kind
+                                        else "whatever renders it into pods (a chart, a spawner) "
+                                        "must write claims: convert its rendered output"
+                                    ),
+                                )
+                            )
+                    continue
+                stack.append((here, value))
+        else:
+            for i, item in enumerate(items(node)):
+                stack.append((f"{where}[{i}]", item))
+    return sorted(found)
+
+
+def embedded(workload: locate.Workload, source: Source, config: Config) -> list[Finding]:
+    """GPU requests inside strings of an object: a Job or MPIJob manifest held in a
+    ConfigMap's data, an Argo ``resource.manifest``, a pod patch in an annotation or a
+    ``podSpecPatch``. Never converted (the text is another program's input), always
+    listed, so an inventory that trusts scan misses nothing."""
+    found: list[Finding] = []
+    if workload.kind == "CustomResourceDefinition":  # a schema's prose, not a manifest
+        return found
+    needles = tuple(n.decode("utf-8", "replace") for n in config.needles())
+    for node in load.walk(workload.root):
+        if not isinstance(node, ScalarNode) or ("\n" not in node.value and "{" not in node.value):
+            continue
+        text = node.value
+        if not any(n in text for n in needles):
+            continue
+        try:
+            inner = load.parse(load.decode(source.path, text.encode("utf-8", "surrogatepass")))
+        except InputProblem:
+            continue  # not YAML or JSON: prose that mentions a GPU
+        if not any(isinstance(d.root, (MappingNode, SequenceNode)) for d in inner):
+            continue
+        where = _inside_scalar(source.text, node)
+        for target, line, col, name, value in _patch_requests(inner, config, where):
+            field = _field_of(workload.root, node)
+            found.append(
+                finding(
+                    "DRA227",
+                    source.path,
+                    line,
+                    col,
+                    f"{workload.kind} {workload.name}: the string at {field} holds "
+                    f"{target} asking for {name}: {value}; text inside a string is another "
+                    "program's input and is never converted",
+                    "migrate what reads this string (the manifest it holds, or the program "
+                    "that applies it) to ResourceClaims, or keep it on the device plugin",
+                )
+            )
+    return found
+
+
+def _field_of(root: Node, wanted: Node) -> str:
+    """The dotted path of ``wanted`` under ``root``."""
+    stack: list[tuple[str, Node]] = [("", root)]
+    while stack:
+        where, node = stack.pop()
+        if node is wanted:
+            return where or "(the object)"
+        for key, _k, value in entries(node):
+            stack.append((f"{where}.{key}" if where else key, value))
+        for i, item in enumerate(items(node)):
+            stack.append((f"{where}[{i}]", item))
+    return "?"
+
+
+def quota(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
+    found: list[Finding] = []
+    for key, key_node, value in entries(load.get_path(workload.root, "spec", "hard")):
+        resource = key.removeprefix("requests.").removeprefix("limits.")
+        if not _reported(config, resource):
+            continue
+        choice = config.choose(resource, Context(namespace=workload.namespace))
+        quota_key = (
+            f"{choice.device_class}.deviceclass.resource.k8s.io/devices"
+            if choice
+            else "<device-class>.deviceclass.resource.k8s.io/devices"
+        )
+        line, col = load.position(key_node)
+        found.append(
+            finding(
+                "DRA206",
+                path,
+                line,
+                col,
+                f"ResourceQuota {workload.name} limits {key}: {scalar(value)}, which DRA claims do not count against",
+                f"add {quota_key}: {scalar(value)} to spec.hard",
+            )
+        )
+    return found
+
+
+def kueue_quota(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
+    """A Kueue ClusterQueue whose flavors give a GPU extended resource a quota: converted
+    jobs ask for claims, which Kueue counts only through its deviceClassMappings."""
+    found = []
+    for group in items(load.get_path(workload.root, "spec", "resourceGroups")):
+        for flavor in items(get(group, "flavors")):
+            flavor_name = scalar(get(flavor, "name")) or "?"
+            for resource in items(get(flavor, "resources")):
+                name_node = get(resource, "name")
+                name = scalar(name_node) or ""
+                if name_node is None or not _reported(config, name):
+                    continue
+                choice = config.choose(name, Context(namespace=workload.namespace))
+                device_class = choice.device_class if choice else "<device-class>"
+                quota = scalar(get(resource, "nominalQuota")) or "?"
+                line, col = load.position(name_node)
+                found.append(
+                    finding(
+                        "DRA223",
+                        path,
+                        line,
+                        col,
+                        f"ClusterQueue {workload.name} gives {name} a quota of {quota} in "
+                        f"flavor {flavor_name}; converted jobs ask for DRA claims instead, "
+                        "which this quota does not count, so they stop counting against it",
+                        "Kueue counts claims only through deviceClassMappings in its "
+                        "Configuration (its DynamicResourceAllocation feature): map device "
+                        f"class {device_class} to a resource name and give that name the quota "
+                        "here; keep the old entry while jobs still use the device plugin",
+                    )
+                )
+    return found
+
+
+def limit_range(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
+    """A LimitRange that gives containers a GPU default (or minimum) puts the
+    extended resource back into every converted container."""
+    found = []
+    for limit in items(load.get_path(workload.root, "spec", "limits")):
+        for field in ("default", "defaultRequest", "min"):
+            for key, key_node, value in entries(get(limit, field)):
+                if not _reported(config, key):
+                    continue
+                line, col = load.position(key_node)
+                found.append(
+                    finding(
+                        "DRA218",
+                        path,
+                        line,
+                        col,
+                        f"LimitRange {workload.name} sets {field} {key}: {scalar(value)}; the "
+                        "LimitRanger adds it to every container that has none, so converted "
+                        "pods would ask the device plugin for GPUs again (or be rejected)",
+                        f"remove {key} from {field} once the namespace runs on DRA claims",
+                    )
+                )
+    return found
+
+
+def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, str]]:
+    """(line, col, resource, line text) for every resource name a chart template sets
+    as a resource: a key under limits or requests, a JSON pointer step into them, or a
+    quoted name inside a template action (a helper picking the resource name)."""
+    # overlapping candidates, each starting at a token boundary: in a JSON
+    # pointer (/resources/limits/nvidia.com~1gpu) the name follows a "/"
+    token = re.compile(r"(?<![A-Za-z0-9.-])(?=([A-Za-z0-9.-]+(?:/|~1)[A-Za-z0-9._-]+))")
+    found = []
+    lines = source.text.split("\n")  # lines as YAML counts them
+    for number, line in enumerate(lines, 1):
+        if not line.lstrip().startswith("#"):
+            for m in token.finditer(line):
+                name = m.group(1).replace("~1", "/")  # JSON pointer escape
+                if _reported(config, name) and (
+                    _as_resource(lines, number - 1, m.start(), m.group(1))
+                    or _template_string(line, m.start(), m.group(1))
+                ):
+                    found.append((number, m.start() + 1, name, line))
+    return found
+
+
+_KEY_AFTER = re.compile(r"""\s*["']?\s*:(?:\s|$)""")
+_FLOW_PARENT = re.compile(r"""([A-Za-z0-9_.\-/]+)["']?\s*:\s*\{(?:[^{}]|\{\{[^{}]*\}\})*$""")
+_BLOCK_KEY = re.compile(r"""\s*(?:-\s+)*["']?([A-Za-z0-9_.\-/]+)["']?\s*:(?:\s|$)""")
+_DEFINE = re.compile(r'\{\{-?\s*define\s+"([^"]*)"')
+
+
+def _as_resource(lines: list[str], index: int, start: int, token: str) -> bool:
+    """The name is set as a resource: the last step of a JSON pointer into limits or
+    requests, or a mapping key whose parent key is where resources are set (limits,
+    requests, resources). A node selector, label or toleration on a GPU-like name is
+    not a request (``intel.feature.node.kubernetes.io/gpu: "true"``)."""
+    line = lines[index]
+    before = line[:start]
+    if before.endswith(("/limits/", "/requests/")):
+        return True
+    if not _KEY_AFTER.match(line, start + len(token)):
+        return False
+    flow = _FLOW_PARENT.search(before)
+    if flow is not None:
+        return bool(_RESOURCE_PARENT.search(flow.group(1)))
+    parent = _block_parent(lines, index, len(line) - len(line.lstrip(" -")))
+    return parent is None or bool(_RESOURCE_PARENT.search(parent))
+
+
+def _block_parent(lines: list[str], index: int, indent: int) -> str | None:
+    """The key of the nearest line above with less indentation (template-only, blank
+    and comment lines passed over); for a helper's top-level line, the name of its
+    ``define`` when that names something other than resources (a node selector); None
+    when there is none (the text stands where an include puts it: it may be resources)."""
+    for above in (lines[i] for i in range(index - 1, -1, -1)):
+        stripped = above.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("{{") and stripped.endswith("}}"):
+            define = _DEFINE.search(stripped)
+            if define is not None and indent == 0:  # a helper's own text
+                return define.group(1) if _NOT_RESOURCES.search(define.group(1)) else None
+            continue
+        own = len(above) - len(above.lstrip(" "))
+        if own < indent:
+            key = _BLOCK_KEY.match(above)
+            return key.group(1) if key else ""
+    return None
+
+
+# Helper names that hold something other than resources.
+_NOT_RESOURCES = re.compile(r"selector|label|affinit|toleration|annotation", re.I)
+
+
+def _template_string(line: str, start: int, token: str) -> bool:
+    """A quoted resource name inside a template action: ``default "nvidia.com/gpu" ...``
+    in a helper picks the resource a chart asks for."""
+    quoted = (
+        line[start - 1 : start] == '"' and line[start + len(token) : start + len(token) + 1] == '"'
+    )
+    return quoted and "{{" in line[:start]
+
+
+def helm_template(source: Source, config: Config) -> list[Finding]:
+    found = []
+    for line, col, name, text in _gpu_mentions(source, config):
+        ref = _VALUES_REF.search(text)
+        where = f"values key {ref.group(1).lstrip('.')}" if ref else "a literal in the template"
+        found.append(
+            finding(
+                "DRA203",
+                source.path,
+                line,
+                col,
+                f"Helm chart template sets {name} ({where}); chart templates are never modified",
+                "change the template to render resourceClaims and a ResourceClaimTemplate, "
+                "or convert the rendered output (helm template ... | dra-migrate convert -)",
+            )
+        )
+    return found
+
+
+def _gpu_keys(
+    docs: list[Document], config: Config
+) -> Iterator[tuple[Document, str, int, int, str, str]]:
+    """(document, key path, line, col, resource, value) of GPU keys where resources are set."""
+    for doc in docs:
+        for path, key_node, name, value in _keys(doc.root, ""):
+            if _reported(config, name):
+                line, col = load.position(key_node)
+                yield doc, path, line, col, name, value
+
+
+def helm_values(source: Source, docs: list[Document], config: Config) -> list[Finding]:
+    return [
+        finding(
+            "DRA204",
+            source.path,
+            line,
+            col,
+            f"values key {path} sets {name}: {value}; values files are never modified",
+            "the chart's templates turn it into an extended resource: convert the chart, "
+            "or convert its rendered output",
+        )
+        for _doc, path, line, col, name, value in _gpu_keys(docs, config)
+    ]
+
+
+_RESOURCE_PARENT = re.compile(r"limit|request|resource|guarantee", re.I)
+
+
+def _keys(node: Node | None, prefix: str, parent: str = "") -> list[tuple[str, Node, str, str]]:
+    """(path, key node, key, value) of the keys that sit where resources are set:
+    under a parent key such as ``limits``, ``requests`` or ``extra_resource_limits``
+    (a ``nodeSelector`` on ``nvidia.com/gpu.product`` is not a request)."""
+    out: list[tuple[str, Node, str, str]] = []
+    for key, key_node, value in entries(node):
+        shown = f'"{key}"' if "." in key or "/" in key else key
+        here = f"{prefix}.{shown}" if prefix else shown
+        if _RESOURCE_PARENT.search(parent):
+            out.append((here, key_node, key, scalar(value) or "…"))
+        out.extend(_keys(value, here, key))
+    for i, item in enumerate(items(node)):
+        out.extend(_keys(item, f"{prefix}[{i}]", parent))
+    return out
+
+
+PATCH_HINT = (
+    "migrate the base and this overlay together by hand: give the overlay a "
+    "ResourceClaimTemplate of its own for this count (a new name: a template's spec is "
+    "immutable, so patching the count of a live one is rejected), and make this patch set "
+    "the pod's resourceClaims and the container's resources.claims instead of the extended "
+    "resource"
+)
+
+
+def kustomize_patch(
+    source: Source, docs: list[Document], config: Config, via: str
+) -> list[Finding]:
+    return [
+        finding(
+            "DRA202",
+            source.path,
+            line,
+            col,
+            f"kustomize patch (applied by {via}) sets {name}: {value} on {target}; "
+            "patches are never converted, and the objects it patches stay on the device "
+            "plugin with it (DRA222 where the base asks for GPUs)",
+            PATCH_HINT,
+        )
+        for target, line, col, name, value in _patch_requests(docs, config)
+    ]
+
+
+def _patch_requests(
+    docs: list[Document], config: Config, moved: Callable[[int, int], tuple[int, int]] | None = None
+) -> Iterator[tuple[str, int, int, str, str]]:
+    """(target, line, col, resource, value) of the GPU resources a patch sets: keys under
+    limits and requests (a strategic-merge patch), and JSON 6902 operations whose path
+    leads into them. A node selector or label with a GPU-like name is not a request."""
+    for doc in docs:
+        kind = scalar(get(doc.root, "kind")) or "object"
+        target = f"{kind} {scalar(load.get_path(doc.root, 'metadata', 'name')) or ''}".strip()
+        found = [
+            (target, line, col, name, value)
+            for _d, _p, line, col, name, value in _gpu_keys([doc], config)
+        ]
+        for op in items(doc.root):
+            path_node = get(op, "path")
+            steps = [
+                step.replace("~1", "/").replace("~0", "~")
+                for step in (scalar(path_node) or "").split("/")
+            ]
+            if path_node is None or len(steps) < 2:
+                continue
+            value = get(op, "value")
+            where = f"{scalar(get(op, 'op')) or 'patch'} {scalar(path_node)}"
+            if _reported(config, steps[-1]) and _RESOURCE_PARENT.search(steps[-2]):
+                line, col = load.position(path_node)  # at the name: after the last "/"
+                quoted = getattr(path_node, "style", None) in ('"', "'")
+                col += (scalar(path_node) or "").rfind("/") + 1 + quoted
+                found.append((where, line, col, steps[-1], scalar(value) or "…"))
+            elif _RESOURCE_PARENT.search(steps[-1]):  # value: {nvidia.com/gpu: 2}
+                for key, key_node, amount in entries(value):
+                    if _reported(config, key):
+                        line, col = load.position(key_node)
+                        found.append((where, line, col, key, scalar(amount) or "…"))
+        for target, line, col, name, value in found:
+            if moved is not None:
+                line, col = moved(line, col)
+            yield target, line, col, name, value
+
+
+def kustomization(source: Source, docs: list[Document], config: Config) -> list[Finding]:
+    """Inline patches in a kustomization that set GPU resources: each patch text is
+    read as the patch file it stands for, and its findings point into the kustomization."""
+    found = []
+    for doc in docs:
+        for node in _inline_patches(doc):
+            text = scalar(node) or ""
+            if not any(n.decode("utf-8", "replace") in text for n in config.needles()):
+                continue
+            try:
+                patch_docs = load.parse(load.decode(source.path, text.encode()))
+            except InputProblem:
+                continue  # not YAML: kustomize refuses it too
+            for _target, line, col, name, value in _patch_requests(
+                patch_docs, config, _inside_scalar(source.text, node)
+            ):
+                found.append(
+                    finding(
+                        "DRA202",
+                        source.path,
+                        line,
+                        col,
+                        f"inline kustomize patch sets {name}: {value}; the objects it patches "
+                        "stay on the device plugin with it (DRA222 where the base asks for GPUs)",
+                        PATCH_HINT,
+                    )
+                )
+    return found
+
+
+def _inline_patches(doc: Document) -> Iterator[Node]:
+    """The scalars of a kustomization that hold a patch's text."""
+    for key in ("patches", "patchesJson6902"):
+        for entry in items(get(doc.root, key)):
+            patch = get(entry, "patch")
+            if isinstance(patch, ScalarNode):
+                yield patch
+    for entry in items(get(doc.root, "patchesStrategicMerge")):
+        if isinstance(entry, ScalarNode) and "\n" in (scalar(entry) or ""):
+            yield entry  # an inline patch, not a file name
+
+
+_BLOCK_INDENT = re.compile(r"(?:[ \t]*\n)*( *)")  # blank lines, then the indentation
+
+
+def _inside_scalar(text: str, node: Node) -> Callable[[int, int], tuple[int, int]]:
+    """Where (line, col) of a scalar's value stands in the file: for a literal block
+    scalar (``|``: its lines are the value's lines), a line of its indented text; else
+    the scalar itself (a folded or quoted value's lines are not the file's)."""
+    start = load.position(node)
+    if getattr(node, "style", None) != "|":
+        return lambda line, col: start
+    first = text.find("\n", node.start_mark.index) + 1
+    match = _BLOCK_INDENT.match(text, first)
+    indent = len(match.group(1)) if match else 0
+    return lambda line, col: (start[0] + line, indent + col)
+
+
+# Objects that limit or default GPU extended resources for others: reported, never edited.
+POLICY_KINDS = {
+    ("", "ResourceQuota"): quota,
+    ("", "LimitRange"): limit_range,
+    ("kueue.x-k8s.io", "ClusterQueue"): kueue_quota,
+}

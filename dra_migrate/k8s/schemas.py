@@ -1,0 +1,353 @@
+"""Validate Kubernetes objects against the bundled strict JSON Schemas.
+
+The schemas live in ``schemas/kubernetes/`` (written by
+``scripts/refresh_schemas.py`` from the PyPI package kubernetes-validate);
+``index.json`` maps Kubernetes version -> apiVersion -> kind -> schema file.
+Strict means every object rejects unknown fields (``additionalProperties:
+false``), so a v1beta1-shaped DeviceRequest fails under ``resource.k8s.io/v1``
+and ``source:`` in ``spec.resourceClaims`` fails on every bundled version.
+
+The schemas check structure and types only: not DNS names, ``count > 0``,
+one-of rules such as ``exactly``/``firstAvailable``, list sizes or CEL.
+
+The bundled schemas are checked by ``schema_engine`` (compiled closures for
+the part of JSON Schema they use, agreeing with jsonschema, which is far
+slower to import and to run); a schema using more is checked by jsonschema.
+"""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+
+from dra_migrate.package_data import schema_path
+from dra_migrate.record import NamedTuple
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "KUBE_VERSIONS",
+    "SchemaError",
+    "SchemaNotFound",
+    "served",
+    "validate_object",
+    "validate_pod_spec",
+]
+
+#: Kubernetes minor versions with bundled schemas, oldest first (``index.json``
+#: ``kubernetesVersions``; a test keeps the two in step).
+KUBE_VERSIONS: tuple[str, ...] = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
+
+_POD_SPEC = "PodSpec"
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:[.+-].*)?$")
+_JSON_TYPE_NAMES = {
+    "object": "an object",
+    "array": "a list",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "null": "null",
+}
+
+
+class SchemaNotFound(LookupError):
+    """No bundled schema for this apiVersion/kind at this Kubernetes version."""
+
+
+class SchemaError(NamedTuple):
+    """One schema violation.
+
+    ``path`` leads from the validated object to the offending field (mapping
+    keys as ``str``, list indexes as ``int``). For an unknown field it ends with
+    that field's key; for a missing required field it ends with the missing
+    key, so ``path[:-1]`` is the object that lacks it.
+    """
+
+    path: tuple[str | int, ...]
+    message: str
+
+    @property
+    def location(self) -> str:
+        """``path`` as text: ``spec.containers[0].resources``."""
+        return format_path(self.path)
+
+
+def format_path(path: Sequence[str | int]) -> str:
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or "(the object)"
+
+
+# --- index -----------------------------------------------------------------
+
+
+@cache
+def _index() -> dict[str, Any]:
+    with open(schema_path("kubernetes/index.json"), encoding="utf-8") as handle:
+        index: dict[str, Any] = json.load(handle)
+    return index
+
+
+def _version_key(version: str) -> tuple[int, int]:
+    match = _VERSION_RE.match(version.strip())
+    if match is None:
+        raise ValueError(f"not a Kubernetes version: {version!r} (expected e.g. '1.34')")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _bundled_version(kube_version: str) -> str:
+    """The bundled version whose schemas apply to ``kube_version``."""
+    wanted = _version_key(kube_version)
+    if wanted > _version_key(KUBE_VERSIONS[-1]):
+        return KUBE_VERSIONS[-1]
+    for version in KUBE_VERSIONS:
+        if _version_key(version) == wanted:
+            return version
+    raise SchemaNotFound(
+        f"no bundled schemas for Kubernetes {kube_version}: the bundle covers "
+        f"{KUBE_VERSIONS[0]} to {KUBE_VERSIONS[-1]} (newer versions use {KUBE_VERSIONS[-1]})"
+    )
+
+
+def _object_file(version: str, api_version: str, kind: str) -> str | None:
+    objects: dict[str, dict[str, str]] = _index()["versions"][version]["objects"]
+    return objects.get(api_version, {}).get(kind)
+
+
+def served(api_version: str, kind: str) -> tuple[str, ...]:
+    """Bundled Kubernetes versions that have a schema for ``apiVersion``/``kind``."""
+    return tuple(v for v in KUBE_VERSIONS if _object_file(v, api_version, kind) is not None)
+
+
+def _choose_object_file(api_version: str, kind: str, kube_version: str | None) -> str:
+    versions = served(api_version, kind)
+    if not versions:
+        raise SchemaNotFound(
+            f"no bundled schema for {kind} {api_version} in any Kubernetes version "
+            f"({KUBE_VERSIONS[0]}-{KUBE_VERSIONS[-1]})"
+        )
+    version = versions[-1] if kube_version is None else _bundled_version(kube_version)
+    if version not in versions:
+        raise SchemaNotFound(
+            f"Kubernetes {kube_version} does not serve {kind} {api_version}; the bundled "
+            f"schemas have it for Kubernetes {', '.join(versions)}"
+        )
+    name = _object_file(version, api_version, kind)
+    assert name is not None
+    return name
+
+
+# --- validators --------------------------------------------------------------
+
+
+@cache
+def _validator(name: str) -> Callable[[Any], list[Any]]:
+    """A compiled validator for one schema file (shared by every version that uses it):
+    ``schema_engine`` for the bundled Kubernetes schemas, jsonschema for a schema that
+    uses more of JSON Schema than they do. A definition is compiled when an object first
+    reaches it (a hook run checks one pod spec, not the schema's hundreds of
+    definitions); the tests compile every bundled schema whole, so none is refused late."""
+    from dra_migrate.k8s import schema_engine
+
+    with open(schema_path(f"kubernetes/{name}"), encoding="utf-8") as handle:
+        schema = json.load(handle)
+    try:
+        return schema_engine.compile_schema(schema, lazy_refs=True)  # bundled: in the subset
+    except schema_engine.Unsupported:
+        validator = reference_validator(schema)
+        return lambda instance: list(validator.iter_errors(instance))
+
+
+def reference_validator(schema: Any) -> Any:
+    """jsonschema's Draft 2020-12 validator with the type checker of this module: the
+    reference ``schema_engine`` agrees with."""
+    from jsonschema import Draft202012Validator, validators
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {
+            # Any mapping (MappingProxyType, ...) is an object.
+            "object": lambda _checker, value: isinstance(value, Mapping),
+            "array": lambda _checker, value: isinstance(value, (list, tuple)),
+            # YAML loaders turn unquoted timestamps into datetime objects; the API
+            # server's YAML-to-JSON step keeps them as strings.
+            "string": lambda _checker, value: isinstance(value, (str, datetime.date)),
+        }
+    )
+    cls = validators.extend(Draft202012Validator, type_checker=checker)
+    return cls(schema)
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, (str, datetime.date)):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return type(value).__name__
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, (Mapping, list, tuple)):
+        return ""
+    text = repr(value)
+    return f" ({text if len(text) <= 60 else text[:57] + '...'})"
+
+
+def _expected_types(schema: Any) -> list[str]:
+    types = schema.get("type", []) if isinstance(schema, Mapping) else []
+    if isinstance(types, str):
+        types = [types]
+    return [t for t in types if t != "null"]
+
+
+def _join(words: list[str]) -> str:
+    names = [_JSON_TYPE_NAMES.get(w, w) for w in words]
+    if len(names) <= 1:
+        return "".join(names) or "a different type"
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _field(path: tuple[str | int, ...]) -> str:
+    return f"field {format_path(path)!r}" if path else "the object"
+
+
+def _convert(error: Any) -> list[SchemaError]:
+    """Turn one jsonschema error into SchemaErrors that name the field."""
+    path: tuple[str | int, ...] = tuple(error.absolute_path)
+    keyword = error.validator
+    instance = error.instance
+    if (
+        keyword == "additionalProperties"
+        and isinstance(instance, Mapping)
+        and "patternProperties" not in error.schema
+    ):
+        allowed = sorted((error.schema.get("properties") or {}).keys())
+        out = []
+        for key in instance:
+            if key in allowed or not isinstance(key, str):
+                continue
+            message = f"unknown field {format_path((*path, key))!r}"
+            close = difflib.get_close_matches(key, allowed, n=1)
+            if close:
+                message += f"; did you mean {close[0]!r}?"
+            elif len(allowed) <= 12:
+                message += f"; allowed here: {', '.join(allowed) or 'nothing'}"
+            out.append(SchemaError((*path, key), message))
+        if out:
+            return out
+    if keyword == "required" and isinstance(instance, Mapping):
+        return [
+            SchemaError((*path, key), f"missing required field {format_path((*path, key))!r}")
+            for key in error.validator_value
+            if key not in instance
+        ]
+    if keyword == "type":
+        expected = [t for t in _as_list(error.validator_value) if t != "null"]
+        return [
+            SchemaError(
+                path,
+                f"{_field(path)} must be {_join(expected)}, not {_type_name(instance)}"
+                f"{_short(instance)}",
+            )
+        ]
+    if keyword in ("oneOf", "anyOf"):
+        expected = [t for sub in error.validator_value for t in _expected_types(sub)]
+        if expected:
+            return [
+                SchemaError(
+                    path,
+                    f"{_field(path)} must be {_join(list(dict.fromkeys(expected)))}, "
+                    f"not {_type_name(instance)}{_short(instance)}",
+                )
+            ]
+    if keyword == "enum":
+        choices = ", ".join(repr(c) for c in error.validator_value)
+        return [SchemaError(path, f"{_field(path)} must be one of {choices}, not {instance!r}")]
+    return [SchemaError(path, f"{_field(path)}: {error.message}")]
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _sort_key(error: SchemaError) -> tuple[tuple[tuple[int, int, str], ...], str]:
+    return (
+        tuple((0, p, "") if isinstance(p, int) else (1, 0, p) for p in error.path),
+        error.message,
+    )
+
+
+def _run(name: str, instance: Any) -> list[SchemaError]:
+    found: set[SchemaError] = set()
+    for error in _validator(name)(instance):
+        found.update(_convert(error))
+    return sorted(found, key=_sort_key)
+
+
+# --- public API --------------------------------------------------------------
+
+
+def validate_object(obj: Mapping[str, Any], kube_version: str | None = None) -> list[SchemaError]:
+    """Validate a whole object (Pod, Deployment, ResourceClaimTemplate, ...) strictly.
+
+    The schema is chosen by the object's ``apiVersion`` and ``kind`` and by
+    ``kube_version`` (``"1.34"``, ``"v1.34.2"``, ...): None means the newest
+    bundled version that serves the apiVersion; a version newer than the bundle
+    uses the newest bundled one. Returns every error, sorted by path; an empty
+    list means valid. A missing or non-string ``apiVersion``/``kind`` is
+    reported as an error, since no schema can be chosen without it.
+
+    Raises SchemaNotFound when no bundled schema covers the apiVersion/kind, or
+    when that Kubernetes version does not serve the apiVersion (for example
+    ``resource.k8s.io/v1`` on 1.33), and ValueError for a malformed version.
+    """
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    missing = [
+        SchemaError((key,), f"missing required field {key!r} (it selects the schema)")
+        for key, value in (("apiVersion", api_version), ("kind", kind))
+        if not isinstance(value, str) or not value
+    ]
+    if missing:
+        return missing
+    assert isinstance(api_version, str) and isinstance(kind, str)
+    errors = _run(_choose_object_file(api_version, kind, kube_version), obj)
+    # Required in the OpenAPI document, optional for the API server: a DeviceClass
+    # without spec is accepted (every field of its spec is optional).
+    optional = _OPTIONAL_REQUIRED.get(kind, ())
+    return [e for e in errors if not (e.path in optional and e.message.startswith("missing"))]
+
+
+_OPTIONAL_REQUIRED: dict[str, tuple[tuple[str | int, ...], ...]] = {"DeviceClass": (("spec",),)}
+
+
+def validate_pod_spec(
+    spec: Mapping[str, Any], kube_version: str | None = None
+) -> list[SchemaError]:
+    """Validate a core/v1 PodSpec on its own (e.g. one embedded in a custom resource).
+
+    Paths in the errors are relative to ``spec``. ``kube_version`` as in
+    :func:`validate_object` (None = newest bundled).
+    """
+    version = KUBE_VERSIONS[-1] if kube_version is None else _bundled_version(kube_version)
+    name: str = _index()["versions"][version][_POD_SPEC]
+    return _run(name, spec)

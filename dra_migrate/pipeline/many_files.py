@@ -1,0 +1,680 @@
+"""The pipeline: discover -> load -> locate -> plan -> edit -> validate, over many files.
+
+``run`` walks the paths (``discover``), reads each file once and keeps those a
+byte search says may need parsing, then takes each through every stage with
+``process`` (on a process pool when there are enough of them). Nothing here
+prints or writes: the CLI renders the report and ``writer`` writes files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+from dra_migrate import cache
+from dra_migrate.pipeline import suppress
+from dra_migrate.record import NamedTuple
+from dra_migrate.repo import discover, roles
+from dra_migrate.repo.context import Lookup
+from dra_migrate.report.findings import Finding, finding
+from dra_migrate.report.model import FileResult, Report, Status
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, BinaryIO, TypeVar
+
+    _T = TypeVar("_T")
+    from dra_migrate.convert.mapping import Config, Settings
+    from dra_migrate.pipeline.one_file import Job
+
+Progress = Callable[[int, int], None] | None  # (files done, files to do): a progress bar
+# A file read for the prefilter is kept for processing up to this size; a larger
+# one (an install bundle) is read again where it is processed, so that a run
+# never holds every bundle of a repository at once.
+HELD = 1 << 20
+PARALLEL_THRESHOLD = 24  # below this many parsed files a process pool costs more than it saves
+
+
+def run(
+    paths: Sequence[str],
+    settings: Settings,
+    excludes: Iterable[str] = (),
+    jobs: int | None = None,
+    edit: bool = True,
+    progress: Progress = None,
+    skip: Sequence[Path] = (),
+    only: Iterable[str] | None = None,
+    context: Sequence[str] = (),
+) -> Report:
+    """Every file under ``paths`` (never under ``skip``, the output folder).
+
+    ``only``: the real paths of the files to report on (``--changed-since``); the
+    others are read for the templates they define and the kustomizations they
+    hold, never converted: the names generated for the files reported avoid every
+    template defined anywhere, and a file outside ``only`` is converted by the run
+    that reports on it. ``context`` (``--context``): folders and files read for
+    the same, and nothing else; in a git work tree, as the commit holds them (the
+    index: context.py keeps what each file defines between runs), so a hook run on
+    one staged file costs that file, not the repository.
+    """
+    config = settings.config
+    every_exclude = [*config.exclude, *excludes]
+    reported = None if only is None else {str(p) for p in only}
+    needles = config.needles()
+    # git is asked what the context defines while the files are listed and read
+    defining_context = Lookup(context, every_exclude, config.max_file_size)
+    wanted = (*needles, b"ResourceClaimTemplate", suppress.MARKER)
+    reals: list[str] = []  # every file's real path; the candidates leave out the ruled-out ones
+    candidates = list(
+        discover.expand(paths, every_exclude, skip, wanted, config.max_file_size, reals)
+    )
+    todo: list[tuple[int, discover.Candidate, bytes | None]] = []
+    results: dict[int, FileResult] = {}
+    templates_elsewhere: set[tuple[str, str]] = set()
+    # files not reported on are read only for the templates they define: git finds them
+    defining = None if reported is None else discover.containing(paths, "ResourceClaimTemplate")
+    for index, candidate in enumerate(candidates):
+        if (
+            reported is not None
+            and defining is not None
+            and not candidate.explicit
+            and candidate.listed  # git searched it
+            and candidate.real not in reported
+            and candidate.real not in defining
+        ):
+            continue
+        try:
+            data = discover.read_file(candidate.path, config.max_file_size)
+        except discover.Unreadable as exc:
+            results[index] = FileResult.unreadable(candidate.display, exc.code, exc.message)
+            continue
+        if discover.may_define_templates(data):
+            from dra_migrate.manifests.locate import defined_templates
+
+            templates_elsewhere |= defined_templates(data)
+        if reported is not None and candidate.real not in reported:
+            continue
+        if not _worth_parsing(data, needles):
+            if candidate.explicit and not data.strip():
+                empty = finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
+                results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
+            continue
+        todo.append((index, candidate, data if len(data) <= HELD else None))
+    data = b""  # the last file read is not held while the files are processed (read again)
+    if todo:  # imported, and the files' layout built, while git may still search the context
+        from dra_migrate.pipeline.one_file import Job
+    builder = roles.Builder(
+        lambda data: discover.mentions(data, needles),
+        renamings_only=not todo,
+        given_only=not todo and bool(context),  # the report is narrowed to the paths
+        staged=bool(context),  # the rest of the repository: as the index holds it
+    )
+    builder.add(reals)
+    if todo:
+        found_context = defining_context.result()
+        if found_context is None:  # outside git: every file of the context is read
+            around = [c.real for c in discover.expand(context, every_exclude, skip)]
+            templates_elsewhere |= _defined_in(around, config.max_file_size)
+        else:  # in git: what the index holds (context.py), kept between runs
+            around = sorted(found_context)
+            for templates in found_context.values():
+                templates_elsewhere |= templates
+    else:
+        # nothing to convert: no name to keep clear of the context's templates, and
+        # what it holds is not reported on (--context narrows the report to the paths)
+        defining_context.cancel()
+        around = []
+    repo_layout = builder.add(around)
+    if not todo:  # nothing to parse: the parsing and planning code is never imported
+        builder.keep()
+        files = [results[i] for i in sorted(results)]
+        return Report(files, [f for f, _files in _renamings(repo_layout, set())])
+
+    work = [
+        (i, Job(c.path, c.display, repo_layout.role(c.path, c.real), data, edit, False))
+        for i, c, data in todo
+    ]
+    builder.keep()  # what the layout learnt of kustomizations, for the next run
+    if templates_elsewhere:
+        settings = settings._replace(reserved=frozenset(templates_elsewhere))
+    processed = _map([job for _i, job in work], settings, jobs, progress)
+    for (index, _job), result in zip(work, processed, strict=False):
+        results[index] = result
+    _unique_across_files(work, results, settings)
+    changed = {candidates[i].real for i, r in results.items() if r.status is Status.CHANGED}
+    renamed = _renamings(repo_layout, changed)
+    for i, result in results.items():
+        blocked = [f for f, files in renamed if candidates[i].real in files]
+        if blocked and result.status is Status.CHANGED:
+            results[i] = _held_back(result, blocked[0])
+    files = [results[i] for i in sorted(results)]
+    return Report(files, _collisions(files) + [f for f, _files in renamed])
+
+
+def _defined_in(files: Iterable[str], limit: int) -> set[tuple[str, str]]:
+    """(namespace, name) of the ResourceClaimTemplates the files define."""
+    found: set[tuple[str, str]] = set()
+    for path in files:
+        try:
+            data = discover.read_file(path, limit)
+        except discover.Unreadable:
+            continue  # reported by the run whose paths hold it
+        if discover.may_define_templates(data):
+            from dra_migrate.manifests.locate import defined_templates
+
+            found |= defined_templates(data)
+    return found
+
+
+def _worth_parsing(data: bytes, needles: Iterable[bytes]) -> bool:
+    """The prefilter: the file may mention a needle, holds text the byte search cannot
+    see into (UTF-16), or an ignore comment that may need reporting as stale."""
+    return (
+        discover.mentions(data, needles)
+        or discover.foreign_encoding(data)
+        or suppress.has_marker(data)
+    )
+
+
+def _unique_across_files(
+    work: list[tuple[int, Job]], results: dict[int, FileResult], settings: Settings
+) -> None:
+    """A generated name is unique across the run: a file whose template takes a name an
+    earlier file generated with other requests is planned again with that name reserved
+    (files are independent, so this is rare and cheap; the workers plan in parallel)."""
+    import json
+
+    taken: dict[tuple[str, str], str] = {}
+    for index, job in work:
+        result = results[index]
+
+        def clashes(r: FileResult) -> bool:
+            return any(
+                taken.get(_template_key(t), json.dumps(t, sort_keys=True))
+                != json.dumps(t, sort_keys=True)
+                for t in r.templates
+            )
+
+        if clashes(result):
+            from dra_migrate.pipeline.one_file import process_job
+
+            reserved = settings.reserved | frozenset(taken)
+            again = process_job(job, settings._replace(reserved=reserved))
+            if not clashes(again):
+                result = results[index] = again
+        for template in result.templates:
+            taken.setdefault(_template_key(template), json.dumps(template, sort_keys=True))
+
+
+def _template_key(template: dict[str, Any]) -> tuple[str, str]:
+    meta = template["metadata"]
+    return (meta.get("namespace") or "", meta["name"])
+
+
+def mark_pending(report: Report) -> None:
+    """``convert --check``: each GPU request that convert would rewrite is an error (DRA401).
+
+    The check fails on these anyway (exit 1); as findings they point at the
+    lines to migrate in every format (annotations, SARIF, JUnit) and can be
+    suppressed like any other.
+    """
+    for result in report.files:
+        if result.status is not Status.CHANGED:
+            continue
+        for item in result.inventory:
+            if item.device_class is None or item.kept:  # convert leaves it, and says why
+                continue
+            ns = f"{item.namespace}/" if item.namespace else ""
+            result.findings.append(
+                finding(
+                    "DRA401",
+                    item.path,
+                    item.line,
+                    item.col,
+                    f"{item.kind} {ns}{item.name}: container '{item.container}' asks for "
+                    f"{item.resource}: {item.value} through the device plugin; convert rewrites "
+                    f"it as a claim on DeviceClass {item.device_class}",
+                    "run dra-migrate convert --write (or the dra-migrate-fix hook) and review the diff",
+                )
+            )
+        result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
+
+
+def _renamings(
+    repo_layout: roles.Layout, changed: set[str]
+) -> list[tuple[Finding, frozenset[str]]]:
+    """Overlays that rename ResourceClaimTemplates without renaming the references, each
+    with the real paths of the converted files it builds (not written: they would
+    break)."""
+    if not repo_layout.renamings:
+        return []
+    from dra_migrate.pipeline.one_file import uses_templates
+
+    found = []
+    for renaming in repo_layout.renamings:
+        if renaming.references_templates:
+            continue
+        uses = renaming.files & changed or {f for f in renaming.files if uses_templates(f)}
+        if uses:
+            found.append(
+                (
+                    finding(
+                        "DRA219",
+                        renaming.display,
+                        renaming.line,
+                        renaming.col,
+                        "this kustomization renames the ResourceClaimTemplates it builds, but "
+                        "kustomize does not rename resourceClaimTemplateName in pod specs: the pods "
+                        "would refer to templates that do not exist",
+                        "add a configurations: file with a nameReference for kind "
+                        "ResourceClaimTemplate (docs/findings.md#dra219)",
+                    ),
+                    frozenset(uses & changed),
+                )
+            )
+    return found
+
+
+def _held_back(result: FileResult, renaming: Finding) -> FileResult:
+    """A converted file that a kustomization would build into broken references: left as
+    it is, with the reason on it (an error finding on a file means it is not written)."""
+    line, col = result.template_positions[0] if result.template_positions else (1, 1)
+    held = finding(
+        "DRA219",
+        result.path,
+        line,
+        col,
+        f"not converted: {renaming.path} renames the ResourceClaimTemplates this file would "
+        "define, but not the pods' references to them",
+        renaming.hint,
+    )
+    findings = sorted(
+        [*(f for f in result.findings if not f.spec.writes), held],
+        key=lambda f: (f.line, f.col, f.code, f.message),
+    )
+    inventory = [row.replace(kept=row.kept or "DRA219") for row in result.inventory]
+    return FileResult(result.path, Status.REPORTED, findings, inventory, original=result.original)
+
+
+def _collisions(files: list[FileResult]) -> list[Finding]:
+    """Different templates of one name from two files would overwrite each other."""
+    import json
+
+    seen: dict[tuple[str, str], tuple[str, str]] = {}
+    found = []
+    for result in files:
+        positions = result.template_positions or [(1, 1)] * len(result.templates)
+        for template, (line, col) in zip(result.templates, positions, strict=True):
+            meta = template["metadata"]
+            key = (meta.get("namespace") or "", meta["name"])
+            body = json.dumps(template, sort_keys=True)
+            if key not in seen:
+                seen[key] = (result.path, body)
+            elif seen[key][1] != body:
+                shown = f"{key[0]}/{key[1]}" if key[0] else key[1]
+                found.append(
+                    finding(
+                        "DRA217",
+                        result.path,
+                        line,
+                        col,
+                        f"ResourceClaimTemplate {shown} is generated here and, with other "
+                        f"requests, from {seen[key][0]}; a template's spec is immutable, so "
+                        "applied to one cluster the second is rejected",
+                        "give one of the workloads another name or namespace, unless the two "
+                        "files go to different clusters",
+                    )
+                )
+    return found
+
+
+def _map(
+    work: list[Job], settings: Settings, jobs: int | None, progress: Progress = None
+) -> list[FileResult]:
+    from dra_migrate.pipeline.one_file import process_job
+
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    if workers <= 1 or len(work) < PARALLEL_THRESHOLD:
+        return list(_counted((process_job(job, settings) for job in work), len(work), progress))
+    from concurrent.futures import ProcessPoolExecutor  # lazy: start-up of small runs
+
+    with ProcessPoolExecutor(workers, initializer=cache.adopt, initargs=_cache_rules()) as pool:
+        done = pool.map(process_job, work, [settings] * len(work), chunksize=4)
+        return list(_counted(done, len(work), progress))
+
+
+def _cache_rules() -> tuple[tuple[str, ...]]:
+    """What a worker of the pool takes of the run's cache rules (``cache.adopt``): where
+    the pool does not fork, a worker is a new interpreter."""
+    return (cache.outside(),)
+
+
+def _counted(results: Iterable[_T], total: int, progress: Progress) -> Iterator[_T]:
+    """The results, reporting each one done to ``progress``."""
+    for done, result in enumerate(results, 1):
+        if progress is not None:
+            progress(done, total)
+        yield result
+
+
+# --- stdin ------------------------------------------------------------------------
+
+STREAM_PART = 1 << 20  # bytes of whole documents a stream is processed by
+_STREAM_DOC_STARTS = re.compile(rb"^---(?=[ \t\r\n]|$)", re.M)
+_STREAM_BLOCK = 1 << 20
+
+# a part's result, its text still at hand: convert writes the stream (or its diff)
+# from these, part by part
+Sink = Callable[[FileResult], None]
+
+
+class Part(NamedTuple):
+    """Whole documents of a stream: bytes ``start`` to ``end`` of its copy, after
+    ``line`` lines."""
+
+    start: int
+    end: int
+    line: int
+
+
+def split_stream(stream: BinaryIO, spool: BinaryIO, limit: int) -> list[Part]:
+    """Copy ``stream`` to ``spool``, cut at document starts into parts of about
+    ``STREAM_PART`` bytes. A document larger than ``limit`` is refused
+    (``Unreadable``, DRA011); so is a stream that cannot be cut (JSON, UTF-16) and is
+    larger than the limit as a whole. Read a block at a time: a Python step per
+    line would cost more than processing the parts."""
+    parts: list[Part] = []
+    start = doc = pos = line = part_line = 0
+    whole: bool | None = None  # decided by the first line with content
+    carry = b""  # an unfinished line, read on with the next block
+    while True:
+        block = stream.read(_STREAM_BLOCK)
+        data = carry + block if carry else block
+        cut = len(data) if not block else data.rfind(b"\n") + 1
+        done, carry = data[:cut], data[cut:]
+        if whole is None:
+            whole = _uncuttable(done if block else data)
+        if not whole:
+            for match in _STREAM_DOC_STARTS.finditer(done):
+                at = pos + match.start()
+                if at <= doc:
+                    continue
+                if at - doc > limit:
+                    break  # refused below
+                doc = at
+                # a directive (%YAML, %TAG) belongs to the document after it: no cut there
+                previous = done.rfind(b"\n", 0, max(match.start() - 1, 0)) + 1
+                if done.startswith(b"%", previous) and previous < match.start():
+                    continue
+                if at - start >= STREAM_PART:
+                    parts.append(Part(start, at, part_line))
+                    start, part_line = at, line + done.count(b"\n", 0, match.start())
+        spool.write(done)
+        pos += len(done)
+        line += done.count(b"\n")
+        if pos + len(carry) - (start if whole else doc) > limit:
+            what = "standard input" if whole else "a document of standard input"
+            raise discover.Unreadable(
+                "DRA011", f"{what} is larger than the limit of {limit} bytes (--max-file-size)"
+            )
+        if not block:
+            break
+    parts.append(Part(start, pos, part_line))
+    return parts
+
+
+def _uncuttable(head: bytes) -> bool | None:
+    """A stream that is one value (JSON) or not UTF-8 (UTF-16, UTF-32): never cut.
+    None: nothing with content yet."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head[:4096]:
+        return True
+    for raw in head.split(b"\n"):
+        text = raw.strip()
+        if text and not text.startswith(b"#"):
+            return text.startswith((b"{", b"["))
+    return None
+
+
+def run_stream(
+    stream: BinaryIO,
+    display: str,
+    settings: Settings,
+    edit: bool = True,
+    sink: Sink | None = None,
+) -> Report:
+    """The stdin mode: one stream, processed whatever it mentions, part by part.
+
+    The stream is copied to a temporary file and processed a part of whole
+    documents at a time, so memory does not grow with the number of documents:
+    each part's text is handed to ``sink`` and dropped, its findings and
+    inventory (at their lines in the whole stream) kept in one result. Names of
+    templates defined anywhere in the stream, or generated for an earlier part,
+    are not generated again.
+    """
+    import tempfile
+
+    from dra_migrate.manifests.locate import defined_templates
+    from dra_migrate.pipeline.one_file import Job, process_job
+    from dra_migrate.repo.roles import Role
+
+    with tempfile.TemporaryFile() as spool:
+        try:
+            parts = split_stream(stream, spool, settings.config.max_file_size)
+        except discover.Unreadable as exc:
+            return Report([FileResult.unreadable(display, exc.code, exc.message)])
+
+        def read(part: Part) -> bytes:
+            spool.seek(part.start)
+            return spool.read(part.end - part.start)
+
+        if len(parts) == 1:
+            result = process_job(Job("", display, Role(), read(parts[0]), edit), settings)
+            if sink is not None:
+                sink(result)
+            return Report([result])
+        taken: set[tuple[str, str]] = set()  # defined in the stream, or generated for it
+        for part in parts:
+            data = read(part)
+            if discover.may_define_templates(data):
+                taken |= defined_templates(data)
+        merged = FileResult(display, Status.UNCHANGED, markers=[])
+        for part in parts:
+            here = settings._replace(file_taken=frozenset(taken))
+            result = process_job(Job("", display, Role(), read(part), edit), here)
+            taken.update(_template_key(t) for t in result.templates)
+            if sink is not None:
+                sink(result)
+            _absorb(merged, result, part.line)
+        if merged.status is not Status.CHANGED:  # nothing of the stream is written
+            merged.findings = [f for f in merged.findings if not f.spec.writes]
+        return Report([merged])
+
+
+def _absorb(merged: FileResult, part: FileResult, offset: int) -> None:
+    """Add a part's result to the stream's, its lines counted from the stream's start."""
+    from dra_migrate.pipeline import suppress
+
+    def moved(line: int) -> int:
+        return line + offset if line > 0 else line
+
+    markers = suppress.file_markers(part)  # while the part's text is at hand
+    for m in markers:
+        m.line, m.first, m.last = moved(m.line), moved(m.first), moved(m.last)
+    assert merged.markers is not None
+    merged.markers.extend(markers)
+    merged.findings.extend(f._replace(line=moved(f.line)) for f in part.findings)
+    merged.inventory.extend(i.replace(line=moved(i.line)) for i in part.inventory)
+    # the generated templates are not kept: their names are taken (run_stream), and a
+    # stream has no other file whose templates could collide with them
+    ranks = (Status.UNCHANGED, Status.CHANGED, Status.REPORTED, Status.FAILED)
+    if ranks.index(part.status) > ranks.index(merged.status):
+        merged.status = part.status  # a part left untouched leaves the whole stream so
+
+
+# --- validate ---------------------------------------------------------------------
+
+
+def run_validate(
+    paths: Sequence[str],
+    settings: Any,
+    config: Config,
+    excludes: Iterable[str] = (),
+    jobs: int | None = None,
+    devices: Sequence[Any] | None = None,
+    stdin: tuple[str, bytes] | None = None,
+    progress: Progress = None,
+) -> Report:
+    """``dra-migrate validate``: every file that mentions DRA, then the cross-file checks."""
+    from dra_migrate import validate
+
+    # what the configuration declares and the slices show the drivers publish is known
+    published = config.published() | validate.published_names(devices or ())
+    if published:
+        settings = settings._replace(published=published)
+
+    # (display, the bytes, or None for a file over HELD: read again where it is checked)
+    jobs_: list[tuple[str, bytes | None, str]] = []
+    failed: list[FileResult] = []
+    every: list[str] = []  # the real path of every file of the run
+    if stdin is not None:
+        jobs_.append((*stdin, ""))
+    else:
+        wanted = (*validate.NEEDLES, suppress.MARKER)
+        excluded = [*config.exclude, *excludes]
+        # the real paths of every file, ruled out or not, are not needed: a list that
+        # takes them keeps the ruled-out ones from being made candidates
+        for candidate in discover.expand(paths, excluded, (), wanted, config.max_file_size, every):
+            try:
+                data = discover.read_file(candidate.path, config.max_file_size)
+            except discover.Unreadable as exc:
+                failed.append(FileResult.unreadable(candidate.display, exc.code, exc.message))
+                continue
+            if _worth_parsing(data, validate.NEEDLES):
+                held = data if len(data) <= HELD else None
+                jobs_.append((candidate.display, held, candidate.path))
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    limit = config.max_file_size
+    if workers > 1 and len(jobs_) >= PARALLEL_THRESHOLD:
+        from concurrent.futures import ProcessPoolExecutor
+
+        many = len(jobs_)
+        rules = _cache_rules()
+        with ProcessPoolExecutor(workers, initializer=cache.adopt, initargs=rules) as pool:
+            done = pool.map(
+                _check_file,
+                [display for display, _data, _path in jobs_],
+                [data for _display, data, _path in jobs_],
+                [path for _display, _data, path in jobs_],
+                [limit] * many,
+                [settings] * many,
+                chunksize=4,
+            )
+            checks = list(_counted(done, many, progress))
+    else:
+        done = (_check_file(*job, limit, settings) for job in jobs_)
+        checks = list(_counted(done, len(jobs_), progress))
+    extra = validate.cross_check(checks, settings)
+    if devices is not None:
+        extra += validate.check_slices(checks, devices)
+    by_path = {c.result.path: c.result for c in checks}
+    for f in extra:
+        by_path[f.path].findings.append(f)
+    for result in by_path.values():
+        result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
+    # an overlay that renames the templates its pods refer to breaks them in its build
+    renamed = _renamings(roles.Builder(renamings_only=True).add(every), set()) if every else []
+    return Report(failed + [c.result for c in checks], [f for f, _files in renamed])
+
+
+def _check_file(display: str, data: bytes | None, path: str, limit: int, settings: Any) -> Any:
+    """``validate.check_file`` of a file, read here when it was not held."""
+    from dra_migrate import validate
+
+    if data is None:
+        try:
+            data = discover.read_file(path, limit)
+        except discover.Unreadable as exc:
+            return validate.FileCheck(FileResult.unreadable(display, exc.code, exc.message))
+    check = validate.check_file(display, data, settings)
+    if not suppress.has_marker(data):  # only ignore comments read the text again
+        check.result.original = None
+    return check
+
+
+def load_nodes(path: str) -> list[Any]:
+    """Nodes of a ``kubectl get nodes -o yaml`` (or ``-o json``) dump, with the extended
+    resources each advertises (``status.allocatable`` names with a domain)."""
+    from dra_migrate.report.findings import ConfigError
+
+    objs: list[Any] = []
+    for doc in _dump(path, "--nodes"):
+        listed = doc.get("items")
+        objs.extend(listed if isinstance(listed, list) else [doc])
+    nodes = nodes_from_objects(objs)
+    if not nodes:
+        raise ConfigError(f"--nodes {path}: no Node objects in it")
+    return nodes
+
+
+def nodes_from_objects(objs: Iterable[Any]) -> list[Any]:
+    """``LiveNode``s of Node objects (from a dump or the API server): the extended
+    resources each advertises (``status.allocatable`` names with a domain)."""
+    from dra_migrate.k8s.quantity import whole_count
+    from dra_migrate.report.migration import LiveNode
+
+    nodes = []
+    for obj in objs:
+        if not isinstance(obj, dict) or obj.get("kind", "Node") != "Node":
+            continue
+        meta, status = obj.get("metadata") or {}, obj.get("status") or {}
+        allocatable = status.get("allocatable") if isinstance(status, dict) else None
+        resources = []
+        for key, value in (allocatable or {}).items() if isinstance(allocatable, dict) else ():
+            count = whole_count(str(value))
+            if "/" in str(key) and count:
+                resources.append((str(key), count))
+        name = meta.get("name") if isinstance(meta, dict) else None
+        nodes.append(LiveNode(str(name or "(unnamed)"), tuple(sorted(resources))))
+    return nodes
+
+
+def _dump(
+    path: str, option: str, limit: int = discover.DEFAULT_MAX_FILE_SIZE
+) -> list[dict[str, Any]]:
+    """The objects of a ``kubectl get ... -o yaml|json`` file."""
+    import json
+
+    from dra_migrate.manifests import load
+    from dra_migrate.report.findings import ConfigError, InputProblem
+
+    try:
+        raw = discover.read_file(path, limit)
+    except discover.Unreadable as exc:
+        raise ConfigError(f"{option} {path}: {exc.message}") from None
+    try:  # JSON (kubectl -o json) is read fastest by json; it has no aliases to bound
+        docs: list[Any] = [json.loads(raw)]
+        if load.data_depth(docs[0]) > load.MAX_DEPTH:
+            raise ConfigError(
+                f"{option}: nested more than {load.MAX_DEPTH} levels deep", path, 1, 1
+            )
+    except (ValueError, RecursionError):  # YAML, or JSON too deep for json
+        try:
+            source = load.decode(path, raw)
+            docs = [load.to_data(d.root) for d in load.parse(source) if d.root is not None]
+        except InputProblem as problem:
+            f = problem.finding
+            raise ConfigError(f"{option}: {f.message}", path, f.line, f.col) from None
+    return [d for d in docs if isinstance(d, dict)]
+
+
+def load_slices(path: str, limit: int = discover.DEFAULT_MAX_FILE_SIZE) -> list[Any]:
+    """Devices of a ``kubectl get resourceslices -o yaml`` (or ``-o json``) dump."""
+    from dra_migrate.cel import devices_from_resource_slices
+    from dra_migrate.report.findings import ConfigError
+
+    devices = devices_from_resource_slices(_dump(path, "--resource-slices", limit))
+    if not devices:
+        raise ConfigError(f"--resource-slices {path}: no ResourceSlice devices in it")
+    return devices

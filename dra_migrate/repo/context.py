@@ -1,0 +1,307 @@
+"""What the ``--context`` folders define: ResourceClaimTemplates, as a commit holds them.
+
+Part of discovery. A hook run (``--context .``) keeps the names it generates clear
+of every ResourceClaimTemplate the repository defines. In a git work tree the
+repository is what the commit will hold: git's index, the staged content
+(pre-commit stashes unstaged changes before its hooks run, and ``git commit``
+points its hooks at the index it commits, GIT_INDEX_FILE, which git is asked
+with). An untracked file is not part of it. Outside git the caller reads every
+file of the context.
+
+Reading every staged file on every commit would cost the size of the repository
+(220 MB at 50,000 files: 0.3 s of ``git grep``). So what each file of one tree
+(the anchor: HEAD's tree when the answer was first built) defines is kept in the
+user's cache folder. A tree's content never changes, so what is kept stays true
+while this package's code is the same (the stamp). A run asks git which files the
+index holds differently from the anchor (``git diff-index --cached``: the index's
+tree cache skips unchanged folders, about 12 ms at 50,000 files) and reads only
+those, from the index. When that list grows long (commits since), the anchor
+moves to HEAD's tree, reading only what changed between the two trees.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+
+from dra_migrate import cache, git
+from dra_migrate.repo import discover
+
+NEEDLE = git.TEMPLATE_KIND
+# what git grep looks for: the kind's name, or a backslash (an escape may spell it;
+# discover.may_define_templates decides on the content)
+_MAY_DEFINE = (b"-e", NEEDLE, b"-e", b"\\")
+# changed files past which the anchor moves to HEAD's tree (each run reads the
+# changed files from the index: a few at commit time)
+REANCHOR = 200
+_PATHSPECS = (b"--", *git.FILES)
+
+# a file this large is not parsed for the kept answer (it holds None): a run whose
+# --max-file-size takes it reads it then (the default limit reads no such file)
+READ_LIMIT = discover.DEFAULT_MAX_FILE_SIZE
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a tree's, SHA-1 or SHA-256
+
+# (size of the file in bytes, (namespace, name) of each template it defines, or
+# None for a file over READ_LIMIT)
+Defines = tuple[int, "frozenset[tuple[str, str]] | None"]
+
+
+class Lookup:
+    """The templates the context defines, asked of git now, answered by ``result``."""
+
+    def __init__(self, paths: Iterable[str], excludes: Iterable[str], limit: int) -> None:
+        self.excludes = list(excludes)
+        self.limit = limit
+        self.files: list[str] = []  # files named as context: read by the caller's process
+        self.folders: list[tuple[str, _Index | None]] = []
+        indexes: dict[str, _Index] = {}
+        for raw in paths:
+            if not os.path.isdir(raw):
+                self.files.append(raw)
+                continue
+            top = git.work_tree_top(raw)
+            if top is not None and top not in indexes:
+                indexes[top] = _Index(top)
+            self.folders.append((raw, indexes.get(top) if top is not None else None))
+
+    def result(self) -> dict[str, frozenset[tuple[str, str]]] | None:
+        """The real path of each file of the context that defines templates, and
+        those (namespace, name); None where a folder is outside a git work tree
+        (the caller reads the files itself)."""
+        from dra_migrate.manifests.locate import defined_templates
+
+        found: dict[str, frozenset[tuple[str, str]]] = {}
+        spec = discover.Excludes(self.excludes)
+        for raw, index in self.folders:
+            files = index.files() if index is not None else None
+            if index is None or files is None:
+                self.cancel()
+                return None
+            root = os.path.realpath(raw)
+            below = os.path.relpath(root, index.top)
+            prefix = "" if below == "." else below + "/"
+            unread: list[str] = []
+            for rel, (size, templates) in files.items():
+                if not rel.startswith(prefix) or size > self.limit:
+                    continue
+                inside = rel[len(prefix) :]
+                if not inside.lower().endswith(git.EXTENSIONS) or discover.excluded(spec, inside):
+                    continue
+                if templates is None:
+                    unread.append(rel)
+                else:
+                    found[discover.real_name(os.path.join(index.top, rel))] = templates
+            for rel, (_size, templates) in index.read(unread, None, self.limit).items():
+                found[discover.real_name(os.path.join(index.top, rel))] = templates or frozenset()
+        for raw in self.files:
+            try:
+                data = discover.read_file(raw, self.limit)
+            except discover.Unreadable:
+                continue  # reported by the run whose paths hold it
+            if discover.may_define_templates(data):
+                found[discover.real_name(raw)] = frozenset(defined_templates(data))
+        return found
+
+    def cancel(self) -> None:
+        for _raw, index in self.folders:
+            if index is not None:
+                index.cancel()
+
+
+class _Index:
+    """The files of one work tree's index that define templates, by path from its top."""
+
+    def __init__(self, top: str) -> None:
+        self.top = top
+        self.kept = self._load()
+        # started now: the run lists and reads its own files meanwhile
+        self.diff = self._diff(self.kept[0]) if self.kept is not None else None
+        self.answer: dict[str, Defines] | None = None
+        self.done = False
+
+    def files(self) -> dict[str, Defines] | None:
+        """Path -> what it defines, for the files of the index that define templates;
+        None where git cannot tell (not a work tree, no git)."""
+        if not self.done:
+            self.answer, self.done = self._files(), True
+        return self.answer
+
+    def cancel(self) -> None:
+        if self.diff is not None:
+            self.diff.cancel()
+
+    def _files(self) -> dict[str, Defines] | None:
+        changed = self.diff.names() if self.diff is not None else None
+        if self.kept is None or changed is None:  # nothing kept, or the anchor is gone
+            head = self._head()
+            if head is None:
+                return self._unborn()
+            kept = self._tree(head)
+            if kept is None:
+                return None
+            self.kept = (head, kept)
+            self._keep()
+            changed = self._diff(head).names()
+            if changed is None:
+                return None
+        if len(changed) > REANCHOR and self._move(self.kept[0]):
+            changed = self._diff(self.kept[0]).names()  # against HEAD's tree: the staged
+            if changed is None:
+                return None
+        return self._updated(self.kept[1], changed)
+
+    def _diff(self, tree: str) -> git.Git:
+        """The files the index holds differently from ``tree``."""
+        args = (b"diff-index", b"--cached", b"--name-only", b"-z", b"--no-renames")
+        return git.Git(self.top, [*args, b"--ignore-submodules", tree.encode(), *_PATHSPECS])
+
+    def _head(self) -> str | None:
+        out = git.Git(self.top, [b"rev-parse", b"--verify", b"-q", b"HEAD^{tree}"]).output()
+        return out.decode("ascii", "replace").strip() if out else None
+
+    def _tree(self, tree: str) -> dict[str, Defines] | None:
+        """What each file of ``tree`` defines (the files that hold the kind's name)."""
+        args = (*git.GREP, b"-l", *_MAY_DEFINE, tree.encode(), *_PATHSPECS)
+        names = git.Git(self.top, args).names(ok=(0, 1))
+        if names is None:
+            return None
+        prefix = tree + ":"
+        return self.read([n[len(prefix) :] for n in names if n.startswith(prefix)], tree)
+
+    def _unborn(self) -> dict[str, Defines] | None:
+        """A work tree without a commit: the index read whole, nothing kept (there is
+        no tree to keep an answer for); None outside a work tree."""
+        args = (*git.GREP, b"--cached", b"-l", *_MAY_DEFINE, *_PATHSPECS)
+        names = git.Git(self.top, args).names(ok=(0, 1))
+        if names is None:
+            return None
+        return self.read(names)
+
+    def _move(self, anchor: str) -> bool:
+        """Anchor the kept answer at HEAD's tree, from what changed since ``anchor``
+        (read once, at HEAD); whether it moved."""
+        head = self._head()
+        if head is None or head == anchor or self.kept is None:
+            return False
+        args = (b"diff-tree", b"-r", b"--name-only", b"-z", b"--no-renames")
+        changed = git.Git(self.top, [*args, anchor.encode(), head.encode(), *_PATHSPECS]).names()
+        if changed is None:
+            return False
+        self.kept = (head, self._updated(self.kept[1], changed, head))
+        self._keep()
+        return True
+
+    def _updated(
+        self, files: dict[str, Defines], changed: Sequence[str], tree: str | None = None
+    ) -> dict[str, Defines]:
+        """``files`` with the ``changed`` ones read again, from the index or ``tree``."""
+        gone = set(changed)
+        answer = {rel: d for rel, d in files.items() if rel not in gone}
+        answer.update(self.read(changed, tree))
+        return answer
+
+    def read(
+        self, paths: Sequence[str], tree: str | None = None, limit: int | None = None
+    ) -> dict[str, Defines]:
+        """What each of the files ``paths`` defines, as the index holds them (or the
+        tree ``tree``), read through one ``git cat-file --batch`` a file at a time; a
+        file that defines none is left out, one over ``limit`` (READ_LIMIT) is not
+        read (None)."""
+        from dra_migrate.manifests.locate import defined_templates
+
+        prefix = b":0:" if tree is None else tree.encode() + b":"
+        found: dict[str, Defines] = {}
+        for path, size, data in _blobs(self.top, prefix, paths, limit or READ_LIMIT):
+            if data is None:
+                found[path] = (size, None)
+            elif discover.may_define_templates(data):
+                templates = frozenset(defined_templates(data))
+                if templates:
+                    found[path] = (size, templates)
+        return found
+
+    def _load(self) -> tuple[str, dict[str, Defines]] | None:
+        stamp = _stamp()
+        if stamp is None:
+            return None
+        return cache.read("context", self.top, stamp, _kept_shape)
+
+    def _keep(self) -> None:
+        stamp = _stamp()
+        if stamp is None or self.kept is None:
+            return
+        tree, files = self.kept
+        kept = {
+            "tree": tree,
+            "files": {
+                rel: [size, None if t is None else sorted(t)] for rel, (size, t) in files.items()
+            },
+        }
+        cache.write("context", self.top, stamp, kept)
+
+
+def _kept_shape(held: dict[str, object]) -> tuple[str, dict[str, Defines]]:
+    """The kept answer of a tree from its JSON (TypeError or ValueError where it is not
+    one): the tree's id, and what each file defines."""
+    tree, files = held["tree"], held["files"]
+    if not isinstance(tree, str) or not _OBJECT_ID.fullmatch(tree) or not isinstance(files, dict):
+        raise ValueError("not a kept context")
+    found: dict[str, Defines] = {}
+    for rel, (size, templates) in files.items():
+        if type(size) is not int or size < 0 or not isinstance(rel, str):
+            raise ValueError("not a file's size")
+        if templates is None:
+            found[rel] = (size, None)
+            continue
+        pairs = frozenset((ns, name) for ns, name in templates)
+        if not all(isinstance(ns, str) and isinstance(name, str) for ns, name in pairs):
+            raise TypeError("not a template's namespace and name")
+        found[rel] = (size, pairs)
+    return tree, found
+
+
+def _blobs(
+    top: str, prefix: bytes, paths: Sequence[str], limit: int
+) -> Iterator[tuple[str, int, bytes | None]]:
+    """(path, size, content) of each file of ``paths`` that git finds as a file at
+    ``prefix`` (``:0:``, the index, or ``TREE:``), one at a time (a run never holds
+    them all); the content None for a file over ``limit``."""
+    names = [(p, prefix + os.fsencode(p)) for p in paths]
+    batch = [(p, n) for p, n in names if b"\n" not in n]  # the batch reads one name a line
+    if batch:
+        given = b"".join(n + b"\n" for _p, n in batch)
+        raw = git.Git(top, [b"cat-file", b"--batch"], given=given).spooled()
+        if raw is not None:
+            with raw, open(raw.fileno(), "rb", buffering=1 << 16, closefd=False) as spool:
+                for path, _name in batch:
+                    # "<oid> <type> <size>", or "<name> missing" / "<name> ambiguous"
+                    header = spool.readline().rstrip(b"\n").split(b" ")
+                    if len(header) != 3 or not header[2].isdigit() or len(header[0]) < 40:
+                        continue
+                    size = int(header[2])
+                    if header[1] != b"blob" or size > limit:
+                        spool.seek(size + 1, os.SEEK_CUR)  # the content and its newline
+                        if header[1] == b"blob":
+                            yield path, size, None
+                        continue
+                    data = spool.read(size)
+                    spool.read(1)
+                    yield path, size, data
+    for path, name in names:  # a newline in the path: asked alone
+        if b"\n" in name:
+            size_out = git.Git(top, [b"cat-file", b"-s", name]).output()
+            if size_out is None or not size_out.strip().isdigit():
+                continue
+            size = int(size_out)
+            if size > limit:
+                yield path, size, None
+                continue
+            blob = git.Git(top, [b"cat-file", b"blob", name]).output()
+            if blob is not None:
+                yield path, len(blob), blob
+
+
+def _stamp() -> str | None:
+    """What the kept answers depend on besides the tree: this package's code."""
+    return cache.package_stamp()
