@@ -15,7 +15,7 @@ and prints each time with its ratio to the baseline the issue sets a target
 against, the peak memory of the tool's processes, and whether the target is
 met. Every figure is the median of ``--repeat`` runs (at least 5 for the rows
 of ``ROWS``, 11 for the hook's). Never a test: timing depends on the machine
-(``tests/test_benchmark.py`` only runs it small, so that it cannot rot).
+(``tests/integration/test_benchmark.py`` only runs it small, so that it cannot rot).
 
     python benchmarks/bench.py                 # 5,000 files + kserve-like bundles
     python benchmarks/bench.py --files 50000   # the 50,000-file repository

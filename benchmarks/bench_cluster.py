@@ -1,6 +1,6 @@
 """Benchmark of cluster mode: ``inventory --cluster`` on 5,000 pods and 500 nodes.
 
-The test API server of tests/fake_apiserver.py serves the cluster on
+The test API server of tests/helpers/fake_apiserver.py serves the cluster on
 127.0.0.1 (in this process, on its own thread); the real ``kubernetes`` client
 reads it page by page, as it would read a real API server. Prints wall time,
 requests, and the peak of memory that Python allocated while the inventory was
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dra_migrate import cluster
 from dra_migrate.convert.mapping import load_config
-from tests.fake_apiserver import large_cluster, serve, write_kubeconfig
+from tests.helpers.fake_apiserver import large_cluster, serve, write_kubeconfig
 
 
 def _serve(pods: int, nodes: int, conn: Any) -> None:

@@ -1,6 +1,6 @@
 """Measurement: cel-python with dra-migrate's layer against cel-expr-python (CEL C++).
 
-Runs the upstream-derived table tests/data/upstream_cel.yaml through both
+Runs the upstream-derived table tests/fixtures/upstream/upstream_cel.yaml through both
 engines and prints how many compile verdicts and evaluation results agree with
 Kubernetes, and the time each takes per evaluation. cel-expr-python is given
 what it has: its checker, the strings, optional and bindings extensions, and a
@@ -24,7 +24,9 @@ import yaml
 
 from dra_migrate import cel
 
-TABLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "upstream_cel.yaml"
+TABLE = (
+    Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "upstream" / "upstream_cel.yaml"
+)
 API_CODES = {"syntax", "too-long", "not-bool", "too-complex", "undeclared", "unknown-function"}
 API_CODES |= {"unknown-field", "type"}
 
@@ -118,7 +120,7 @@ def main() -> int:
             tally["ours"][1] += result == expected_result
             tally["cel-expr-python"][1] += their_result == expected_result
     print(
-        f"{len(cases)} compile cases, {evaluated} evaluation cases (tests/data/upstream_cel.yaml)"
+        f"{len(cases)} compile cases, {evaluated} evaluation cases (tests/fixtures/upstream/upstream_cel.yaml)"
     )
     for engine, (comp, ev) in tally.items():
         print(

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from typing import IO, Any
 
 # what scan and convert read files for with the built-in mapping (the mapping's
-# needles, templates, ignore comments), and validate; tests/test_git.py holds both
+# needles, templates, ignore comments), and validate; tests/repo/test_git.py holds both
 # equal to what those commands ask
 CONVERT_STRINGS = (
     b"/gpu",
@@ -94,7 +94,7 @@ FILES = tuple(
     ("*" + "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in e)).encode()
     for e in EXTENSIONS
 )
-# the options of scan, convert and validate that take a value (tests/test_git.py
+# the options of scan, convert and validate that take a value (tests/repo/test_git.py
 # holds this to the CLI's own options): what follows one is not a path
 VALUE_OPTIONS = frozenset(
     {

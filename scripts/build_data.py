@@ -15,7 +15,7 @@ Lark numbers the parser's states and tokens in the order of sets (of objects
 hashed by their address), so the tables are numbered again here in an order of
 their own: states as a walk from the start state meets them, taking tokens by
 name. Nothing here is a cache: the files are part of the package, written by this script
-and held current by tests/test_hostile_cache_git.py. Output is JSON with sorted keys,
+and held current by tests/hostile/test_hostile_cache_git.py. Output is JSON with sorted keys,
 so two runs give identical bytes.
 
 Usage::

@@ -1083,7 +1083,7 @@ _OPTIONAL_SYNTAX = {
 
 # The LALR tables of the grammar, as data (JSON) in the package: building them takes
 # about 0.3 s, loading them about 0.02 s. Written by scripts/build_data.py for the
-# grammar, the options and the Lark version of its stamp; tests/test_hostile_cache_git.py
+# grammar, the options and the Lark version of its stamp; tests/hostile/test_hostile_cache_git.py
 # holds it current. Where the installed cel-python or Lark differ, the tables are
 # built in memory (nothing read from disk but this file and the grammar is used).
 GRAMMAR_TABLES = package_file("built", "cel-grammar.json")
@@ -3850,7 +3850,7 @@ def _read_paths(tree: Any) -> tuple[tuple[str, ...], ...] | None:
 # tests, has(), semver/quantity comparisons) are compiled once into closures
 # that read the Device directly. Anything else, and any value or error the
 # closures do not model exactly, falls back to cel-python for that device, so
-# both paths give the same answer (tests/test_cel.py checks it on random
+# both paths give the same answer (tests/cel/test_cel.py checks it on random
 # selectors).
 
 

@@ -20,7 +20,7 @@ spec it converts:
   writes for it, or why it refuses, and the upstream source it was read from.
 
 docs/conversion.md ("What the cluster does after the rewrite") renders the
-same facts for users; tests/test_controllers.py holds a golden case per row.
+same facts for users; tests/convert/test_controllers.py holds a golden case per row.
 """
 
 from __future__ import annotations

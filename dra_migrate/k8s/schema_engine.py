@@ -15,7 +15,7 @@ the same order for one path. A schema with any other keyword is refused
 Why not jsonschema every time: importing it (with referencing, attrs and
 rpds) costs a one-file pre-commit run about 100 ms, more than the whole of the
 rest of its work, and it validates a Deployment several times slower than the
-compiled closures. ``tests/test_schema_engine.py`` holds the two to the same
+compiled closures. ``tests/k8s/test_schema_engine.py`` holds the two to the same
 answers on generated objects and configurations and on every object of the
 corpus.
 """
@@ -150,7 +150,7 @@ def compile_schema(root: Any, lazy_refs: bool = False) -> Callable[[Any], list[V
     reaches it: a run that checks one pod spec compiles the few definitions it uses,
     not the hundreds of the schema. ``Unsupported`` is then raised only for what is
     compiled up front, so it is for schemas known to be in the subset (the bundled
-    ones: ``tests/test_schema_engine.py`` compiles each of them whole)."""
+    ones: ``tests/k8s/test_schema_engine.py`` compiles each of them whole)."""
     draft7 = isinstance(root, Mapping) and "draft-07" in str(root.get("$schema", ""))
     compiler = _Compiler(root, draft7, lazy_refs)
     check = compiler.compile(root)

@@ -1,0 +1,234 @@
+"""What a run imports and builds before it does any work (start-up, issue 8).
+
+A one-file pre-commit run is mostly start-up, so each path imports only what
+it uses: nothing that parses or plans when no file needs parsing, never the
+heavy libraries (jsonschema, jinja2, the CEL library, rich) on the paths that
+do not use them. Each ``@dataclass`` costs 0.5 to 1.5 ms to create on Python
+3.11 and the module imports ``inspect`` (10 to 20 ms with ``ast``, ``dis`` and
+``tokenize``), so the records of these paths are NamedTuples and
+``record.Record`` classes: no dataclass, no ``inspect``. Every command runs in a fresh
+interpreter, as ``python -m dra_migrate`` does; nothing is timed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import DEPLOYMENT, NO_GPU
+from tests.conftest import REPO
+from tests.validate.test_validate import TEMPLATE
+
+# Runs ``python -m dra_migrate ARGS`` in this interpreter, then writes the modules it
+# imported, the dataclasses defined in the package's loaded modules and the cyclic
+# garbage collections the run made to $PROBE_OUT, from an exit function (the run ends
+# the process without the interpreter's teardown, after running those: entry.leave).
+PROBE = """\
+import atexit, gc, json, os, runpy, sys
+def collected():
+    return sum(generation["collections"] for generation in gc.get_stats())
+before = collected()
+@atexit.register
+def probe():
+    classes = sorted(
+        f"{name}.{attr}"
+        for name, module in list(sys.modules.items())
+        if name.split(".")[0] == "dra_migrate"
+        for attr, value in vars(module).items()
+        if isinstance(value, type)
+        and "__dataclass_fields__" in vars(value)
+        and value.__module__ == name
+    )
+    with open(os.environ["PROBE_OUT"], "w") as out:
+        json.dump(
+            {
+                "modules": sorted(sys.modules),
+                "dataclasses": classes,
+                "collections": collected() - before,  # made by the run
+                "frozen": gc.get_freeze_count(),
+                "collecting": gc.isenabled(),
+            },
+            out,
+        )
+runpy.run_module("dra_migrate", run_name="__main__", alter_sys=True)
+"""
+
+# Libraries that cost tens of milliseconds to import, and are needed by a few paths only.
+HEAVY = ("jsonschema", "jinja2", "celpy", "lark", "rich", "dra_migrate.cel", "_hashlib")
+# What the standard library costs milliseconds to import, and none of these paths needs:
+# dataclasses (with inspect, ast, dis, tokenize), exact fractions for plain counts,
+# shutil (argparse's help layout asks it for the terminal's width), click's imports,
+# typing (6 ms: the package imports it for type checkers only, TYPE_CHECKING = False),
+# pathlib (8 ms with urllib.parse and ipaddress: paths are strings until a run writes).
+SLOW_STDLIB = (
+    "pathlib",
+    "urllib",
+    "ipaddress",
+    "dataclasses",
+    "inspect",
+    "fractions",
+    "decimal",
+    "shutil",
+    "uuid",
+    "datetime",
+    "typing",
+)
+# The per-file stages: imported only when some file is parsed.
+STAGES = (
+    "dra_migrate.pipeline.one_file",
+    "dra_migrate.convert.plan",
+    "dra_migrate.convert.edit",
+    "dra_migrate.validate",
+    "dra_migrate.k8s.catalog",
+    "dra_migrate.k8s.schemas",
+    "dra_migrate.k8s.schema_engine",
+    "dra_migrate.k8s.quantity",
+    "dra_migrate.convert.writer",  # and difflib: nothing to write or show
+)
+
+
+def probe(tmp_path: Path, cwd: Path, *args: str) -> tuple[set[str], list[str]]:
+    out = tmp_path / "probe.json"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "PROBE_OUT": str(out),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),  # the built-in mapping is kept here
+    }
+    env.pop("PYTHONWARNINGS", None)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+    )
+    assert done.returncode in (0, 1), done.stderr  # the run's own status: never a crash
+    data = json.loads(out.read_text())
+    return set(data["modules"]), data["dataclasses"]
+
+
+def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return [n for n in names if n in modules or any(m.startswith(n + ".") for m in modules)]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A folder with one file that asks for GPUs and one that does not."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "gpu.yaml").write_text(DEPLOYMENT)
+    (root / "plain.yaml").write_text(NO_GPU)
+    return root
+
+
+def test_help_imports_no_stage(tmp_path: Path) -> None:
+    modules, _ = probe(tmp_path, tmp_path, "--help")
+    assert "argparse" in modules  # the probe sees what the run imported
+    assert loaded(modules, HEAVY + STAGES + ("dra_migrate.pipeline.many_files",)) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("scan", "."),  # nothing mentions a GPU: nothing is parsed
+        ("convert", "--check", "--diff", "--context", ".", "plain.yaml"),  # the hook
+    ],
+    ids=["scan", "hook-without-gpu"],
+)
+def test_a_run_that_parses_nothing_imports_no_stage(
+    tmp_path: Path, repo: Path, args: tuple[str, ...]
+) -> None:
+    (repo / "gpu.yaml").unlink()
+    probe(tmp_path, repo, *args)  # the first run keeps the built-in mapping as JSON
+    modules, classes = probe(tmp_path, repo, *args)
+    assert "dra_migrate.pipeline.many_files" in modules
+    assert loaded(modules, HEAVY + STAGES) == []
+    # nor the YAML parser (40 ms of imports): no file, not even the built-in mapping,
+    # is parsed
+    assert (
+        loaded(modules, ("yaml", "dra_migrate.manifests.load", "dra_migrate.manifests.locate"))
+        == []
+    )
+    # the records every run builds (options, mapping, kinds, gates, ...) are NamedTuples
+    assert classes == []
+    assert loaded(modules, SLOW_STDLIB) == []
+
+
+def test_the_hook_on_a_gpu_file_imports_its_stages_and_nothing_heavy(
+    tmp_path: Path, repo: Path
+) -> None:
+    modules, classes = probe(
+        tmp_path, repo, "convert", "--check", "--diff", "--context", ".", "gpu.yaml"
+    )
+    # the probe sees the stages the conversion needs ...
+    assert loaded(modules, ("dra_migrate.pipeline.one_file", "dra_migrate.validate")) == [
+        "dra_migrate.pipeline.one_file",
+        "dra_migrate.validate",
+    ]
+    # ... and nothing it does not: generated objects are checked by schema_engine, the
+    # text is laid out without rich, no CEL selector is parsed, no name needs a hash
+    assert loaded(modules, HEAVY) == []
+    assert classes == []
+    # PyYAML's constructor imports datetime (timestamps): the baseline, import yaml, pays it
+    assert loaded(modules, SLOW_STDLIB) == ["datetime"]
+
+
+def test_the_command_runs_with_its_imports_frozen_for_the_collector(
+    tmp_path: Path, repo: Path
+) -> None:
+    """The console script and ``python -m`` go through ``__main__.py``: what the CLI imports
+    is frozen, never walked by the collector again, and the collector runs on what
+    the run makes (a one-file hook run: 36 collections at Python's default)."""
+    import tomllib
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["dra-migrate"] == "dra_migrate.__main__:main"
+    out = tmp_path / "probe.json"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PROBE_OUT": str(out)}
+    args = ("convert", "--check", "--diff", "--context", ".", "gpu.yaml")
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=repo, env=env)
+    assert done.returncode == 1  # convert --check: a file would change
+    run = json.loads(out.read_text())
+    assert run["collecting"]
+    assert run["frozen"] > 8_000  # the modules, classes and functions of the CLI
+    # 6 young-generation passes before the CLI parsed with argparse: the command's
+    # parser is built after the freeze, and what a conversion imports later is not frozen
+    assert run["collections"] <= 16
+
+
+# a misspelt attribute: a finding worth keeping
+SELECTOR = TEMPLATE.replace("{expr}", "device.attributes['gpu.nvidia.com'].productname == 'H100'")
+
+
+def test_a_selector_checked_before_needs_no_cel_library(tmp_path: Path) -> None:
+    """cel.check_selector's answers are kept in the user's cache folder: the CEL
+    library (half a second to import and load) is needed once a selector, not once
+    a run; the findings are the same, and a damaged cache is answered again."""
+    (tmp_path / "t.yaml").write_text(SELECTOR)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def validate() -> bytes:
+        done = subprocess.run(
+            [sys.executable, "-m", "dra_migrate", "validate", "t.yaml"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+        )
+        return done.stdout
+
+    first = validate()
+    assert b" DRA332 " in first  # productName is misspelt: a finding worth keeping
+    modules, _ = probe(tmp_path, tmp_path, "validate", "t.yaml")
+    assert loaded(modules, ("celpy", "lark", "dra_migrate.cel")) == []
+    assert validate() == first
+    for kept in (tmp_path / "cache" / "dra-migrate").glob("cel-check-*.json"):
+        kept.write_text('{"stamp": "damaged')
+    assert validate() == first
+    modules, _ = probe(tmp_path, tmp_path, "validate", "t.yaml")
+    assert loaded(modules, ("celpy", "lark", "dra_migrate.cel")) == []  # kept again

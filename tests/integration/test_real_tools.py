@@ -1,0 +1,236 @@
+"""Real kubectl kustomize and helm template around the converter, as users chain them."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from dra_migrate.convert.mapping import Settings, load_config
+from dra_migrate.k8s import schemas
+from dra_migrate.pipeline.one_file import process
+from dra_migrate.repo.roles import Role
+from tests.conftest import REPO, run_cli
+from tests.helpers.invariants import check_conversion, load_all, objects
+
+EXAMPLES = REPO / "examples"
+
+
+def _tool(tools: Path, *args: str, cwd: Path | None = None) -> bytes:
+    return subprocess.run(
+        [str(tools / args[0]), *args[1:]], cwd=cwd, capture_output=True, check=True, timeout=120
+    ).stdout
+
+
+OVERLAY_PATCH = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ocr-server
+spec:
+  template:
+    spec:
+      containers:
+        - name: ocr
+          env:
+            - name: OCR_BATCH_SIZE
+              value: "64"
+          resources:
+            limits:
+              memory: 24Gi
+      resourceClaims:
+        - name: gpu
+          resourceClaimTemplateName: ocr-server-gpu-x2
+"""
+
+OVERLAY_TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: ocr-server-gpu-x2
+spec:
+  spec:
+    devices:
+      requests:
+        - name: ocr
+          exactly:
+            deviceClassName: gpu.nvidia.com
+            count: 2
+"""
+
+
+def _pods(built: list[dict]) -> list[dict]:
+    return [o["spec"]["template"]["spec"] for o in built if o["kind"] == "Deployment"]
+
+
+def test_kustomize_base_patched_by_an_overlay_is_left_with_it(tools: Path, tmp_path: Path) -> None:
+    """kubernetes-engine-samples llm-serving-gemma shape: converting the base alone would
+    build a prod overlay that asks for claims and nvidia.com/gpu at once."""
+    work = tmp_path / "kustomize"
+    shutil.copytree(EXAMPLES / "kustomize", work)
+    before = _tool(tools, "kubectl", "kustomize", "overlays/prod", cwd=work)
+
+    done = run_cli(["convert", "--write", "."], work)
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert "base/deployment.yaml:4:9: DRA222 error: Deployment ocr-server" in err
+    assert "overlays/prod/kustomization.yaml" in err.split("DRA222")[1].split("\n")[0]
+    assert "overlays/prod/gpu-patch.yaml:17:15: DRA202 error:" in err
+    for name in ("base/deployment.yaml", "overlays/prod/gpu-patch.yaml"):
+        assert (work / name).read_bytes() == (EXAMPLES / "kustomize" / name).read_bytes()
+    # what the overlay builds is what it built before: never claims and GPUs at once
+    assert _tool(tools, "kubectl", "kustomize", "overlays/prod", cwd=work) == before
+
+    # The migration the hints describe, done by hand: the base converted, the overlay
+    # with a template of its own (a new name) and a patch pointing the claim at it.
+    assert run_cli(["convert", "--write", "base"], work).returncode == 0
+    (work / "overlays/prod/gpu-patch.yaml").write_text(OVERLAY_PATCH)
+    (work / "overlays/prod/gpu-x2.yaml").write_text(OVERLAY_TEMPLATE)
+    kustomization = work / "overlays/prod/kustomization.yaml"
+    kustomization.write_text(
+        kustomization.read_text().replace("  - ../../base\n", "  - ../../base\n  - gpu-x2.yaml\n")
+    )
+    base = objects(load_all(_tool(tools, "kubectl", "kustomize", "base", cwd=work).decode()))
+    prod = objects(
+        load_all(_tool(tools, "kubectl", "kustomize", "overlays/prod", cwd=work).decode())
+    )
+    for built, template in ((base, "ocr-server-gpu"), (prod, "ocr-server-gpu-x2")):
+        (pod,) = _pods(built)
+        assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": template}]
+        assert "nvidia.com/gpu" not in pod["containers"][0]["resources"].get("limits", {})
+        assert {o["metadata"]["name"] for o in built if o["kind"] == "ResourceClaimTemplate"} >= {
+            template
+        }
+        for obj in built:
+            if obj["kind"] in ("Deployment", "ResourceClaimTemplate"):
+                assert schemas.validate_object(obj) == [], obj["kind"]
+    # the migrated repository passes in CI
+    check = run_cli(["convert", "--check", "."], work)
+    assert check.returncode == 0, check.stderr.decode()
+    assert b"DRA222" not in check.stderr and b"DRA202" not in check.stderr
+
+
+def test_helm_rendered_stream_through_stdin(tools: Path) -> None:
+    rendered = _tool(tools, "helm", "template", "demo", str(EXAMPLES / "charts" / "inference"))
+    done = run_cli(
+        ["convert", "-", "--target", "v1", "--stdin-filename", "rendered.yaml"], REPO, rendered
+    )
+    assert done.returncode == 0, done.stderr
+    converted = done.stdout.decode()
+    assert "# Source: inference/templates/deployment.yaml" in converted
+    result = process("rendered.yaml", rendered, Role(), Settings("v1", load_config(None)))
+    check_conversion(rendered.decode(), converted, result.inventory)
+    for obj in objects(load_all(converted)):
+        if obj["kind"] in ("Deployment", "ResourceClaimTemplate"):
+            assert schemas.validate_object(obj, "1.34") == [], obj["kind"]
+
+
+def test_helm_chart_sources_are_reported_not_modified(tools: Path, tmp_path: Path) -> None:
+    chart = tmp_path / "inference"
+    shutil.copytree(EXAMPLES / "charts" / "inference", chart)
+    done = run_cli(["convert", "--write", "."], tmp_path)
+    err = done.stderr.decode()
+    assert "inference/templates/deployment.yaml:42:15: DRA203" in err
+    assert "values key gpu.count" in err
+    assert "1 reported for manual action" in err
+    for path in (EXAMPLES / "charts" / "inference").rglob("*"):
+        if path.is_file():
+            assert (
+                chart / path.relative_to(EXAMPLES / "charts" / "inference")
+            ).read_bytes() == path.read_bytes()
+    # and the chart still renders, untouched
+    _tool(tools, "helm", "template", "demo", str(chart))
+
+
+NAME_REFERENCE = """\
+nameReference:
+- kind: ResourceClaimTemplate
+  fieldSpecs:
+  - {kind: Deployment, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}
+"""
+
+
+def test_name_prefix_needs_the_documented_name_reference(tools: Path, tmp_path: Path) -> None:
+    work = tmp_path / "kustomize"
+    shutil.copytree(EXAMPLES / "kustomize" / "base", work / "base")
+    (work / "prod").mkdir()
+    (work / "prod" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: prod-\n")
+    before = (work / "base" / "deployment.yaml").read_bytes()
+    done = run_cli(["convert", "--write", "."], work)
+    assert b"prod/kustomization.yaml:3:1: DRA219" in done.stderr
+    # an error on the overlay keeps the base it would break unwritten
+    assert (work / "base" / "deployment.yaml").read_bytes() == before
+
+    def refs() -> tuple[str, str]:
+        built = objects(load_all(_tool(tools, "kubectl", "kustomize", "prod", cwd=work).decode()))
+        template = next(o for o in built if o["kind"] == "ResourceClaimTemplate")
+        pod = next(o for o in built if o["kind"] == "Deployment")["spec"]["template"]["spec"]
+        return template["metadata"]["name"], pod["resourceClaims"][0]["resourceClaimTemplateName"]
+
+    (work / "prod" / "dra-name-reference.yaml").write_text(NAME_REFERENCE)
+    configured = (
+        "resources:\n- ../base\nnamePrefix: prod-\nconfigurations:\n- dra-name-reference.yaml\n"
+    )
+    (work / "prod" / "kustomization.yaml").write_text(configured)
+    done = run_cli(["convert", "--write", "."], work)
+    assert b"DRA219" not in done.stderr and done.returncode == 0, done.stderr
+    name, ref = refs()
+    assert name.startswith("prod-") and ref == name  # the documented fix, real kustomize
+    assert b"DRA219" not in run_cli(["convert", "--check", "."], work).stderr
+    # without it, the real build breaks the reference: what DRA219 says, validate too
+    (work / "prod" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: prod-\n")
+    name, ref = refs()
+    assert name.startswith("prod-") and ref != name
+    assert b"DRA219" in run_cli(["validate", "."], work).stdout
+
+
+def test_report_kustomize_configuration_renames_references(tools: Path, tmp_path: Path) -> None:
+    """The nameReference configuration of the report makes namePrefix/nameSuffix work."""
+    import json
+
+    base = tmp_path / "base"
+    base.mkdir()
+    shutil.copy(EXAMPLES / "apps" / "training-job.yaml", base / "job.yaml")
+    shutil.copy(EXAMPLES / "apps" / "inference-deployment.yaml", base / "deploy.yaml")
+    shutil.copy(EXAMPLES / "apps" / "pytorchjob.yaml", base / "pytorchjob.yaml")
+    (base / "kustomization.yaml").write_text(
+        "resources:\n  - job.yaml\n  - deploy.yaml\n  - pytorchjob.yaml\n"
+    )
+    prod = tmp_path / "prod"
+    prod.mkdir()
+    (prod / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\nnamePrefix: prod-\nnameSuffix: -v2\n"
+    )
+    report = run_cli(["report", "--format", "json", "."], tmp_path)
+    config = json.loads(report.stdout)["plan"]["stages"]["rollout"]["kustomizeConfiguration"]
+    assert config, report.stdout[-2000:]
+    converted = run_cli(["convert", "--write", "base"], tmp_path)
+    assert converted.returncode == 0, converted.stderr
+
+    def build() -> list[dict[str, object]]:
+        return objects(
+            load_all(_tool(tools, "kubectl", "kustomize", "prod", cwd=tmp_path).decode())
+        )
+
+    def references(objs: list[dict[str, object]]) -> tuple[set[str], set[str]]:
+        templates = {
+            o["metadata"]["name"]  # type: ignore[index]
+            for o in objs
+            if o["kind"] == "ResourceClaimTemplate"
+        }
+        text = json.dumps([o for o in objs if o["kind"] != "ResourceClaimTemplate"])
+        used = set(re.findall(r'"resourceClaimTemplateName": "([^"]+)"', text))
+        return templates, used
+
+    templates, used = references(build())
+    assert all(t.startswith("prod-") for t in templates)
+    assert used and not used <= templates  # without the configuration the pods keep old names
+
+    (prod / "dra-name-reference.yaml").write_text(config)
+    (prod / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\nnamePrefix: prod-\nnameSuffix: -v2\n"
+        "configurations:\n  - dra-name-reference.yaml\n"
+    )
+    templates, used = references(build())
+    assert len(used) == 4 and used <= templates  # Job, Deployment, PyTorchJob Master and Worker

@@ -1,0 +1,423 @@
+"""dra-migrate report: the five stages, strategies with reasons, capacity, risks, formats."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from tests.conftest import REPO
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def run_cli(args: list[str], cwd: Path, stdin: bytes | None = None) -> Done:
+    """The CLI in this process (as a subprocess would run it), from folder ``cwd``."""
+    from tests.helpers.cli_runner import invoke
+
+    previous = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = invoke([*args[:1], "--jobs", "1", *args[1:]], input=stdin)
+    finally:
+        os.chdir(previous)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return Done(result.exit_code, result.stdout_bytes, result.stderr_bytes)
+
+
+EXAMPLES = REPO / "examples"
+SCHEMA = json.loads((REPO / "schemas" / "report.schema.json").read_text(encoding="utf-8"))
+HOSTILE = '"><img src=x onerror=alert(1)><script>alert(2)</script>*[x](y)|`'
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  replicas: {replicas}
+  template:
+    spec:
+      containers:
+        - name: server
+          image: registry.example.com/ml/server:1.0
+          resources:
+            limits:
+              {resource}: {count}
+"""
+
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: train
+          image: registry.example.com/ml/train:1.0
+          resources:
+            limits:
+              nvidia.com/gpu: {count}
+"""
+
+
+def slices(nodes: dict[str, int], product: str = "NVIDIA A100-SXM4-80GB") -> str:
+    docs = []
+    for node, count in nodes.items():
+        devices = "".join(
+            f"    - name: gpu-{i}\n"
+            f"      attributes:\n"
+            f"        type: {{string: gpu}}\n"
+            f"        productName: {{string: {product}}}\n"
+            for i in range(count)
+        )
+        docs.append(
+            "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
+            f"metadata:\n  name: {node}-gpu.nvidia.com\n"
+            f"spec:\n  driver: gpu.nvidia.com\n  nodeName: {node}\n"
+            f"  pool:\n    name: {node}\n    generation: 1\n    resourceSliceCount: 1\n"
+            f"  devices:\n{devices}"
+        )
+    return "---\n".join(docs)
+
+
+def deployment(**values: Any) -> str:
+    base = {"namespace": "team-a", "replicas": 1, "resource": "nvidia.com/gpu", "count": 1}
+    return DEPLOYMENT.format(**{**base, **values})
+
+
+def report_json(root: Path, *args: str) -> dict[str, Any]:
+    done = run_cli(["report", "--format", "json", *args, "."], root)
+    assert done.returncode in (0, 1), done.stderr.decode()
+    data: dict[str, Any] = json.loads(done.stdout)
+    jsonschema.validate(data, SCHEMA, cls=jsonschema.Draft202012Validator)
+    return data
+
+
+def by_name(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {w["name"]: w for w in data["plan"]["stages"]["inventory"]["workloads"]}
+
+
+def codes(data: dict[str, Any]) -> list[str]:
+    return [f["code"] for f in data["findings"]]
+
+
+def test_schema_is_a_valid_json_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_examples_report_has_every_stage_in_every_format(tmp_path: Path) -> None:
+    json_out = run_cli(["report", "--format", "json", "--kube-version", "1.36", "examples"], REPO)
+    data = json.loads(json_out.stdout)
+    jsonschema.validate(data, SCHEMA, cls=jsonschema.Draft202012Validator)
+    stages = data["plan"]["stages"]
+    assert set(stages) == {"inventory", "prerequisites", "deviceClasses", "pilot", "rollout"}
+    assert len(stages["inventory"]["workloads"]) == 12
+    assert stages["pilot"]["number"] == 1 and stages["pilot"]["workloads"]
+    assert {u["code"] for u in stages["inventory"]["unanalysed"]} == {"DRA202", "DRA203"}
+    for fmt, marks in {
+        "text": ["== Stage 1", "== Stage 2", "== Stage 3", "== Stage 4", "== Stage 5", "== Risks"],
+        "markdown": ["### Stage 1", "### Stage 2", "### Stage 3", "### Stage 4", "### Stage 5"],
+        "html": ['id="stage-1"', 'id="stage-2"', 'id="stage-3"', 'id="stage-4"', 'id="stage-5"'],
+    }.items():
+        done = run_cli(["report", "--format", fmt, "--kube-version", "1.36", "examples"], REPO)
+        out = done.stdout.decode()
+        assert done.returncode == 1  # DRA202 in the examples is an error
+        for mark in marks:
+            assert mark in out, (fmt, mark)
+
+
+def test_scan_json_matches_the_published_schema() -> None:
+    done = run_cli(["scan", "--format", "json", "examples"], REPO)
+    jsonschema.validate(json.loads(done.stdout), SCHEMA, cls=jsonschema.Draft202012Validator)
+
+
+@pytest.mark.parametrize(
+    ("kube", "expected", "reason"),
+    [
+        ("1.33", "rewrite", "no extendedResourceName"),
+        ("1.35", "rewrite", "alpha and off by default"),
+        ("1.36", "bridge", "needs nothing DRA-only"),
+        ("1.37", "bridge", "GA"),
+    ],
+)
+def test_auto_strategy_follows_the_cluster_version(
+    tmp_path: Path, kube: str, expected: str, reason: str
+) -> None:
+    (tmp_path / "app.yaml").write_text(deployment(name="plain"))
+    target = ["--target", "v1beta2"] if kube == "1.33" else []
+    data = report_json(tmp_path, "--kube-version", kube, *target)
+    plain = by_name(data)["plain"]
+    assert plain["strategy"] == expected
+    assert any(reason in r for r in plain["reasons"]), plain["reasons"]
+
+
+def test_auto_rewrites_what_only_a_claim_can_say(tmp_path: Path) -> None:
+    (tmp_path / "plain.yaml").write_text(deployment(name="plain"))
+    (tmp_path / "mig.yaml").write_text(deployment(name="mig", resource="nvidia.com/mig-1g.10gb"))
+    (tmp_path / "shared.yaml").write_text(
+        deployment(name="shared", resource="nvidia.com/gpu.shared")
+    )
+    two = deployment(name="two").replace(
+        "              nvidia.com/gpu: 1\n",
+        "              nvidia.com/gpu: 1\n"
+        "        - name: helper\n"
+        "          image: registry.example.com/ml/helper:1.0\n"
+        "          resources:\n"
+        "            limits:\n"
+        "              nvidia.com/gpu: 1\n",
+    )
+    (tmp_path / "two.yaml").write_text(two)
+    data = report_json(tmp_path, "--kube-version", "1.36")
+    workloads = by_name(data)
+    assert workloads["plain"]["strategy"] == "bridge"
+    assert workloads["mig"]["strategy"] == "rewrite"
+    assert "MIG" in workloads["mig"]["reasons"][0]
+    # convert leaves a time-sliced share without a sharing config (DRA205): so does the plan
+    assert workloads["shared"]["strategy"] == "manual"
+    assert "DRA205" in workloads["shared"]["reasons"][0]
+    assert workloads["two"]["strategy"] == "rewrite"
+    assert "one node" in workloads["two"]["reasons"][0]
+    assert "DRA205" in codes(data)  # the shared GPU is a risk too
+    risks = {r["code"] for r in data["plan"]["risks"]}
+    assert "DRA205" in risks
+
+
+def test_bridge_classes_one_per_mig_profile(tmp_path: Path) -> None:
+    for profile in ("1g.10gb", "3g.40gb"):
+        (tmp_path / f"{profile}.yaml").write_text(
+            deployment(name=f"nb-{profile.replace('.', '-')}", resource=f"nvidia.com/mig-{profile}")
+        )
+    data = report_json(tmp_path, "--kube-version", "1.36", "--strategy", "bridge")
+    created = data["plan"]["stages"]["deviceClasses"]["create"]
+    assert sorted(c["extendedResourceName"] for c in created) == [
+        "nvidia.com/mig-1g.10gb",
+        "nvidia.com/mig-3g.40gb",
+    ]
+    assert len({c["name"] for c in created}) == 2
+    for c in created:
+        assert any(c["extendedResourceName"].split("-", 1)[1] in s for s in c["selectors"])
+    assert "DRA513" not in codes(data)
+
+
+def test_forced_bridge_on_an_old_cluster_warns(tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text(deployment(name="plain"))
+    data = report_json(tmp_path, "--kube-version", "1.34", "--strategy", "bridge")
+    assert "DRA513" in codes(data)
+    assert by_name(data)["plain"]["strategy"] == "bridge"
+
+
+def test_two_classes_for_one_extended_resource(tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text(deployment(name="plain"))
+    (tmp_path / ".dra-migrate.yaml").write_text(
+        "deviceClasses:\n"
+        "  - name: a100.nvidia.com\n"
+        "    driver: gpu.nvidia.com\n"
+        "    extendedResourceName: nvidia.com/gpu\n"
+    )
+    data = report_json(tmp_path, "--kube-version", "1.36")
+    assert "DRA510" in codes(data)  # the driver's gpu.nvidia.com maps nvidia.com/gpu too
+
+
+def test_node_that_still_runs_the_device_plugin(tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text(deployment(name="plain"))
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text(
+        json.dumps(
+            {
+                "kind": "List",
+                "items": [
+                    {
+                        "kind": "Node",
+                        "metadata": {"name": "old-1"},
+                        "status": {"allocatable": {"cpu": "8", "nvidia.com/gpu": "4"}},
+                    },
+                    {
+                        "kind": "Node",
+                        "metadata": {"name": "dra-1"},
+                        "status": {"allocatable": {"cpu": "8"}},
+                    },
+                ],
+            }
+        )
+    )
+    (tmp_path / "app-dir").mkdir()
+    (tmp_path / "app.yaml").rename(tmp_path / "app-dir" / "app.yaml")
+    done = run_cli(
+        [
+            "report",
+            "--format",
+            "json",
+            "--kube-version",
+            "1.36",
+            "--nodes",
+            "nodes.json",
+            "app-dir",
+        ],
+        tmp_path,
+    )
+    data = json.loads(done.stdout)
+    found = [f for f in data["findings"] if f["code"] == "DRA512"]
+    assert len(found) == 1 and "old-1" in found[0]["message"] and "dra-1" not in found[0]["message"]
+    assert data["plan"]["live"]["nodes"][0]["allocatable"] == {"nvidia.com/gpu": 4}
+
+
+def test_capacity_node_by_node(tmp_path: Path) -> None:
+    apps = tmp_path / "apps"
+    apps.mkdir()
+    (apps / "serve.yaml").write_text(deployment(name="serve", replicas=3, count=2))
+    (apps / "big.yaml").write_text(JOB.format(name="big", namespace="team-a", count=8))
+    (tmp_path / "slices.yaml").write_text(slices({"node-a": 4, "node-b": 4}))
+    done = run_cli(
+        ["report", "--format", "json", "--resource-slices", "slices.yaml", "apps"], tmp_path
+    )
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    jsonschema.validate(data, SCHEMA, cls=jsonschema.Draft202012Validator)
+    capacity = data["plan"]["stages"]["prerequisites"]["capacity"]
+    assert capacity["devices"] == 8 and capacity["nodes"] == 2
+    (row,) = capacity["rows"]
+    assert row["deviceClass"] == "gpu.nvidia.com" and row["gpus"] == 14 and row["devices"] == 8
+    assert capacity["pending"] == ["Job/team-a/big"]  # 8 on one node: no node has 8
+    pending = [f for f in data["findings"] if f["code"] == "DRA530"]
+    assert [f["path"] for f in pending] == ["apps/big.yaml"]
+
+
+def test_capacity_fits_when_nodes_are_big_enough(tmp_path: Path) -> None:
+    apps = tmp_path / "apps"
+    apps.mkdir()
+    (apps / "serve.yaml").write_text(deployment(name="serve", replicas=3, count=2))
+    (apps / "big.yaml").write_text(JOB.format(name="big", namespace="team-a", count=8))
+    (tmp_path / "slices.yaml").write_text(slices({"node-a": 8, "node-b": 8}))
+    done = run_cli(
+        ["report", "--format", "json", "--resource-slices", "slices.yaml", "apps"], tmp_path
+    )
+    data = json.loads(done.stdout)
+    assert data["plan"]["stages"]["prerequisites"]["capacity"]["pending"] == []
+    assert "DRA530" not in codes(data) and "DRA531" in codes(data)
+    assert done.returncode == 0, done.stdout
+
+
+def test_capacity_respects_product_selectors(tmp_path: Path) -> None:
+    """A class for H100s finds no device on a cluster of A100s."""
+    apps = tmp_path / "apps"
+    apps.mkdir()
+    (apps / "serve.yaml").write_text(deployment(name="serve"))
+    # .dra-migrate.yaml is found above the folder given only up to the repository root
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / ".dra-migrate.yaml").write_text(
+        "resources:\n"
+        "  - name: nvidia.com/gpu\n"
+        "    deviceClass: gpu.nvidia.com\n"
+        "    selectors:\n"
+        "      - device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'\n"
+    )
+    (tmp_path / "slices.yaml").write_text(slices({"node-a": 8}))
+    data = report_json(tmp_path / "apps", "--resource-slices", "../slices.yaml")
+    assert data["plan"]["stages"]["prerequisites"]["capacity"]["pending"] == [
+        "Deployment/team-a/serve"
+    ]
+
+
+def test_waves_rank_by_risk_lowest_first(tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text(JOB.format(name="smoke", namespace="dev", count=1))
+    (tmp_path / "prod.yaml").write_text(
+        deployment(name="serving", namespace="prod", replicas=12, count=8)
+    )
+    (tmp_path / "mid.yaml").write_text(deployment(name="batch", namespace="research", count=2))
+    data = report_json(tmp_path, "--kube-version", "1.36")
+    stages = data["plan"]["stages"]
+    assert stages["pilot"]["workloads"] == ["Job/dev/smoke (spec.template.spec)"]
+    later = [name for wave in stages["rollout"]["waves"] for name in wave["workloads"]]
+    assert later == [
+        "Deployment/research/batch (spec.template.spec)",
+        "Deployment/prod/serving (spec.template.spec)",
+    ]
+    serving = by_name(data)["serving"]
+    assert "production namespace prod" in serving["riskFactors"]
+    assert serving["gpus"] == 96
+    assert all(wave["rollback"] for wave in stages["rollout"]["waves"])
+    assert "DRA520" in codes(data)  # 12 replicas
+
+
+def test_quota_and_kustomize_renames_are_risks_with_the_configuration(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "kustomization.yaml").write_text("resources:\n  - job.yaml\n")
+    (base / "job.yaml").write_text(JOB.format(name="train", namespace="ml", count=1))
+    (base / "quota.yaml").write_text(
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: q\n  namespace: ml\n"
+        "spec:\n  hard:\n    requests.nvidia.com/gpu: '8'\n"
+    )
+    prod = tmp_path / "prod"
+    prod.mkdir()
+    (prod / "kustomization.yaml").write_text("resources:\n  - ../base\nnamePrefix: prod-\n")
+    data = report_json(tmp_path)
+    risks = {r["code"]: r for r in data["plan"]["risks"]}
+    assert {"DRA206", "DRA219"} <= set(risks)
+    assert "deviceclass.resource.k8s.io/devices" in risks["DRA206"]["detail"]
+    config = data["plan"]["stages"]["rollout"]["kustomizeConfiguration"]
+    assert (
+        "{group: batch, kind: Job, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}"
+        in config
+    )
+
+
+def test_hostile_names_are_escaped_in_html_and_markdown(tmp_path: Path) -> None:
+    text = deployment(name="x", namespace="team").replace(
+        "  name: x\n  namespace: team\n", f"  name: '{HOSTILE}'\n  namespace: '{HOSTILE}'\n"
+    )
+    (tmp_path / "evil.yaml").write_text(text)
+    html_out = run_cli(["report", "--format", "html", "."], tmp_path).stdout.decode()
+    assert "<script>alert" not in html_out and "<img src=x" not in html_out
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in html_out
+    assert "<script" not in html_out.lower()  # the page itself has no script at all
+    md = run_cli(["report", "--format", "markdown", "."], tmp_path).stdout.decode()
+    assert "<script>" not in md and "<img" not in md
+    assert "&lt;script&gt;" in md
+
+
+def test_output_file_and_usage_errors(tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text(deployment(name="plain"))
+    done = run_cli(["report", "--format", "html", "--output", "plan.html", "."], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b""
+    assert (tmp_path / "plan.html").read_text().startswith("<!DOCTYPE html>")
+    done = run_cli(["report", "--resource-slices", "missing.yaml", "."], tmp_path)
+    assert done.returncode == 2 and b"missing.yaml" in done.stderr
+    assert b"Traceback" not in done.stderr
+    done = run_cli(["report", "-"], tmp_path, stdin=b"")
+    assert done.returncode == 2 and b"report reads a repository" in done.stderr
+
+
+def test_daemonset_pods_are_per_node(tmp_path: Path) -> None:
+    daemonset = (
+        deployment(name="dcgm", namespace="monitoring")
+        .replace("kind: Deployment", "kind: DaemonSet")
+        .replace("  replicas: 1\n", "")
+    )
+    (tmp_path / "ds.yaml").write_text(daemonset)
+    data = report_json(tmp_path)
+    dcgm = by_name(data)["dcgm"]
+    assert dcgm["replicas"] is None and dcgm["gpus"] is None
+    (ns,) = data["plan"]["stages"]["inventory"]["namespaces"]
+    assert (ns["gpus"], ns["perNodeWorkloads"]) == (0, 1)
+    text = run_cli(["report", "."], tmp_path).stdout.decode()
+    assert re.search(r"DaemonSet/monitoring/dcgm .* per node ", text)
