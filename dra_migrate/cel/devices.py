@@ -14,7 +14,7 @@ from dra_migrate.cel.values import (
 )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Device:
     """One device of a ResourceSlice, as the CEL environment sees it.
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from dra_migrate.cel.devices import Device
@@ -59,13 +60,11 @@ class _Fallback(Exception):
     """A value or error the direct path does not model: evaluate with cel-python."""
 
 
+@dataclass(frozen=True, slots=True)
 class _Err:
     """A CEL error value (errors are values until they reach the top, as in cel-go)."""
 
-    __slots__ = ("message",)
-
-    def __init__(self, message: str) -> None:
-        self.message = message
+    message: str
 
 
 _Bindings = dict[str, Any]  # comprehension and cel.bind variables

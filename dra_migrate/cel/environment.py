@@ -11,7 +11,7 @@ from typing import Any
 from dra_migrate.cel.formats import NAMED_FORMATS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _T:
     """What the checker knows about a sub-expression."""
 

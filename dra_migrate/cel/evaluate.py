@@ -24,7 +24,7 @@ from dra_migrate.cel.tree import (
 )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class SelectorProgram:
     """A selector compiled once and evaluated on many devices.
 

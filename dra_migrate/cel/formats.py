@@ -36,7 +36,7 @@ def _regex_error(message: str, pattern: str, *examples: str) -> str:
     return f"{message} {_EXAMPLES.format(shown, pattern)}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _RegexFormat:
     """A format that is a regular expression and a length limit (apimachinery)."""
 
@@ -199,7 +199,7 @@ NAMED_FORMATS: dict[str, Callable[[str], list[str]]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FormatValue:
     """A ``kubernetes.NamedFormat`` value."""
 

@@ -37,7 +37,7 @@ RESERVED_WORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _SyntaxIssue:
     offset: int
     message: str

@@ -14,7 +14,7 @@ MAX_LIST_ATTRIBUTE_VALUES = 64  # list-type attribute values, as the estimator a
 MAX_ATTRIBUTE_STRING = 64  # resourceapi.DeviceAttributeMaxValueLength
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ProblemCode:
     code: str
     severity: str  # "error" | "warning"
@@ -67,7 +67,7 @@ PROBLEM_CODES: dict[str, ProblemCode] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CelProblem:
     """One finding in a CEL expression; ``offset`` is a 0-based character offset."""
 

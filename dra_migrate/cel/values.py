@@ -17,7 +17,7 @@ from typing import Any
 
 
 @functools.total_ordering
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class Quantity:
     """A Kubernetes resource.Quantity with its exact value."""
 
@@ -82,7 +82,7 @@ _SEMVER_RE = re.compile(
 )
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class SemVer:
     """A semantic version; equality and ordering ignore build metadata."""
 
@@ -190,7 +190,7 @@ def is_semver(text: str, normalize: bool = False) -> bool:
     return True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InvalidVersion:
     """A ``version`` attribute value from a ResourceSlice that is not a semantic version."""
 
@@ -206,7 +206,7 @@ class InvalidVersion:
 _NO_VALUE = object()
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class OptionalValue:
     """``optional.of(x)`` / ``optional.none()``."""
 
@@ -273,7 +273,7 @@ def _go_quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IPValue:
     """A ``net.IP`` value."""
 
@@ -316,7 +316,7 @@ class IPValue:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CIDRValue:
     """A ``net.CIDR`` value: an address (not necessarily masked) and a prefix length."""
 
@@ -371,7 +371,7 @@ class CIDRValue:
 _URL_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class URLValue:
     """A ``kubernetes.URL`` value (k8s.io/apiserver library.URLs)."""
 
