@@ -15,7 +15,6 @@ from dra_migrate.cel.cost import estimate_cost
 from dra_migrate.cel.environment import (
     _COMPARE_OPS,
     _DYN,
-    _FUNCTION_ALIASES,
     _GLOBAL_FUNCTIONS,
     _MEMBER_FUNCTIONS,
     _NAMESPACE_FUNCTIONS,
@@ -346,16 +345,7 @@ class _Checker(_CheckRules):
             self.check_ctor(name, typed)
             return self.t("semver" if name == "semver" else "quantity", node, origin="call")
         if name not in _GLOBAL_FUNCTIONS:
-            close = [_FUNCTION_ALIASES[name]] if name in _FUNCTION_ALIASES else []
-            close = close or difflib.get_close_matches(
-                name, sorted(_GLOBAL_FUNCTIONS), n=2, cutoff=0.7
-            )
-            self.add(
-                "unknown-function",
-                int(ident.start_pos),
-                f"the Kubernetes CEL environment has no function {name!r}",
-                ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else "",
-            )
+            self.unknown_function(name, int(ident.start_pos), _GLOBAL_FUNCTIONS)
             return self.t(_DYN, node)
         result = {
             "size": "int",
@@ -459,16 +449,7 @@ class _Checker(_CheckRules):
         if name in ("matches", "find", "findAll") and args:
             self.check_regex(args[0])
         if name not in _MEMBER_FUNCTIONS:
-            close = [_FUNCTION_ALIASES[name]] if name in _FUNCTION_ALIASES else []
-            close = close or difflib.get_close_matches(
-                name, sorted(_MEMBER_FUNCTIONS), n=2, cutoff=0.7
-            )
-            self.add(
-                "unknown-function",
-                offset,
-                f"the Kubernetes CEL environment has no function {name!r}",
-                ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else "",
-            )
+            self.unknown_function(name, offset, _MEMBER_FUNCTIONS)
             return self.t(_DYN, node)
         if kind == "semver":
             if name not in _SEMVER_METHODS:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from dra_migrate.cel.environment import (
     _ATTR_KIND,
     _DYN,
+    _FUNCTION_ALIASES,
     _MIRROR,
     _SCALAR,
     _T,
@@ -33,7 +34,7 @@ from dra_migrate.cel.values import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dra_migrate.k8s.catalog import Catalog, StaleName
+    from dra_migrate.k8s.catalog import Catalog, DomainInfo, StaleName
 
 
 class _CheckRules:
@@ -123,16 +124,26 @@ class _CheckRules:
                 subject=domain,
             )
 
-    def attribute_value(self, domain: str | None, name: str, offset: int, node: Any) -> _T:
+    def published_in(
+        self, domain: str | None, name: str, offset: int, where: str
+    ) -> DomainInfo | None:
+        """The catalog's entry for ``domain`` when ``name`` is to be looked up in it;
+        None when there is nothing to check (no domain, one the catalog lacks) or the
+        name is a stale one (reported here)."""
         if domain is None:
-            return self.t(_DYN, node, origin="attribute", name=name)
-        cat = self.catalog
-        info = cat.domains.get(domain)
+            return None
+        info = self.catalog.domains.get(domain)
         if info is None:
-            return self.t(_DYN, node, origin="attribute", domain=domain, name=name)
-        stale = cat.find_stale(domain, name, "attribute")
+            return None
+        stale = self.catalog.find_stale(domain, name, where)
         if stale is not None:
-            self.report_stale(stale, domain, name, offset, "attribute")
+            self.report_stale(stale, domain, name, offset, where)
+            return None
+        return info
+
+    def attribute_value(self, domain: str | None, name: str, offset: int, node: Any) -> _T:
+        info = self.published_in(domain, name, offset, "attribute")
+        if info is None or domain is None:
             return self.t(_DYN, node, origin="attribute", domain=domain, name=name)
         attr = info.attributes.get(name)
         if attr is not None:
@@ -168,17 +179,8 @@ class _CheckRules:
 
     def capacity_value(self, domain: str | None, name: str, offset: int, node: Any) -> _T:
         result = self.t("quantity", node, origin="capacity", domain=domain, name=name)
-        if domain is None:
-            return result
-        cat = self.catalog
-        info = cat.domains.get(domain)
-        if info is None:
-            return result
-        stale = cat.find_stale(domain, name, "capacity")
-        if stale is not None:
-            self.report_stale(stale, domain, name, offset, "capacity")
-            return result
-        if info.has_capacity(name):
+        info = self.published_in(domain, name, offset, "capacity")
+        if info is None or domain is None or info.has_capacity(name):
             return result
         if name in info.attributes:
             attr = info.attributes[name]
@@ -237,6 +239,17 @@ class _CheckRules:
             else f"{name!r} is not a known {what} of {domain}; an unguarded lookup of a missing name fails at run time"
         )
         self.add(code, offset, message, hint, subject=f"{domain}/{name}")
+
+    def unknown_function(self, name: str, offset: int, known: frozenset[str]) -> None:
+        """``name`` is not a function of the environment (``known`` holds those that are)."""
+        close = [_FUNCTION_ALIASES[name]] if name in _FUNCTION_ALIASES else []
+        close = close or difflib.get_close_matches(name, sorted(known), n=2, cutoff=0.7)
+        self.add(
+            "unknown-function",
+            offset,
+            f"the Kubernetes CEL environment has no function {name!r}",
+            ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else "",
+        )
 
     def check_driver(self, value: Any, offset: int) -> None:
         if not isinstance(value, str) or value in self.catalog.known_drivers():

@@ -4,7 +4,7 @@ objects (v1beta1 ``basic`` devices, v1beta2/v1 flat ones, ``kind: List``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +69,21 @@ def _capacity_value(raw: Any) -> str | None:
     return str(raw)
 
 
+def _by_domain(raw: Any, driver: str, convert: Callable[[Any], Any]) -> dict[str, dict[str, Any]]:
+    """A ResourceSlice device's ``attributes`` or ``capacity`` as domain → name → value:
+    unqualified names belong to ``driver``; a value ``convert`` makes None of is left out."""
+    from dra_migrate.k8s.catalog import split_qualified_name
+
+    found: dict[str, dict[str, Any]] = {}
+    if isinstance(raw, Mapping):
+        for qualified, value in raw.items():
+            domain, name = split_qualified_name(str(qualified), driver)
+            converted = convert(value)
+            if converted is not None:
+                found.setdefault(domain, {})[name] = converted
+    return found
+
+
 def _iter_slices(docs: Iterable[Any]) -> Iterator[Mapping[str, Any]]:
     for doc in docs:
         if isinstance(doc, list):
@@ -96,8 +111,6 @@ def devices_from_resource_slices(
     per-device node selection), ``None`` for ``allNodes`` / ``nodeSelector``.
     Entries that are not device mappings are skipped.
     """
-    from dra_migrate.k8s.catalog import split_qualified_name
-
     devices: list[Device] = []
     for obj in _iter_slices(docs):
         spec = obj.get("spec")
@@ -115,22 +128,8 @@ def devices_from_resource_slices(
                 continue
             basic = raw.get("basic")
             body: Mapping[str, Any] = basic if isinstance(basic, Mapping) else raw
-            attributes: dict[str, dict[str, Any]] = {}
-            raw_attrs = body.get("attributes")
-            if isinstance(raw_attrs, Mapping):
-                for qualified, value in raw_attrs.items():
-                    domain, name = split_qualified_name(str(qualified), driver)
-                    converted = _attribute_value(value)
-                    if converted is not None:
-                        attributes.setdefault(domain, {})[name] = converted
-            capacity: dict[str, dict[str, str]] = {}
-            raw_caps = body.get("capacity")
-            if isinstance(raw_caps, Mapping):
-                for qualified, value in raw_caps.items():
-                    domain, name = split_qualified_name(str(qualified), driver)
-                    text = _capacity_value(value)
-                    if text is not None:
-                        capacity.setdefault(domain, {})[name] = text
+            attributes = _by_domain(body.get("attributes"), driver, _attribute_value)
+            capacity = _by_domain(body.get("capacity"), driver, _capacity_value)
             own_node = raw.get("nodeName")
             node = own_node if isinstance(own_node, str) else slice_node
             devices.append(
