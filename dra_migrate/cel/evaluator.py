@@ -312,19 +312,21 @@ class DefaultMap(celtypes.MapType):
 
 
 def activation() -> Any:
+    """A fresh activation with the Kubernetes functions (one an evaluation)."""
     return Activation(package=None, annotations={}, functions=FUNCTIONS)
 
 
 def _device_value(device: Device) -> Any:
-    ct = celtypes
+    """The ``device`` variable of ``device``, as cel-python values; raises
+    :class:`CelEvaluationError` for a value Kubernetes cannot convert (the device fails)."""
 
     def value(domain: str, name: str, v: Any) -> Any:
         if isinstance(v, bool):
-            return ct.BoolType(v)
+            return celtypes.BoolType(v)
         if isinstance(v, int):
-            return ct.IntType(v)
+            return celtypes.IntType(v)
         if isinstance(v, str):
-            return ct.StringType(v)
+            return celtypes.StringType(v)
         if isinstance(v, SemVer):
             return v
         if isinstance(v, InvalidVersion):
@@ -332,13 +334,13 @@ def _device_value(device: Device) -> Any:
                 f"attribute {domain}/{name}: parse semantic version: {v.error}"
             )
         if isinstance(v, list):
-            return ct.ListType([value(domain, name, item) for item in v])
+            return celtypes.ListType([value(domain, name, item) for item in v])
         raise CelEvaluationError(f"attribute {domain}/{name}: unsupported attribute value {v!r}")
 
     attributes = DefaultMap(
         {
-            ct.StringType(domain): ct.MapType(
-                {ct.StringType(name): value(domain, name, v) for name, v in names.items()}
+            celtypes.StringType(domain): celtypes.MapType(
+                {celtypes.StringType(name): value(domain, name, v) for name, v in names.items()}
             )
             for domain, names in device.attributes.items()
         }
@@ -348,15 +350,15 @@ def _device_value(device: Device) -> Any:
         inner: dict[Any, Any] = {}
         for name, text in names.items():
             try:
-                inner[ct.StringType(name)] = parse_quantity(str(text))
+                inner[celtypes.StringType(name)] = parse_quantity(str(text))
             except ValueError as exc:
                 raise CelEvaluationError(f"capacity {domain}/{name}: {exc}") from None
-        capacity_maps[ct.StringType(domain)] = ct.MapType(inner)
-    return ct.MapType(
+        capacity_maps[celtypes.StringType(domain)] = celtypes.MapType(inner)
+    return celtypes.MapType(
         {
-            ct.StringType("driver"): ct.StringType(device.driver),
-            ct.StringType("attributes"): attributes,
-            ct.StringType("capacity"): DefaultMap(capacity_maps),
+            celtypes.StringType("driver"): celtypes.StringType(device.driver),
+            celtypes.StringType("attributes"): attributes,
+            celtypes.StringType("capacity"): DefaultMap(capacity_maps),
         }
     )
 
