@@ -6,7 +6,12 @@ device the way ``validate`` does: compile once, evaluate on each device.
 Prints the median of several runs, each with cold caches (the one-time start
 cost of building the CEL parser is measured apart). Quoted in docs/performance.md.
 
-    PYTHONPATH=. python benchmarks/bench_cel.py [--devices 10000] [--runs 5]
+With ``--cel-expr-python`` (``pip install cel-expr-python``) each selector is also
+compiled and evaluated by cel-expr-python, in the same run, in the environment of
+benchmarks/cel_engines.py; each device's data for it is built before the clock
+starts. Quoted in docs/validate.md ("The CEL engine").
+
+    PYTHONPATH=. python benchmarks/bench_cel.py [--devices 10000] [--runs 5] [--cel-expr-python]
 """
 
 from __future__ import annotations
@@ -82,12 +87,31 @@ def run(expression: str, devices: list[cel.Device]) -> tuple[float, int]:
     return time.perf_counter() - start, matched
 
 
+def run_theirs(env: Any, expression: str, data: list[dict[str, Any]]) -> tuple[float, int] | str:
+    """cel-expr-python's time and matches, or why the selector does not compile."""
+    start = time.perf_counter()
+    try:
+        program = env.compile(expression)
+    except Exception as exc:
+        return str(exc).splitlines()[0]
+    matched = sum(1 for d in data if program.eval(data=d).value() is True)
+    return time.perf_counter() - start, matched
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cel-expr-python", action="store_true")
     args = parser.parse_args()
     devices = fleet(args.devices)
+    env = None
+    if args.cel_expr_python:
+        import cel_engines  # type: ignore[import-not-found]  # benchmarks/, the script's folder
+        from cel_expr_python import cel as cx  # type: ignore[import-not-found]
+
+        env = cel_engines.environment(cx)
+        data = [cel_engines.device_data(d) for d in devices]
     start = time.perf_counter()
     cel.evaluate_selector("true", devices[0])
     print(f"start (CEL grammar and runtime, once a process): {time.perf_counter() - start:.3f} s")
@@ -99,6 +123,15 @@ def main() -> None:
             elapsed, matched = run(expression, devices)
             times.append(elapsed)
         print(f"  {label:18} {statistics.median(times):8.3f} s  ({matched:,} match)")
+        if env is None:
+            continue
+        theirs = [run_theirs(env, expression, data) for _ in range(args.runs)]
+        if isinstance(theirs[0], str):
+            print(f"  {'':18} cel-expr-python: does not compile ({theirs[0]})")
+            continue
+        median = statistics.median(t[0] for t in theirs if not isinstance(t, str))
+        their_matched = theirs[0][1]
+        print(f"  {'':18} {median:8.3f} s  ({their_matched:,} match)  cel-expr-python")
 
 
 if __name__ == "__main__":

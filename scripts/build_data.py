@@ -3,7 +3,7 @@
 
 - ``cel-grammar.json``: the LALR tables of the CEL grammar (cel-python's, with
   cel-go's optional syntax) as Lark builds them, stamped with the grammar, the
-  options and the Lark version (``cel.grammar_source``). Building them takes about
+  options and the Lark version (``cel.parse.grammar_source``). Building them takes about
   0.3 s a process; loading them about 0.02 s. A run whose cel-python or Lark gives
   another stamp builds the tables in memory instead.
 - ``catalog.json``: the driver attribute catalog (``catalog/*.yaml``), stamped
@@ -35,7 +35,8 @@ from typing import Any
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from dra_migrate import cache, cel  # noqa: E402
+from dra_migrate import cache  # noqa: E402
+from dra_migrate.cel import parse as cel_parse  # noqa: E402
 from dra_migrate.convert import mapping  # noqa: E402
 from dra_migrate.k8s import catalog  # noqa: E402
 
@@ -44,9 +45,9 @@ def built() -> dict[str, str]:
     """File path -> the text it must hold."""
     import lark
 
-    grammar, stamp = cel.grammar_source()
-    parser = lark.Lark(grammar, **cel._LARK_OPTIONS)
-    tables = {"stamp": stamp, "tables": canonical(cel.grammar_tables(parser))}
+    grammar, stamp = cel_parse.grammar_source()
+    parser = lark.Lark(grammar, **cel_parse._LARK_OPTIONS)
+    tables = {"stamp": stamp, "tables": canonical(cel_parse.grammar_tables(parser))}
     with open(mapping._DEFAULTS, "rb") as handle:
         source = handle.read()
     defaults = mapping._read(mapping._DEFAULTS, mapping._DEFAULTS, check=False)[0]
@@ -65,7 +66,7 @@ def built() -> dict[str, str]:
         if json.loads(json.dumps(value)) != value:  # a date, an integer key
             raise SystemExit(f"not the same once JSON: {value!r:.200}")
     return {
-        cel.GRAMMAR_TABLES: _json(tables),
+        cel_parse.GRAMMAR_TABLES: _json(tables),
         catalog.CATALOG_JSON: _json({"sources": sources, "documents": documents}),
         mapping.DEFAULTS_JSON: _json(held),
     }

@@ -16,12 +16,12 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from dra_migrate.k8s.names import is_dns_subdomain
 from dra_migrate.package_data import package_file
-from dra_migrate.record import NamedTuple
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
     from os import PathLike
     from typing import Any
@@ -36,7 +36,8 @@ class CatalogError(ValueError):
     """A catalog data file is malformed."""
 
 
-class AttributeInfo(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class AttributeInfo:
     """One attribute a driver publishes."""
 
     domain: str
@@ -51,7 +52,8 @@ class AttributeInfo(NamedTuple):
         return f"{self.domain}/{self.name}"
 
 
-class CapacityInfo(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class CapacityInfo:
     """One capacity a driver publishes (always a Quantity)."""
 
     domain: str
@@ -64,7 +66,8 @@ class CapacityInfo(NamedTuple):
         return f"{self.domain}/{self.name}"
 
 
-class DomainInfo(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class DomainInfo:
     """Attributes and capacities under one domain."""
 
     domain: str
@@ -80,7 +83,8 @@ class DomainInfo(NamedTuple):
         return name in self.capacity or any(p.fullmatch(name) for p in self.capacity_patterns)
 
 
-class StaleName(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class StaleName:
     """A name that is wrong or no longer published, with its replacement."""
 
     name: str  # the exact name, or the pattern's text
@@ -107,13 +111,15 @@ class StaleName(NamedTuple):
         return self.replacement_cel.replace("{domain}", domain)
 
 
-class WrongDomain(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class WrongDomain:
     domain: str
     replacement: str
     explanation: str
 
 
-class DeviceClassInfo(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class DeviceClassInfo:
     name: str
     driver: str
     selector: str
@@ -121,7 +127,8 @@ class DeviceClassInfo(NamedTuple):
     note: str = ""
 
 
-class Catalog(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Catalog:
     domains: Mapping[str, DomainInfo]
     stale: tuple[StaleName, ...]
     wrong_domains: Mapping[str, WrongDomain]

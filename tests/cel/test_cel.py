@@ -1258,7 +1258,8 @@ def test_compiled_selectors_answer_like_a_fresh_evaluation(devices: list[Any]) -
 def _fresh_and_compiled(expression: str, device: Device) -> tuple[bool | str, bool | str]:
     """cel-python's answer on a fresh parse, and the compiled program's (cached, direct);
     an error is its message."""
-    from dra_migrate.cel import _evaluate_tree, _parse, compile_selector
+    from dra_migrate.cel.evaluate import _evaluate_tree, compile_selector
+    from dra_migrate.cel.parse import _parse
 
     answers: list[bool | str] = []
     for evaluate in (
@@ -1451,12 +1452,12 @@ def test_device_maps_are_keyed_by_strings() -> None:
 
 
 def _fresh_parser(monkeypatch: pytest.MonkeyPatch, cache_home: Path) -> Any:
-    from dra_migrate import cel
+    from dra_migrate.cel import parse
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
-    cel._lark_parser.cache_clear()
-    cel._parse.cache_clear()
-    return cel._lark_parser()
+    parse._lark_parser.cache_clear()
+    parse._parse.cache_clear()
+    return parse._lark_parser()
 
 
 def test_the_grammar_tables_come_from_the_package_and_parse_as_a_built_parser(
@@ -1464,13 +1465,13 @@ def test_the_grammar_tables_come_from_the_package_and_parse_as_a_built_parser(
 ) -> None:
     import lark
 
-    from dra_migrate import cel
+    from dra_migrate.cel import parse
 
     loaded = _fresh_parser(monkeypatch, tmp_path)
     assert loaded.source_path == "<deserialized>"  # read from GRAMMAR_TABLES, not built
     assert not (tmp_path / "dra-migrate").exists()  # nothing kept in the cache folder
-    grammar, _stamp = cel.grammar_source()
-    built = lark.Lark(grammar, lexer_callbacks=loaded.lexer_conf.callbacks, **cel._LARK_OPTIONS)
+    grammar, _stamp = parse.grammar_source()
+    built = lark.Lark(grammar, lexer_callbacks=loaded.lexer_conf.callbacks, **parse._LARK_OPTIONS)
     for expression in (
         "x == true",
         "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA A100')",
@@ -1482,7 +1483,7 @@ def test_the_grammar_tables_come_from_the_package_and_parse_as_a_built_parser(
     # the loaded parser keeps the lexer callback: true/false keep their positions
     tree = loaded.parse("x == true")
     assert [t.type for t in tree.scan_values(lambda t: t == "true")] == ["BOOL_LIT"]
-    cel._lark_parser.cache_clear()
+    parse._lark_parser.cache_clear()
 
 
 def test_tables_of_another_grammar_or_lark_are_not_used(
@@ -1490,16 +1491,16 @@ def test_tables_of_another_grammar_or_lark_are_not_used(
 ) -> None:
     import json
 
-    from dra_migrate import cel
+    from dra_migrate.cel import parse
 
     stale = tmp_path / "cel-grammar.json"
-    held = json.loads(Path(cel.GRAMMAR_TABLES).read_text())
+    held = json.loads(Path(parse.GRAMMAR_TABLES).read_text())
     stale.write_text(json.dumps({**held, "stamp": "another grammar"}))
-    monkeypatch.setattr(cel, "GRAMMAR_TABLES", str(stale))
+    monkeypatch.setattr(parse, "GRAMMAR_TABLES", str(stale))
     parser = _fresh_parser(monkeypatch, tmp_path)
     assert parser.source_path != "<deserialized>"  # built in memory
     assert parser.parse("1 == 1") is not None
-    cel._lark_parser.cache_clear()
+    parse._lark_parser.cache_clear()
 
 
 def test_no_pickle_is_read_from_the_cache_folder(
@@ -1509,7 +1510,7 @@ def test_no_pickle_is_read_from_the_cache_folder(
     # runs nothing: no code reads a pickle
     import pickle
 
-    from dra_migrate import cel
+    from dra_migrate.cel import parse
 
     marker = tmp_path / "ran"
     folder = tmp_path / "dra-migrate"
@@ -1525,12 +1526,12 @@ def test_no_pickle_is_read_from_the_cache_folder(
     import lark
 
     # the very name the grammar's pickle had before (its grammar, options, versions)
-    grammar, _stamp = cel.grammar_source()
-    key = grammar + repr(sorted(cel._LARK_OPTIONS.items())) + lark.__version__ + sys.version
+    grammar, _stamp = parse.grammar_source()
+    key = grammar + repr(sorted(parse._LARK_OPTIONS.items())) + lark.__version__ + sys.version
     old_name = f"cel-grammar-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle"
     for name in (old_name, "cel-check.json"):
         (folder / name).write_bytes(pickle.dumps(Payload()))
     parser = _fresh_parser(monkeypatch, tmp_path)
     assert parser.parse("1 == 1") is not None
     assert not marker.exists()
-    cel._lark_parser.cache_clear()
+    parse._lark_parser.cache_clear()
