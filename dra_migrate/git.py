@@ -99,6 +99,7 @@ FILES = tuple(
 VALUE_OPTIONS = frozenset(
     {
         "--changed-since",
+        "--color",
         "--config",
         "--context",
         "--exclude",
@@ -112,6 +113,7 @@ VALUE_OPTIONS = frozenset(
         "--max-file-size",
         "--max-pages",
         "--max-response-size",
+        "-o",
         "--output",
         "--output-dir",
         "--page-size",

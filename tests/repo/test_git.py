@@ -9,7 +9,6 @@ does not).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import shutil
@@ -17,12 +16,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate import git, validate
-from dra_migrate.cli.app import COMMANDS
+from dra_migrate.cli.app import command
 from dra_migrate.convert.mapping import load_config
 from dra_migrate.pipeline import suppress
 from dra_migrate.repo import roles
@@ -65,11 +65,11 @@ def test_the_options_that_take_a_value_are_the_clis() -> None:
     # would hide the path after it: either only costs time, but both are held
     taking, flags = set(), set()
     for name in ("scan", "convert", "validate"):
-        parser = argparse.ArgumentParser()
-        COMMANDS[name].options(parser)
-        for action in parser._actions:  # argparse keeps no public list
-            (flags if action.nargs == 0 else taking).update(action.option_strings)
-    assert taking == git.VALUE_OPTIONS
+        for param in command(name).params:
+            if isinstance(param, click.Option):
+                names = {*param.opts, *param.secondary_opts}
+                (flags if param.is_flag or param.count else taking).update(names)
+    assert flags and taking == git.VALUE_OPTIONS
     assert not flags & git.VALUE_OPTIONS
 
 
