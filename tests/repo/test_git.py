@@ -89,6 +89,35 @@ def test_the_command_line_is_read_as_the_cli_reads_it(args: list[str], expected:
     assert git._arguments(args) == expected
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["a", "--context", "c", "b"],
+        ["--context=c", "-j", "2", "x"],
+        ["-j2", "--show-suppressed", "x"],
+        ["-qj", "2", "x"],  # short options run together, the value after them
+        ["-qj2", "x"],
+        ["-qo", "r.json", "x"],
+        ["--format", "json", "-o", "r.json", "--exclude", "gen/", "x", "y"],
+        ["--changed-since", "main", "--context", "c", "p"],
+        ["--context", "--", "p"],  # an option's value may be --
+        ["x", "--", "--context", "-q"],
+        ["--", "--", "-x"],
+    ],
+)
+@pytest.mark.parametrize("name", ["scan", "convert", "validate"])
+def test_the_command_line_is_read_as_click_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, args: list[str]
+) -> None:
+    for folder in ("c", "--"):  # --context values must exist
+        (tmp_path / folder).mkdir()
+    monkeypatch.chdir(tmp_path)
+    ctx = command(name).make_context(name, list(args))
+    paths, context, changed = git._arguments(args)
+    assert (paths, context) == (list(ctx.params["paths"]), list(ctx.params["context"]))
+    assert changed == (ctx.params["changed_since"] is not None)
+
+
 def _fresh(root: Path, strings: tuple[bytes, ...]) -> set[str]:
     return set(git._without(str(root), strings).names(ok=(0, 1)) or [])
 
