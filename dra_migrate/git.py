@@ -99,6 +99,7 @@ FILES = tuple(
 VALUE_OPTIONS = frozenset(
     {
         "--changed-since",
+        "--color",
         "--config",
         "--context",
         "--exclude",
@@ -112,6 +113,7 @@ VALUE_OPTIONS = frozenset(
         "--max-file-size",
         "--max-pages",
         "--max-response-size",
+        "-o",
         "--output",
         "--output-dir",
         "--page-size",
@@ -470,7 +472,9 @@ def work_tree_top(folder: str) -> str | None:
 
 def _arguments(args: Sequence[str]) -> tuple[list[str], list[str], bool]:
     """(paths, --context values, whether --changed-since is given), read as the
-    CLI (argparse) reads the options of these commands."""
+    CLI (click) reads the options of these commands: ``--`` ends the options, a long
+    option's value follows it or ``=``, short options may be run together (``-qj 2``,
+    ``-qj2``: the first that takes a value takes the rest, or the next argument)."""
     paths: list[str] = []
     context: list[str] = []
     changed = False
@@ -480,9 +484,16 @@ def _arguments(args: Sequence[str]) -> tuple[list[str], list[str], bool]:
             paths.extend(rest)
             break
         if arg.startswith("-") and arg != "-":
+            if not arg.startswith("--"):
+                for at, letter in enumerate(arg[1:], 2):
+                    if "-" + letter in VALUE_OPTIONS:
+                        if at == len(arg):  # none attached: the next argument
+                            next(rest, "")
+                        break
+                continue  # short options: none takes --context or --changed-since
             name, eq, value = arg.partition("=")
             if name not in VALUE_OPTIONS:
-                continue  # a flag, or a short option with its value attached (-j2)
+                continue  # a flag
             if not eq:
                 value = next(rest, "")
             if name == "--context":

@@ -22,12 +22,12 @@ from dra_migrate.report.model import FileResult, Report, Status
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any, BinaryIO, TypeVar
 
     _T = TypeVar("_T")
-    from dra_migrate.convert.mapping import Config, Settings
+    from dra_migrate.convert.mapping import Settings
     from dra_migrate.pipeline.one_file import Job
+    from dra_migrate.pipeline.options import RunOptions
 
 Progress = Callable[[int, int], None] | None  # (files done, files to do): a progress bar
 # A file read for the prefilter is kept for processing up to this size; a larger
@@ -37,18 +37,8 @@ HELD = 1 << 20
 PARALLEL_THRESHOLD = 24  # below this many parsed files a process pool costs more than it saves
 
 
-def run(
-    paths: Sequence[str],
-    settings: Settings,
-    excludes: Iterable[str] = (),
-    jobs: int | None = None,
-    edit: bool = True,
-    progress: Progress = None,
-    skip: Sequence[Path] = (),
-    only: Iterable[str] | None = None,
-    context: Sequence[str] = (),
-) -> Report:
-    """Every file under ``paths`` (never under ``skip``, the output folder).
+def run(options: RunOptions) -> Report:
+    """Every file under ``options.paths`` (never under ``skip``, the output folder).
 
     ``only``: the real paths of the files to report on (``--changed-since``); the
     others are read for the templates they define and the kustomizations they
@@ -59,6 +49,10 @@ def run(
     index: context.py keeps what each file defines between runs), so a hook run on
     one staged file costs that file, not the repository.
     """
+    paths, settings = options.paths, options.settings
+    excludes, jobs = options.excludes, options.jobs
+    edit, progress, skip = options.edit, options.progress, options.skip
+    only, context = options.only, options.context
     config = settings.config
     every_exclude = [*config.exclude, *excludes]
     reported = None if only is None else {str(p) for p in only}
@@ -437,13 +431,7 @@ def _uncuttable(head: bytes) -> bool | None:
     return None
 
 
-def run_stream(
-    stream: BinaryIO,
-    display: str,
-    settings: Settings,
-    edit: bool = True,
-    sink: Sink | None = None,
-) -> Report:
+def run_stream(stream: BinaryIO, options: RunOptions, sink: Sink | None = None) -> Report:
     """The stdin mode: one stream, processed whatever it mentions, part by part.
 
     The stream is copied to a temporary file and processed a part of whole
@@ -458,6 +446,8 @@ def run_stream(
     from dra_migrate.manifests.locate import defined_templates
     from dra_migrate.pipeline.one_file import Job, process_job
     from dra_migrate.repo.roles import Role
+
+    display, settings, edit = options.stdin_filename, options.settings, options.edit
 
     with tempfile.TemporaryFile() as spool:
         try:
@@ -517,17 +507,17 @@ def _absorb(merged: FileResult, part: FileResult, offset: int) -> None:
 
 
 def run_validate(
-    paths: Sequence[str],
+    options: RunOptions,
     settings: Any,
-    config: Config,
-    excludes: Iterable[str] = (),
-    jobs: int | None = None,
     devices: Sequence[Any] | None = None,
     stdin: tuple[str, bytes] | None = None,
-    progress: Progress = None,
 ) -> Report:
-    """``dra-migrate validate``: every file that mentions DRA, then the cross-file checks."""
+    """``dra-migrate validate``: every file that mentions DRA, then the cross-file checks
+    (``settings``: the validate.ValidateSettings of the run)."""
     from dra_migrate import validate
+
+    paths, config, excludes = options.paths, options.settings.config, options.excludes
+    jobs, progress = options.jobs, options.progress
 
     # what the configuration declares and the slices show the drivers publish is known
     published = config.published() | validate.published_names(devices or ())

@@ -266,8 +266,8 @@ def test_version_and_help() -> None:
     assert overview.exit_code == 0
     for command in ("scan", "convert", "validate", "report", "deviceclasses", "inventory"):
         assert f"\n  {command} " in overview.stdout
-        helped = invoke([command, "--help"])
-        assert helped.exit_code == 0 and f"usage: dra-migrate {command}" in helped.stdout
+        helped = invoke([command, "--help"])  # click's layout
+        assert helped.exit_code == 0 and f"Usage: dra-migrate {command}" in helped.stdout
     assert invoke([]).exit_code == 2  # a command is needed: the overview goes to stderr
 
 
@@ -295,7 +295,10 @@ def test_options_and_paths_mix_in_any_order(repo: Path) -> None:
         (["scan", "--format", "yaml", "apps"], b"argument --format: invalid choice: 'yaml'"),
         (["scan", "--context", "missing", "apps"], b"argument --context: missing does not exist"),
         (["scan", "--config", "apps", "apps"], b"argument --config: apps is a folder, not a file"),
-        (["scan", "--output", "apps", "apps"], b"argument --output: apps is a folder, not a file"),
+        (
+            ["scan", "--output", "apps", "apps"],
+            b"argument --output/-o: apps is a folder, not a file",
+        ),
         (["convert", "--output-dir", "apps/infer.yaml", "apps"], b"is a file, not a folder"),
         (["validate", "--request-timeout", "0", "apps"], b"0 is lower than 0.1"),
         (["convert", "--target"], b"argument --target: expected one argument"),

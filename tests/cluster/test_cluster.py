@@ -389,7 +389,7 @@ def test_bad_kubeconfig(tmp_path: Path, content: str | None, expected: str) -> N
 def test_unknown_context(fake: tuple[FakeCluster, Path]) -> None:
     _state, kubeconfig = fake
     line = one_line(
-        run("inventory", "--cluster", "--kubeconfig", str(kubeconfig), "--context", "prod"),
+        run("inventory", "--cluster", "--kubeconfig", str(kubeconfig), "--kube-context", "prod"),
         "DRA601",
         2,
     )

@@ -1,12 +1,12 @@
-"""Run the CLI in this process, as a shell would see it: what went to stdout, to
-stderr, both in the order written, and the exit status."""
+"""Run the CLI in this process with click's ``CliRunner``, as a shell would see it: what
+went to stdout, to stderr, both in the order written, and the exit status."""
 
 from __future__ import annotations
 
-import io
-import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
+
+from click.testing import CliRunner
 
 
 class Result(NamedTuple):
@@ -19,58 +19,26 @@ class Result(NamedTuple):
     stderr_bytes: bytes
 
 
-class _Sink(io.RawIOBase):
-    """Bytes written to one stream, also kept in the order of both."""
+def invoke(
+    args: Sequence[str],
+    input: str | bytes | None = None,
+    env: Mapping[str, str | None] | None = None,
+) -> Result:
+    """``dra-migrate ARGS`` with ``input`` on stdin (and ``env`` over the environment)."""
+    from dra_migrate.cli.app import PROG, cli
 
-    def __init__(self, both: bytearray) -> None:
-        self.own = bytearray()
-        self.both = both
+    done = CliRunner().invoke(cli, list(args), input=input or b"", env=env, prog_name=PROG)
+    raised = None if isinstance(done.exception, SystemExit) else done.exception
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: object) -> int:
-        chunk = bytes(data)  # type: ignore[call-overload]
-        self.own += chunk
-        self.both += chunk
-        return len(chunk)
-
-
-def _text(sink: _Sink) -> io.TextIOWrapper:
-    return io.TextIOWrapper(io.BufferedWriter(sink), encoding="utf-8", write_through=True)
-
-
-def invoke(args: Sequence[str], input: str | bytes | None = None) -> Result:
-    """``dra-migrate ARGS`` with ``input`` on stdin."""
-    from dra_migrate.cli.app import main
-
-    both = bytearray()
-    out, err = _Sink(both), _Sink(both)
-    data = input.encode() if isinstance(input, str) else (input or b"")
-    stdin = io.TextIOWrapper(io.BufferedReader(io.BytesIO(data)), encoding="utf-8")
-    saved = sys.stdin, sys.stdout, sys.stderr
-    sys.stdin, sys.stdout, sys.stderr = stdin, _text(out), _text(err)
-    code, exception = 0, None
-    try:
-        main(list(args))
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-    except Exception as raised:
-        code, exception = 1, raised
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        sys.stdin, sys.stdout, sys.stderr = saved
-
-    def decoded(raw: bytearray) -> str:
+    def decoded(raw: bytes) -> str:  # CliRunner's own properties turn CRLF into LF
         return raw.decode("utf-8", "replace")
 
     return Result(
-        code,
-        decoded(out.own),
-        decoded(err.own),
-        decoded(both),
-        exception,
-        bytes(out.own),
-        bytes(err.own),
+        done.exit_code,
+        decoded(done.stdout_bytes),
+        decoded(done.stderr_bytes),
+        decoded(done.output_bytes),
+        raised,
+        done.stdout_bytes,
+        done.stderr_bytes,
     )

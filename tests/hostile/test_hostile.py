@@ -319,7 +319,7 @@ def test_full_stdout_is_one_line_not_a_traceback(tmp_path: Path) -> None:
 def test_file_changed_during_the_run_is_not_overwritten(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dra_migrate.cli import app as cli
+    from dra_migrate.cli import convert as cli
 
     target = tmp_path / "p.yaml"
     target.write_text(pod())

@@ -16,7 +16,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate.cli.app import end_of_options
 from dra_migrate.migration.deviceclasses import yaml_comment, yaml_string
 from dra_migrate.report import renderer
 from dra_migrate.report.findings import _weightless, finding, has_unsafe
@@ -75,9 +74,14 @@ def test_names_after_double_dash_are_files(tmp_path: Path, args: list[str]) -> N
         assert "--exclude=*.yaml" in done.output
 
 
-def test_a_second_double_dash_is_a_file_name() -> None:
-    assert end_of_options(["--check", "--", "--", "-x"]) == (["--check"], ["--", "-x"])
-    assert end_of_options(["--check", "a"]) == (["--check", "a"], [])
+def test_a_second_double_dash_is_a_file_name(tmp_path: Path) -> None:
+    for name in ("--", "-x", "a.yaml"):
+        (tmp_path / name).write_text(pod(name=f"p{len(name)}"))
+    done = run(tmp_path, "scan", "--format", "json", "--", "--", "-x")
+    assert done.exit_code == 0, done.output
+    assert {i["path"] for i in json.loads(done.stdout)["inventory"]} == {"--", "-x"}
+    done = run(tmp_path, "scan", "--format", "json", "a.yaml", "--", "-x")
+    assert {i["path"] for i in json.loads(done.stdout)["inventory"]} == {"a.yaml", "-x"}
 
 
 def test_inventory_dumps_after_double_dash(tmp_path: Path) -> None:

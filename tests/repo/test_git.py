@@ -9,7 +9,6 @@ does not).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import shutil
@@ -17,12 +16,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate import git, validate
-from dra_migrate.cli.app import COMMANDS
+from dra_migrate.cli.app import command
 from dra_migrate.convert.mapping import load_config
 from dra_migrate.pipeline import suppress
 from dra_migrate.repo import roles
@@ -65,11 +65,11 @@ def test_the_options_that_take_a_value_are_the_clis() -> None:
     # would hide the path after it: either only costs time, but both are held
     taking, flags = set(), set()
     for name in ("scan", "convert", "validate"):
-        parser = argparse.ArgumentParser()
-        COMMANDS[name].options(parser)
-        for action in parser._actions:  # argparse keeps no public list
-            (flags if action.nargs == 0 else taking).update(action.option_strings)
-    assert taking == git.VALUE_OPTIONS
+        for param in command(name).params:
+            if isinstance(param, click.Option):
+                names = {*param.opts, *param.secondary_opts}
+                (flags if param.is_flag or param.count else taking).update(names)
+    assert flags and taking == git.VALUE_OPTIONS
     assert not flags & git.VALUE_OPTIONS
 
 
@@ -87,6 +87,35 @@ def test_the_options_that_take_a_value_are_the_clis() -> None:
 )
 def test_the_command_line_is_read_as_the_cli_reads_it(args: list[str], expected: tuple) -> None:
     assert git._arguments(args) == expected
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["a", "--context", "c", "b"],
+        ["--context=c", "-j", "2", "x"],
+        ["-j2", "--show-suppressed", "x"],
+        ["-qj", "2", "x"],  # short options run together, the value after them
+        ["-qj2", "x"],
+        ["-qo", "r.json", "x"],
+        ["--format", "json", "-o", "r.json", "--exclude", "gen/", "x", "y"],
+        ["--changed-since", "main", "--context", "c", "p"],
+        ["--context", "--", "p"],  # an option's value may be --
+        ["x", "--", "--context", "-q"],
+        ["--", "--", "-x"],
+    ],
+)
+@pytest.mark.parametrize("name", ["scan", "convert", "validate"])
+def test_the_command_line_is_read_as_click_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, args: list[str]
+) -> None:
+    for folder in ("c", "--"):  # --context values must exist
+        (tmp_path / folder).mkdir()
+    monkeypatch.chdir(tmp_path)
+    ctx = command(name).make_context(name, list(args))
+    paths, context, changed = git._arguments(args)
+    assert (paths, context) == (list(ctx.params["paths"]), list(ctx.params["context"]))
+    assert changed == (ctx.params["changed_since"] is not None)
 
 
 def _fresh(root: Path, strings: tuple[bytes, ...]) -> set[str]:

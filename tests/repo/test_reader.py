@@ -187,7 +187,7 @@ def test_custom_resource_definitions_are_not_parsed(
 
 
 def test_progress_bar_only_on_a_terminal_and_for_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dra_migrate.cli import app as cli
+    from dra_migrate.cli import run as cli
 
     with cli.progress_bar("text") as progress:
         assert progress is None  # stderr is not a terminal under pytest
@@ -204,10 +204,15 @@ def test_progress_bar_only_on_a_terminal_and_for_text(monkeypatch: pytest.Monkey
 def test_pipeline_reports_progress(tmp_path: Path) -> None:
     from dra_migrate.convert.mapping import Settings, load_config
     from dra_migrate.pipeline import many_files
+    from dra_migrate.pipeline.options import RunOptions
 
     for i in range(3):
         (tmp_path / f"p{i}.yaml").write_text(GPU_POD)
     seen: list[tuple[int, int]] = []
     settings = Settings(target="v1", config=load_config(None))
-    many_files.run([str(tmp_path)], settings, jobs=1, progress=lambda d, t: seen.append((d, t)))
+
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total))
+
+    many_files.run(RunOptions((str(tmp_path),), settings, jobs=1, progress=progress))
     assert seen == [(1, 3), (2, 3), (3, 3)]

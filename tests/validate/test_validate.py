@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from dra_migrate.convert.mapping import ConfigError, Settings, load_config
+from dra_migrate.convert.mapping import Config, ConfigError, Settings, load_config
 from dra_migrate.pipeline.many_files import load_slices, run_validate
 from dra_migrate.pipeline.one_file import process
+from dra_migrate.pipeline.options import RunOptions
 from dra_migrate.repo.roles import Role
 from dra_migrate.report.model import Status
 from dra_migrate.validate import ValidateSettings, check_file, cross_check
@@ -20,6 +21,11 @@ from tests.conftest import FIXTURES, SHARED, run_cli, shared_dir
 DRA = SHARED / "corpus" / "dra"
 REAL = SHARED / "corpus" / "real"
 GOLDEN = FIXTURES / "convert"
+
+
+def _options(path: str, config: Config) -> RunOptions:
+    """validate's run over one folder, in this process (one job)."""
+    return RunOptions((path,), Settings(target="v1", config=config), jobs=1)
 
 
 def _rows() -> list[dict[str, str]]:
@@ -280,7 +286,7 @@ def test_pod_claim_references(tmp_path: Path) -> None:
     (tmp_path / "template.yaml").write_text(
         TEMPLATE.replace("{expr}", "device.driver == 'gpu.nvidia.com'")
     )
-    report = run_validate([str(tmp_path)], ValidateSettings(), load_config(None), jobs=1)
+    report = run_validate(_options(str(tmp_path), load_config(None)), ValidateSettings())
     codes = {f.code for f in report.all_findings}
     assert {"DRA315", "DRA316", "DRA317"} <= codes
     nosuch = [f for f in report.all_findings if "nosuch" in f.message]
@@ -291,10 +297,10 @@ def test_missing_template_warns_unless_external(tmp_path: Path) -> None:
     (tmp_path / "pod.yaml").write_text(
         POD.replace("resourceClaimTemplateName: gpus", "resourceClaimTemplateName: elsewhere")
     )
-    report = run_validate([str(tmp_path)], ValidateSettings(), load_config(None), jobs=1)
+    report = run_validate(_options(str(tmp_path), load_config(None)), ValidateSettings())
     assert "DRA318" in {f.code for f in report.all_findings}
     report = run_validate(
-        [str(tmp_path)], ValidateSettings(external_templates=True), load_config(None), jobs=1
+        _options(str(tmp_path), load_config(None)), ValidateSettings(external_templates=True)
     )
     assert "DRA318" not in {f.code for f in report.all_findings}
 
@@ -336,9 +342,7 @@ def _on_slices(tmp_path: Path, dump: str, *docs: str) -> list[tuple[str, str]]:
     for i, doc in enumerate(docs):
         (tmp_path / f"doc{i}.yaml").write_text(doc)
     devices = load_slices(str(folder / dump))
-    report = run_validate(
-        [str(tmp_path)], ValidateSettings(), load_config(None), jobs=1, devices=devices
-    )
+    report = run_validate(_options(str(tmp_path), load_config(None)), ValidateSettings(), devices)
     return [(f.code, f.message) for f in report.all_findings]
 
 
@@ -407,7 +411,7 @@ def test_golden_outputs_validate(expected: Path, tmp_path: Path) -> None:
     """The conversion adds no validate error (some inputs have problems of their own)."""
 
     def errors(folder: Path) -> set[tuple[str, str]]:
-        report = run_validate([str(folder)], ValidateSettings(), load_config(None), jobs=1)
+        report = run_validate(_options(str(folder), load_config(None)), ValidateSettings())
         return {(f.code, f.message) for f in report.all_findings if f.severity.value == "error"}
 
     before, after = tmp_path / "before", tmp_path / "after"
@@ -633,12 +637,12 @@ def test_slices_teach_the_catalog_an_unknown_driver(
     """vgpu.nvidia.com resembles gpu.nvidia.com (DRA350), but the slices show it publishes."""
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "c.yaml").write_text(VGPU_CLAIM.replace("{attribute}", attribute))
-    without = run_validate([str(tmp_path / "in")], ValidateSettings(), load_config(None), jobs=1)
+    without = run_validate(_options(str(tmp_path / "in"), load_config(None)), ValidateSettings())
     assert "DRA350" in {f.code for f in without.all_findings}
     (tmp_path / "slices.yaml").write_text(VGPU_SLICE)
     devices = load_slices(str(tmp_path / "slices.yaml"))
     report = run_validate(
-        [str(tmp_path / "in")], ValidateSettings(), load_config(None), jobs=1, devices=devices
+        _options(str(tmp_path / "in"), load_config(None)), ValidateSettings(), devices
     )
     found = sorted({f.code for f in report.all_findings} - {"DRA343"})
     assert found == codes, [(f.code, f.message) for f in report.all_findings]
@@ -650,7 +654,7 @@ def test_slices_teach_only_what_they_show(tmp_path: Path) -> None:
     (tmp_path / "slices.yaml").write_text(VGPU_SLICE)
     devices = load_slices(str(tmp_path / "slices.yaml"))
     report = run_validate(
-        [str(tmp_path / "in")], ValidateSettings(), load_config(None), jobs=1, devices=devices
+        _options(str(tmp_path / "in"), load_config(None)), ValidateSettings(), devices
     )
     # the class and its selector are known now; the constraint's name is not published
     codes = {f.code for f in report.all_findings}
@@ -667,7 +671,7 @@ def test_config_declares_a_driver(tmp_path: Path) -> None:
         "    capacity: [framebuffer]\n"
     )
     report = run_validate(
-        [str(tmp_path / "in")], ValidateSettings(), load_config(config_file), jobs=1
+        _options(str(tmp_path / "in"), load_config(config_file)), ValidateSettings()
     )
     assert not report.all_findings, [(f.code, f.message) for f in report.all_findings]
     config_file.write_text("version: 1\ndrivers:\n  Bad_Domain:\n    attributes: [profile]\n")

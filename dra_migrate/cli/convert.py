@@ -1,0 +1,265 @@
+"""``dra-migrate convert``: rewrite GPU requests as ResourceClaimTemplates and claims, and
+show (a diff), check (exit 1), write in place or into a folder what changed."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+
+import click
+
+from dra_migrate.cli import run
+from dra_migrate.cli.options import Command, PathType, common_options, resolve, workflow_options
+from dra_migrate.report.findings import ConfigError, escape, finding, quote_path
+from dra_migrate.report.model import EXIT_INTERRUPTED, FileResult, Report, Status
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, NoReturn
+
+
+@click.command("convert", cls=Command)
+@common_options
+@click.option("--diff", is_flag=True, help="Print a unified diff; write nothing (the default).")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file would change.")
+@click.option("--write", is_flag=True, help="Rewrite files in place (atomically).")
+@click.option(
+    "--output-dir",
+    metavar="DIR",
+    type=PathType(file_okay=False, as_path=True),
+    help="Write converted copies of changed files here, in the same relative layout.",
+)
+@click.option(
+    "--write-through-links",
+    is_flag=True,
+    help="With --write, also rewrite the targets of symbolic links that lie outside the "
+    "paths given (skipped by default, DRA013).",
+)
+@workflow_options
+def convert(
+    diff: bool,
+    check: bool,
+    write: bool,
+    output_dir: Path | None,
+    write_through_links: bool,
+    **params: Any,
+) -> None:
+    """Rewrite GPU requests as ResourceClaimTemplates and claims."""
+    mode = "write" if write else ("diff" if diff else None)
+    try:
+        options = resolve(params, skip=(output_dir,) if output_dir is not None else ())
+        # a report on stdout replaces the diff (or the converted stream) there
+        report_on_stdout = options.fmt != "text" and options.output is None
+        if report_on_stdout and (diff or options.stdin):
+            raise ConfigError(
+                f"--format {options.fmt} prints the report on stdout, where the "
+                f"{'diff' if diff else 'converted stream'} goes: add --output FILE"
+            )
+        if diff and write:
+            raise ConfigError("--diff writes nothing: it cannot be combined with --write")
+        if output_dir is not None and (mode == "write" or check):
+            raise ConfigError("--output-dir cannot be combined with --write or --check")
+        if check and mode == "write":
+            raise ConfigError("--check writes nothing: it cannot be combined with --write")
+        if options.stdin and output_dir is not None:
+            raise ConfigError("--output-dir needs paths, not - (stdin)")
+        stream = _StreamOut(mode, check, options.stdin_filename) if options.stdin else None
+        report = run.execute(options, sink=stream.add if stream is not None else None)
+    except ConfigError as error:
+        run.fail_usage(error)
+    report.changes_fail = check
+    if check:
+        from dra_migrate.pipeline.many_files import mark_pending
+
+        mark_pending(report)
+    run.suppress(report, options, "convert", check)
+    written: list[str] = []
+    try:
+        with _terminated_as_interrupt():
+            if stream is not None:
+                stream.emit(report.files[0])
+            else:
+                written = _files_out(
+                    report,
+                    mode,
+                    check,
+                    output_dir,
+                    options.paths,
+                    write_through_links,
+                    written,
+                    diff=not report_on_stdout,
+                )
+    except KeyboardInterrupt:
+        _interrupted(written)
+    run.emit_report(report, "convert", options, terminal=report_on_stdout)
+    quiet = options.quiet
+    if not (report_on_stdout and options.fmt == "github"):  # annotations are the findings:
+        # the log never shows one twice
+        findings = report.all_findings
+        run.print_findings([f for f in findings if not quiet or f.severity.value == "error"])
+    if options.show_suppressed and not quiet:
+        for s in report.suppressed:
+            run.err(f"{s.finding.format()} [suppressed by {escape(s.source)}]")
+    if not quiet:
+        run.err(_summary(report, mode, check, output_dir))
+    sys.exit(report.exit_code(changes_fail=check))
+
+
+@contextlib.contextmanager
+def _terminated_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI timeout, a killed hook) stops a write like Ctrl-C: the file being
+    written is left as it was, its temporary file removed."""
+
+    import signal  # only where something is written
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(written: list[str]) -> NoReturn:
+    shown = ", ".join(quote_path(p) for p in written) if written else "none"
+    run.err(
+        f"dra-migrate: interrupted; {len(written)} file(s) written ({shown}); "
+        "every other file is as it was"
+    )
+    sys.exit(EXIT_INTERRUPTED)
+
+
+class _StreamOut:
+    """What ``convert -`` writes to stdout (the converted stream, or its diff), gathered
+    part by part on disk and written only once the whole stream is known to be
+    processed: a half-converted stream must never reach kubectl."""
+
+    def __init__(self, mode: str | None, check: bool, path: str) -> None:
+        import tempfile
+
+        from dra_migrate.convert.writer import StreamDiff
+
+        self.mode, self.check = mode, check
+        self.diff = StreamDiff(path) if mode == "diff" else None
+        self.spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by emit)
+
+    def add(self, part: FileResult) -> None:
+        new = part.converted if part.status is Status.CHANGED else part.original
+        if new is None or part.original is None:
+            return
+        if self.diff is not None:
+            self.diff.add(part.original, new, part.regions)
+        elif not self.check:
+            self.spool.write(new)
+
+    def emit(self, result: FileResult) -> None:
+        with self.spool:
+            if result.status is Status.FAILED or any(f.blocks for f in result.findings):
+                return  # nothing on stdout: a half-converted stream must never reach kubectl
+            out = sys.stdout.buffer
+            if self.diff is not None:
+                if result.status is Status.CHANGED:
+                    with run.verbatim():
+                        for text in self.diff.render():
+                            out.write(text.encode("utf-8", "surrogateescape"))
+                        out.flush()
+                out.flush()
+                return
+            self.spool.seek(0)
+            while chunk := self.spool.read(1 << 20):
+                out.write(chunk)
+            out.flush()
+
+
+def _files_out(
+    report: Report,
+    mode: str | None,
+    check: bool,
+    output_dir: Path | None,
+    roots: tuple[str, ...],  # the paths given
+    through_links: bool,
+    written: list[str],
+    diff: bool = True,
+) -> list[str]:
+    """Write or print every changed file; ``written`` collects the paths written."""
+    if not any(r.status is Status.CHANGED for r in report.files):
+        return written  # nothing to write or show: the writer (and difflib) stay unloaded
+    shows_diffs = diff and output_dir is None and mode != "write" and (mode == "diff" or not check)
+    with run.verbatim() if shows_diffs else contextlib.nullcontext():
+        return _files_written(report, mode, check, output_dir, roots, through_links, written, diff)
+
+
+def _files_written(
+    report: Report,
+    mode: str | None,
+    check: bool,
+    output_dir: Path | None,
+    roots: tuple[str, ...],
+    through_links: bool,
+    written: list[str],
+    diff: bool,
+) -> list[str]:
+    from dra_migrate.convert import writer
+
+    targets: dict[Path, list[FileResult]] = {}
+    if output_dir is not None:
+        for result in report.files:
+            if result.status is Status.CHANGED:
+                targets.setdefault(writer.output_path(output_dir, result.path), []).append(result)
+    for result in report.files:
+        if result.status is not Status.CHANGED or result.converted is None:
+            continue
+        if output_dir is not None or mode == "write":
+            assert result.original is not None
+            try:
+                from pathlib import Path  # a run that writes (resources.py)
+
+                if output_dir is None:
+                    writer.write_in_place(
+                        Path(result.path),
+                        result.converted,
+                        result.original,
+                        tuple(Path(p) for p in roots),
+                        through_links,
+                    )
+                    written.append(result.path)
+                    continue
+                target = writer.output_path(output_dir, result.path)
+                if len(targets[target]) > 1:
+                    others = ", ".join(r.path for r in targets[target] if r is not result)
+                    raise writer.Refused(
+                        "DRA015", f"{target} is also the output of {others}; none is written"
+                    )
+                writer.write_copy(output_dir, result.path, result.converted, Path(result.path))
+                written.append(str(target))
+            except writer.Refused as refused:
+                result.status = Status.FAILED
+                result.findings.append(finding(refused.code, result.path, 1, 1, refused.message))
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                where = writer.output_path(output_dir, result.path) if output_dir else result.path
+                result.status = Status.FAILED
+                result.findings.append(
+                    finding("DRA009", result.path, 1, 1, f"cannot write {where}: {reason}")
+                )
+        elif diff and (mode == "diff" or not check):
+            assert result.original is not None
+            run.out(
+                writer.unified_diff(result.path, result.original, result.converted, result.regions)
+            )
+    return written
+
+
+def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | None) -> str:
+    from dra_migrate.report.text_format import convert_summary
+
+    done = mode == "write" or output_dir is not None
+    return convert_summary(report, done, check, str(output_dir) if output_dir else None)

@@ -1,0 +1,74 @@
+"""``dra-migrate deviceclasses``: render the DeviceClasses the mapping needs (for what a
+repository asks for, when paths are given), as YAML or as a JSON ``List``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dra_migrate.cli import run
+from dra_migrate.cli.options import (
+    Command,
+    common_options,
+    format_option,
+    output_option,
+    resolve,
+    strategy_option,
+)
+from dra_migrate.report.findings import ConfigError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+@click.command("deviceclasses", cls=Command)
+@common_options
+@strategy_option
+@output_option()
+@format_option(("yaml", "json"), "yaml (the default), or json: one List of the classes.")
+def deviceclasses(strategy: str, **params: Any) -> None:
+    """Render the DeviceClasses the mapping needs (deviceClasses in the configuration, and
+    with --strategy bridge or auto one class with extendedResourceName per bridged resource).
+
+    PATHS are optional: given, the classes follow what the repository asks for."""
+    from dra_migrate.migration import stages
+
+    scan_repo = bool(params["paths"])
+    params["paths"] = params["paths"] or (".",)
+    try:
+        options = resolve(params, edit=False)
+        settings = stages.PlanSettings(
+            strategy, options.settings.kube_version, options.settings.target
+        )
+        if scan_repo:
+            report = run.execute(options)
+            plan, found = stages.build(report, options.settings.config, settings)
+            yaml_text = plan.classes_yaml
+        else:
+            classes = stages.classes_for_mapping(options.settings.config, settings)
+            yaml_text, found = classes.yaml, classes.findings
+    except ConfigError as error:
+        run.fail_usage(error)
+    findings = [f for f in found if f.code.startswith("DRA5")]
+    errors = any(f.severity.value == "error" for f in findings)
+    run.print_findings([f for f in findings if not options.quiet or f.severity.value == "error"])
+    text = as_json(yaml_text) if options.fmt == "json" else yaml_text
+    if options.output is None:
+        run.out(text)
+    elif not errors:  # a file is written only when complete
+        run.write_output(text, options.output)
+    sys.exit(1 if errors else 0)
+
+
+def as_json(yaml_text: str) -> str:
+    """The classes of ``yaml_text`` as one ``kind: List``, as ``kubectl get -o json``
+    prints several objects."""
+    import json
+
+    import yaml
+
+    items = [doc for doc in yaml.safe_load_all(yaml_text) if doc is not None]
+    listed = {"apiVersion": "v1", "kind": "List", "items": items}
+    return json.dumps(listed, indent=2, ensure_ascii=False) + "\n"
