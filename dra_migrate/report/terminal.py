@@ -28,10 +28,9 @@ MIN_WIDTH = 40  # a terminal narrower than this gets lines of this width
 DEFAULT_WIDTH = 80  # when the terminal does not say its width
 INDENT = "  "  # before the continuation lines of a wrapped line
 HANGING = len(INDENT) + 3  # cells a wrapped line leaves free (``spans``)
-UNBOUNDED = 1 << 20  # a width no table needs: rich measures a table's words within it
-# text_format's styles, as rich styles: severities by colour, titles bold
 # spaces at the end of a line, before the SGR sequences that end it
 _TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+# text_format's styles, as rich styles: severities by colour, titles bold
 STYLES = {
     "error": "red",
     "warning": "yellow",
@@ -98,6 +97,38 @@ def _isatty(stream: object) -> bool:
         return False
 
 
+def frame(columns: int) -> int:
+    """The cells a frame of ``columns`` columns takes: a line beside each column and
+    one cell of padding on either side of each."""
+    return 3 * columns + 1
+
+
+def grid_widths(rows: list[list[str]], width: int) -> list[int] | None:
+    """The widths of a grid of these rows (the titles first) in ``width`` cells: each
+    column as wide as its widest cell when they fit; else the widest columns narrowed,
+    one cell at a time, down to no narrower than their longest word; None when even
+    that does not fit."""
+    columns = range(len(rows[0]))
+    natural = [max(_cell_len(row[i]) for row in rows) for i in columns]
+    least = [
+        max(_cell_len(word) for row in rows for word in [*row[i].split(), ""]) for i in columns
+    ]
+    room = width - frame(len(natural))
+    if sum(least) > room:
+        return None
+    widths = list(natural)
+    for _ in range(sum(widths) - room):
+        widest = max((i for i in columns if widths[i] > least[i]), key=lambda i: widths[i])
+        widths[widest] -= 1
+    return widths
+
+
+def _cell_len(text: str) -> int:
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
 def _safe(text: str) -> str:
     """Each line of ``text`` escaped (``escape``): nothing reaches the terminal that
     could move its cursor or change its colours, whoever built the line."""
@@ -112,6 +143,7 @@ class _RichConsole(text_format.Console):
         from rich.console import Console
 
         self.out = io.StringIO()
+        self.pending: list[Any] = []  # lines (rich.text.Text) not printed yet
         self.rich = Console(
             file=self.out,
             width=width,
@@ -141,7 +173,7 @@ class _RichConsole(text_format.Console):
         for paragraph in line.split("\n", allow_blank=True):
             pieces = paragraph.wrap(self.rich, self.rich.width - HANGING, overflow="fold")
             for i, piece in enumerate(pieces or [Text()]):
-                self.rich.print(Text.assemble(INDENT, piece) if i else piece)
+                self.pending.append(Text.assemble(INDENT, piece) if i else piece)
 
     def layout(self, columns: tuple[str, ...], cells: list[tuple[str, ...]]) -> None:
         """A framed table, as wide as it needs up to the terminal's width, its cells
@@ -149,40 +181,52 @@ class _RichConsole(text_format.Console):
         each row in a frame of its own, one line a column (``COLUMN  value``). Cells
         that are longer than the room left are folded, never cut. In a frame no cell
         starts a line: none can read as a CI runner's workflow command."""
-        from rich.measure import Measurement
-
-        table = self._table(columns)
-        for row in cells:
-            table.add_row(*(self._cell(cell) for cell in row))
-        unbounded = self.rich.options.update_width(UNBOUNDED)  # measured as if room enough
-        if Measurement.get(self.rich, unbounded, table).minimum > self.rich.width:
-            table = self._table(("", ""), show_header=False)
-            for row in cells:
-                for i, (title, cell) in enumerate(zip(columns, row, strict=True)):
+        rows = [[inert(_safe(c), starts_line=False) for c in row] for row in [columns, *cells]]
+        widths = grid_widths(rows, self.rich.width)
+        if widths is not None:
+            table = self._table(widths)
+            for i, row in enumerate(rows):
+                table.add_row(*(self._cell(c, "" if i else STYLES["title"]) for c in row))
+            table.rows[0].end_section = True  # under the titles
+        else:
+            keys = max(_cell_len(title) for title in rows[0])
+            values = max((_cell_len(c) for row in rows[1:] for c in row), default=1)
+            table = self._table([keys, min(values, self.rich.width - keys - frame(2))])
+            for row in rows[1:] or [[""] * len(columns)]:  # no row: the titles still
+                for title, cell in zip(rows[0], row, strict=True):
                     table.add_row(self._cell(title, STYLES["title"]), self._cell(cell))
-                    table.rows[-1].end_section = i == len(columns) - 1
+                table.rows[-1].end_section = True
+        self._flush()
         self.rich.print(table)
 
-    def _table(self, columns: tuple[str, ...], show_header: bool = True) -> Any:
+    @staticmethod
+    def _table(widths: list[int]) -> Any:
+        """A frame of columns of these widths; the titles are its first row (wrapped
+        as the cells are, within the widths ``grid_widths`` gave)."""
         from rich import box
         from rich.table import Table
 
-        table = Table(
-            box=box.ROUNDED,
-            header_style=STYLES["title"],
-            show_header=show_header,
-            safe_box=True,
-        )
-        for title in columns:
-            table.add_column(self._cell(title), overflow="fold")
+        table = Table(box=box.ROUNDED, show_header=False, safe_box=True)
+        for width in widths:
+            table.add_column(width=max(width, 1))
         return table
 
     @staticmethod
     def _cell(text: str, style: str = "") -> Any:
         from rich.text import Text
 
-        return Text(inert(_safe(text), starts_line=False), style, overflow="fold")
+        return Text(text, style, overflow="fold")
+
+    def _flush(self) -> None:
+        """Print the lines said since the last table, at once (a print costs rich
+        more than the lines it prints)."""
+        if self.pending:
+            from rich.text import Text
+
+            self.rich.print(Text("\n").join(self.pending), no_wrap=True, crop=False)
+            self.pending.clear()
 
     def text(self) -> str:
         """What rich wrote, without the spaces it leaves at the end of wrapped lines."""
+        self._flush()
         return _TRAILING.sub(r"\1", self.out.getvalue())

@@ -93,6 +93,7 @@ def _reports(tmp: Path) -> dict[str, tuple[Report, str]]:
         "scan suppressed": (suppressed, ("scan", "--show-suppressed", ".")),
         "scan bad count": (cases / "bad-count-fraction" / "input", ("scan", ".")),
         "scan nothing": (nothing, ("scan", ".")),
+        "report nothing": (nothing, ("report", ".")),
         "inventory cluster": (cluster, ("inventory", "cluster.json")),
     }
     return {
@@ -114,6 +115,7 @@ REPORTS = (
     "scan suppressed",
     "scan bad count",
     "scan nothing",
+    "report nothing",
     "inventory cluster",
 )
 
@@ -121,11 +123,7 @@ REPORTS = (
 def cells(line: str) -> int:
     """The width of a line in terminal cells (East Asian wide characters take two)."""
     return sum(
-        0
-        if unicodedata.combining(c)
-        else 2
-        if unicodedata.east_asian_width(c) in ("W", "F")
-        else 1
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
         for c in SGR.sub("", line)
     )
 
@@ -367,8 +365,10 @@ def test_hostile_names_reach_the_terminal_escaped() -> None:
     starts no line; a name made to read as a CI workflow command is inert."""
     path = "apps/\x1b[2Jevil\nname.yaml"
     item = _item(path, 3, "Deployment", "x\x1b]0;title\x07")
-    bad = finding("DRA104", path, 3, 5, "##[error]forged\r\n::error::forged")
-    report = Report([FileResult(path=path, status=Status.UNCHANGED, findings=[bad], inventory=[item])])
+    bad = finding("DRA104", path, 3, 5, "##[error]forged\r\n::error::x, then ::error::forged " * 3)
+    report = Report(
+        [FileResult(path=path, status=Status.UNCHANGED, findings=[bad], inventory=[item])]
+    )
     for width in range(40, 121):
         view = terminal.render(report, "scan", width=width, color=True)
         assert [line for line in view.splitlines() if cells(line) > width] == []
@@ -422,9 +422,9 @@ def _item(path: str, line: int, kind: str, name: str) -> InventoryItem:
 
 
 # path segments: ASCII, a letter with an accent, wide CJK characters, a space
-SEGMENT = st.text(
-    alphabet=st.sampled_from("abcxyz0189-_.é日本 "), min_size=1, max_size=40
-).filter(lambda s: s.strip(" ") == s)
+SEGMENT = st.text(alphabet=st.sampled_from("abcxyz0189-_.é日本 "), min_size=1, max_size=40).filter(
+    lambda s: s.strip(" ") == s
+)
 PATH = st.lists(SEGMENT, min_size=1, max_size=6).map("/".join).map(lambda p: p + ".yaml")
 
 
@@ -454,3 +454,17 @@ def test_any_width_and_path_length_fits_and_loses_no_path(
         quoted = re.sub(r"\s", "", quote_path(path))
         # the table row (scan) and the finding's location and message
         assert flat.count(quoted) >= (3 if command == "scan" else 2), path
+
+
+def test_grid_widths() -> None:
+    rows = [["NAME", "DETAIL"], ["gpu", "one two three"], ["a-long-name", "x"]]
+    frame = terminal.frame(2)
+    assert frame == 7  # │ a │ b │
+    assert terminal.grid_widths(rows, 11 + 13 + frame) == [11, 13]  # as wide as they are
+    # narrowed from the widest column, down to its longest word ("DETAIL")
+    assert terminal.grid_widths(rows, 11 + 9 + frame) == [11, 9]
+    assert terminal.grid_widths(rows, 11 + 6 + frame) == [11, 6]
+    assert terminal.grid_widths(rows, 11 + 5 + frame) is None  # "DETAIL" would break
+    even = terminal.grid_widths([["A", "B"], ["abc def", "abc def"]], 7 + frame)
+    assert even is not None and sorted(even) == [3, 4]  # the widest give first, in turn
+    assert terminal.grid_widths([["日本語"], ["x"]], 6 + terminal.frame(1)) == [6]  # cells
