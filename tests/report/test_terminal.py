@@ -8,7 +8,6 @@ wider than the terminal; a stream that is not a terminal gets the plain view's b
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import os
@@ -17,11 +16,9 @@ import shutil
 import struct
 import subprocess
 import sys
-import termios
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from unittest import mock
 
@@ -67,57 +64,45 @@ def captured(folder: Path, args: tuple[str, ...], tmp: Path) -> tuple[Report, st
     return seen[-1]
 
 
-@cache
-def _reports(tmp: Path) -> dict[str, tuple[Report, str]]:
-    cases = FIXTURES / "convert"
-    examples = REPO / "examples"
-    suppressed = tmp / "suppressed"
-    shutil.copytree(examples, suppressed)
-    deployment = suppressed / "apps" / "inference-deployment.yaml"
+# each report: the folder the run reads (a copy of it) and the command line
+RUNS = {
+    "scan examples": ("examples", ("scan", ".")),
+    "convert examples": ("examples", ("convert", "--jobs", "1", "--output", "out.txt", ".")),
+    "validate examples": ("examples", ("validate", ".")),
+    "report examples": ("examples", ("report", ".", "--kube-version", "1.36")),
+    "scan suppressed": ("suppressed", ("scan", "--show-suppressed", ".")),
+    "scan bad count": ("bad-count", ("scan", ".")),
+    "scan nothing": ("nothing", ("scan", ".")),
+    "report nothing": ("nothing", ("report", ".")),
+    "inventory cluster": ("cluster", ("inventory", "cluster.json")),
+}
+REPORTS = tuple(RUNS)
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Report, str]]:
+    tmp = tmp_path_factory.mktemp("reports")
+    folders = {
+        "examples": REPO / "examples",
+        "bad-count": FIXTURES / "convert" / "bad-count-fraction" / "input",
+    }
+    for name in ("suppressed", "nothing", "cluster"):
+        folders[name] = tmp / name
+    shutil.copytree(folders["examples"], folders["suppressed"])  # with an ignore comment
+    deployment = folders["suppressed"] / "apps" / "inference-deployment.yaml"
     deployment.write_text(
         deployment.read_text().replace(
             "kind: Deployment\n", "kind: Deployment  # dra-migrate: ignore[DRA208]\n", 1
         )
     )
-    nothing = tmp / "nothing"
-    nothing.mkdir()
-    (nothing / "settings.yaml").write_text(NO_GPU)
-    cluster = tmp / "cluster"
-    cluster.mkdir()
-    (cluster / "cluster.json").write_text(json.dumps(dump(sample_cluster())))
-    runs = {
-        "scan examples": (examples, ("scan", ".")),
-        "convert examples": (examples, ("convert", "--jobs", "1", "--output", "report.txt", ".")),
-        "validate examples": (examples, ("validate", ".")),
-        "report examples": (examples, ("report", ".", "--kube-version", "1.36")),
-        "scan suppressed": (suppressed, ("scan", "--show-suppressed", ".")),
-        "scan bad count": (cases / "bad-count-fraction" / "input", ("scan", ".")),
-        "scan nothing": (nothing, ("scan", ".")),
-        "report nothing": (nothing, ("report", ".")),
-        "inventory cluster": (cluster, ("inventory", "cluster.json")),
-    }
+    folders["nothing"].mkdir()
+    (folders["nothing"] / "settings.yaml").write_text(NO_GPU)
+    folders["cluster"].mkdir()
+    (folders["cluster"] / "cluster.json").write_text(json.dumps(dump(sample_cluster())))
     return {
-        name: captured(folder, args, tmp / name.replace(" ", "-"))
-        for name, (folder, args) in runs.items()
+        name: captured(folders[folder], args, tmp / name.replace(" ", "-"))
+        for name, (folder, args) in RUNS.items()
     }
-
-
-@pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Report, str]]:
-    return _reports(tmp_path_factory.mktemp("reports"))
-
-
-REPORTS = (
-    "scan examples",
-    "convert examples",
-    "validate examples",
-    "report examples",
-    "scan suppressed",
-    "scan bad count",
-    "scan nothing",
-    "report nothing",
-    "inventory cluster",
-)
 
 
 def cells(line: str) -> int:
@@ -201,6 +186,18 @@ def test_the_reports_are_the_ones_the_cases_describe(
     assert "DRA101" in text["scan bad count"]
 
 
+HEADERS = (
+    "LOCATION",
+    "WORKLOAD",
+    "POD SPEC",
+    "CONTAINER",
+    "ROLE",
+    "RESOURCE",
+    "COUNT",
+    "DEVICE CLASS",
+)
+
+
 def test_a_table_that_fits_is_a_grid_and_one_that_does_not_a_row_per_frame(
     reports: dict[str, tuple[Report, str]],
 ) -> None:
@@ -212,18 +209,6 @@ def test_a_table_that_fits_is_a_grid_and_one_that_does_not_a_row_per_frame(
     narrow = terminal.render(report, command, width=60, color=False).splitlines()
     rows = [line for line in narrow if line.startswith(f"{FRAME} LOCATION ")]
     assert len(rows) == len(report.inventory)  # one frame section a row
-
-
-HEADERS = (
-    "LOCATION",
-    "WORKLOAD",
-    "POD SPEC",
-    "CONTAINER",
-    "ROLE",
-    "RESOURCE",
-    "COUNT",
-    "DEVICE CLASS",
-)
 
 
 def _sgr_before(view: str, text: str) -> set[str]:
@@ -241,7 +226,7 @@ def test_severities_in_colour(reports: dict[str, tuple[Report, str]], name: str)
     colour = {Severity.ERROR: {"31", "91"}, Severity.WARNING: {"33", "93"}}
     checked = 0
     for f in report.all_findings:
-        params = _sgr_before(view, f"{f.code} {f.severity.value}")
+        params = _sgr_before(view, f.code)  # (a code in a message is not coloured)
         assert params, f.code
         if f.severity in colour:
             assert all(set(p.split(";")) & colour[f.severity] for p in params), (f.code, params)
@@ -340,7 +325,9 @@ def test_a_terminal_gets_the_terminal_view(reports: dict[str, tuple[Report, str]
 
 @pytest.fixture
 def pty_stream() -> Iterator[io.TextIOWrapper]:
-    """The writing end of a pseudo-terminal 70 columns wide."""
+    """The writing end of a pseudo-terminal 70 columns wide (POSIX)."""
+    fcntl = pytest.importorskip("fcntl")
+    termios = pytest.importorskip("termios")
     leader, follower = os.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 70, 0, 0))
     stream = open(follower, "w", encoding="utf-8")  # noqa: SIM115 - closed below
