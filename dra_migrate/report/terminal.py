@@ -3,8 +3,8 @@ terminal's width, severities in colour), and the choice between it and the plain
 
 The content comes from ``text_format.show``, the one place that says what the text
 view holds: this module only lays it out. rich is imported inside the functions that
-lay out, never by importing this module (a run that is not on a terminal never pays
-for it: tests/cli/test_startup.py).
+lay out, never by importing this module: a run that is not on a terminal never pays
+for it (tests/report/test_terminal.py, test_rich_is_imported_only_to_lay_out).
 """
 
 from __future__ import annotations

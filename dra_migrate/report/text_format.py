@@ -1,4 +1,5 @@
-"""Text: a table of GPU requests for people, findings as ``path:line:col: CODE`` lines."""
+"""Text: a table of GPU requests for people, findings as ``path:line:col: CODE`` lines;
+``show`` says what the view holds, and terminal.py lays the same out with rich."""
 
 from __future__ import annotations
 
