@@ -1,10 +1,11 @@
-"""Text: a table of GPU requests for people, findings as ``path:line:col: CODE`` lines."""
+"""Text: a table of GPU requests for people, findings as ``path:line:col: CODE`` lines;
+``show`` says what the view holds, and terminal.py lays the same out with rich."""
 
 from __future__ import annotations
 
 import unicodedata
 
-from dra_migrate.report.findings import CODES, escape, inert, quote_path
+from dra_migrate.report.findings import CODES, Finding, escape, inert, quote_path
 from dra_migrate.report.model import Report, Status
 from dra_migrate.report.summary import summary_line
 
@@ -20,18 +21,42 @@ MANUAL_SHOWN = 20  # files named in the summary before "and N more"
 class Console:
     """Lines of plain text: no markup, no emoji codes, no colour (names are untrusted,
     and this view is also read in CI logs). Kept free of rich, whose import alone
-    costs a one-file pre-commit run more than its whole work."""
+    costs a one-file pre-commit run more than its whole work.
+
+    The views below say what to show only through these methods; the terminal view
+    (``terminal.py``) subclasses this class and lays the same calls out with rich, so
+    both views show the same rows, findings and counts. A ``style`` (``title``,
+    ``dim``, or a severity: ``error``, ``warning``, ``info``) is for a view with
+    colour; this one ignores it."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
 
-    def print(self, text: str = "") -> None:
+    def print(self, text: str = "", style: str = "") -> None:
+        """A line (or lines, at ``\\n``) of text the caller escaped."""
         self.lines.append(text)
 
+    def spans(self, *parts: tuple[str, str]) -> None:
+        """One line in parts, each ``(text, style)``."""
+        self.print("".join(text for text, _ in parts))
+
+    def finding(self, f: Finding, suffix: str = "") -> None:
+        """``f.format()``, its code and severity styled by the severity."""
+        text = f.format()
+        # the first ": CODE ": a quoted path holds no ": " (quote_path)
+        at = text.index(f": {f.code} ") + 2
+        end = at + len(f.code) + 1 + len(f.severity.value)
+        self.spans(
+            (text[:at], ""), (text[at:end], f.severity.value), (text[end:], ""), (suffix, "dim")
+        )
+
     def table(self, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+        """A table of the columns' titles and the rows' cells (escaped here)."""
+        self.layout(columns, [tuple(escape(c) for c in row) for row in rows])
+
+    def layout(self, columns: tuple[str, ...], cells: list[tuple[str, ...]]) -> None:
         """Columns two spaces apart, each as wide as its widest cell (in terminal cells:
         an East Asian wide character takes two)."""
-        cells = [tuple(escape(c) for c in row) for row in rows]
         widths = [max(_width(row[i]) for row in [columns, *cells]) for i in range(len(columns))]
         for row in [columns, *cells]:
             self.lines.append(
@@ -40,6 +65,12 @@ class Console:
 
     def text(self) -> str:
         return "".join(line + "\n" for line in self.lines)
+
+
+def severity_of(code: str) -> str:
+    """The style of a code: its severity's name ("" for a text that is not a code)."""
+    spec = CODES.get(code)
+    return spec.severity.value if spec is not None else ""
 
 
 def _width(text: str) -> int:
@@ -57,9 +88,9 @@ def _width(text: str) -> int:
 
 def _titled_table(console: Console, title: str, columns: list[str], rows: list[list[str]]) -> None:
     console.print()
-    console.print(title)
+    console.print(title, "title")
     if not rows:
-        console.print("  (none)")
+        console.print("  (none)", "dim")
         return
     console.table(tuple(columns), [tuple(row) for row in rows])
 
@@ -70,7 +101,8 @@ def _cluster(console: Console, report: Report, inv: ClusterInventory) -> None:
     scope = f"namespace {inv.namespace}" if inv.namespace else "all namespaces"
     console.print(
         f"Cluster inventory of {escape(inv.source)}; {scope}; "
-        f"DRA API: {inv.dra_version or 'not served'}"
+        f"DRA API: {inv.dra_version or 'not served'}",
+        "title",
     )
     _titled_table(
         console,
@@ -154,7 +186,7 @@ def _cluster(console: Console, report: Report, inv: ClusterInventory) -> None:
     if findings:
         console.print()
         for f in findings:
-            console.print(f.format())
+            console.finding(f)
     s = inv.summary()
     console.print()
     console.print(
@@ -167,26 +199,29 @@ def _cluster(console: Console, report: Report, inv: ClusterInventory) -> None:
 
 def render(report: Report, command: str) -> str:
     """The text view; no line of it is a workflow command of a CI runner (``inert``)."""
-    return inert(_render(report, command))
-
-
-def _render(report: Report, command: str) -> str:
     console = Console()
+    show(report, command, console)
+    return inert(console.text())
+
+
+def show(report: Report, command: str, console: Console) -> None:
+    """What the text view of ``report`` holds, said to ``console`` (this module's, or
+    the terminal view's)."""
     if report.cluster is not None:
         _cluster(console, report, report.cluster)
-        return console.text()
-    rows = report.inventory
+        return
     if report.plan is not None:
         _plan(report, report.plan, console)
-        return console.text()
+        return
+    rows = report.inventory
     if command != "scan":
         for f in report.all_findings:
-            console.print(f.format())
+            console.finding(f)
         _suppressed(console, report)
         console.print(summary_line(report, command))
         for line in _manual_lines(report):
             console.print(line)
-        return console.text()
+        return
     if rows:
         console.table(
             (
@@ -214,12 +249,12 @@ def _render(report: Report, command: str) -> str:
             ],
         )
     else:
-        console.print("No extended GPU requests found.")
+        console.print("No extended GPU requests found.", "dim")
     findings = report.all_findings
     if findings:
         console.print()
         for f in findings:
-            console.print(f.format())
+            console.finding(f)
     _suppressed(console, report)
     s = report.summary()
     gpu_files = {i.path for i in rows if i.gpu}
@@ -241,7 +276,6 @@ def _render(report: Report, command: str) -> str:
         console.print(_api_line(report, "convert would write"))
     for line in _manual_lines(report):
         console.print(line)
-    return console.text()
 
 
 def _api_line(report: Report, verb: str) -> str:
@@ -344,15 +378,18 @@ def _totals(console: Console, title: str, totals: list[Total]) -> None:
 def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
     """The five stages and the risks, for a terminal (no markup: names are untrusted)."""
 
-    def say(text: str = "") -> None:
-        console.print("\n".join(escape(line) for line in text.split("\n")))
+    def lines(text: str) -> str:
+        return "\n".join(escape(line) for line in text.split("\n"))
+
+    def say(text: str = "", style: str = "") -> None:
+        console.print(lines(text), style)
 
     say(
         f"dra-migrate migration plan: strategy {plan.strategy}, target resource.k8s.io/"
         f"{plan.target}, Kubernetes {plan.kube_version or '(version not given)'}"
     )
     say()
-    say("== Stage 1: inventory")
+    say("== Stage 1: inventory", "title")
     console.table(
         ("WORKLOAD", "POD SPEC", "LOCATION", "GPUS/POD", "PODS", "STRATEGY", "REASON"),
         [
@@ -373,11 +410,15 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
     _totals(console, "RESOURCE", plan.resources)
     _totals(console, "PRODUCT", plan.products)
     if plan.unanalysed:
-        say("Not analysed:")
+        say("Not analysed:", "title")
         for u in plan.unanalysed:
-            say(f"  {u.path}:{u.line}:{u.col}: {u.code} {u.reason}")
+            console.spans(
+                (lines(f"  {u.path}:{u.line}:{u.col}: "), ""),
+                (lines(u.code), severity_of(u.code)),
+                (lines(f" {u.reason}"), ""),
+            )
         say()
-    say("== Stage 2: prerequisites")
+    say("== Stage 2: prerequisites", "title")
     console.table(
         ("TOPIC", "REQUIREMENT", "DETAIL"),
         [(p.topic, p.requirement, p.detail) for p in plan.prerequisites],
@@ -403,22 +444,23 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
             ],
         )
     say()
-    say("== Stage 3: DeviceClasses")
+    say("== Stage 3: DeviceClasses", "title")
     for c in plan.installed_classes:
         say(f"installed by the driver: {c['name']} ({c['note'] or c['driver']})")
     if plan.classes_yaml:
         say(plan.classes_yaml.rstrip("\n"))
     elif not plan.classes:
-        say("nothing to create")
+        say("nothing to create", "dim")
     say()
-    say("== Stage 4: pilot wave")
+    say("== Stage 4: pilot wave", "title")
     by_name = {f"{w.display} ({w.pod_path})": w for w in plan.workloads}
     for wave in plan.waves:
         if wave.number == 2:
             say()
-            say("== Stage 5: full conversion and rollback")
+            say("== Stage 5: full conversion and rollback", "title")
         say(
-            f"Wave {wave.number}: {wave.title} ({len(wave.workloads)} workload(s), {wave.gpus} GPU(s))"
+            f"Wave {wave.number}: {wave.title} ({len(wave.workloads)} workload(s), {wave.gpus} GPU(s))",
+            "title",
         )
         for name in wave.workloads:
             w = by_name[name]
@@ -428,23 +470,26 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
         for step in wave.rollback:
             say(f"    {step}")
     if not plan.waves:
-        say("no workload to migrate")
+        say("no workload to migrate", "dim")
     if plan.kustomize_config:
         say()
         say(plan.kustomize_config.rstrip("\n"))
     say()
-    say("== Risks")
+    say("== Risks", "title")
     for risk in plan.risks:
-        say(f"{risk.code} {risk.title}: {risk.detail}")
+        console.spans(
+            (lines(risk.code), severity_of(risk.code)),
+            (lines(f" {risk.title}: {risk.detail}"), ""),
+        )
         for spot in risk.where:
             say(f"  {spot}")
     if not plan.risks:
-        say("none found")
+        say("none found", "dim")
     findings = report.all_findings
     if findings:
         say()
         for f in findings:
-            say(f.format())
+            console.finding(f)
     s = report.summary()
     say()
     say(
@@ -458,4 +503,4 @@ def _suppressed(console: Console, report: Report) -> None:
     if not report.show_suppressed:
         return
     for s in report.suppressed:
-        console.print(f"{s.finding.format()} [suppressed by {escape(s.source)}]")
+        console.finding(s.finding, f" [suppressed by {escape(s.source)}]")
