@@ -71,10 +71,11 @@ def verbatim() -> Iterator[None]:
 
 
 def show_text(report: Report, command: str, options: RunOptions, stream: IO[str]) -> None:
-    """The text view of a report, on a terminal's stream: the one place it is rendered
-    for one, so that ``options.color`` (auto, always, never) can colour it here."""
-    stream.write(renderer("text")(report, command))
-    stream.flush()
+    """The text view of a report on ``stream``: laid out with rich on a terminal (or with
+    ``--color always``), else the plain text (``report/terminal.py`` decides)."""
+    from dra_migrate.report import terminal
+
+    terminal.render_to(report, command, stream, options.color, os.environ)
 
 
 def emit_report(report: Report, command: str, options: RunOptions, terminal: bool = True) -> None:

@@ -19,7 +19,7 @@ from dra_migrate.report.findings import escape, inert
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any, TextIO
+    from typing import IO, Any
 
     from dra_migrate.report.model import Report
 
@@ -64,7 +64,7 @@ def render(report: Report, command: str, *, width: int, color: bool) -> str:
 
 
 def render_to(
-    report: Report, command: str, stream: TextIO, choice: str, environ: Mapping[str, str]
+    report: Report, command: str, stream: IO[str], choice: str, environ: Mapping[str, str]
 ) -> None:
     """Write the text view of ``report`` to ``stream``: laid out with rich on a terminal
     (or with ``--color always``), else exactly ``text_format.render``'s text (CI logs,
