@@ -10,7 +10,7 @@ from dra_migrate.k8s.names import DNS_LABEL, DNS_SUBDOMAIN
 from dra_migrate.k8s.versions import gate_state
 from dra_migrate.manifests import load
 from dra_migrate.manifests.load import Source, scalar
-from dra_migrate.report.findings import Finding, finding
+from dra_migrate.report.findings import Finding
 from dra_migrate.validate.model import ClaimDef, ClassDef, PodRef, ValidateSettings, Where
 
 
@@ -47,8 +47,7 @@ class Checker:
         return Where(self.source.path, line, col)
 
     def add(self, code: str, node: Node, message: str, hint: str = "") -> None:
-        w = self.where(node)
-        self.findings.append(finding(code, w.path, w.line, w.col, message, hint))
+        self.findings.append(self.where(node).finding(code, message, hint))
 
     def name(self, node: Node, subdomain: bool, what: str) -> None:
         text = scalar(node) or ""

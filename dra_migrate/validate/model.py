@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.model import FileResult
 
 
@@ -26,6 +27,10 @@ class Where:
     path: str
     line: int
     col: int
+
+    def finding(self, code: str, message: str, hint: str = "") -> Finding:
+        """A finding of ``code`` here."""
+        return finding(code, self.path, self.line, self.col, message, hint)
 
 
 @dataclass(frozen=True, slots=True)

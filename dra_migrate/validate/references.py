@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-from dra_migrate.report.findings import Finding, finding
+from dra_migrate.report.findings import Finding
 from dra_migrate.validate.model import ClaimDef, FileCheck, PodRef, Request, ValidateSettings
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
@@ -27,11 +27,8 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
             if first is not claim and _shape(first) != _shape(claim):
                 w = claim.where
                 found.append(
-                    finding(
+                    w.finding(
                         "DRA322",
-                        w.path,
-                        w.line,
-                        w.col,
                         f"{claim.kind} {claim.name} is also defined at {first.where.path}:"
                         f"{first.where.line} with other requests; the spec is immutable, so "
                         "applied to one cluster the second apply is rejected",
@@ -52,11 +49,8 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                 if not settings.external_templates:
                     w = pod.where
                     found.append(
-                        finding(
+                        w.finding(
                             "DRA318",
-                            w.path,
-                            w.line,
-                            w.col,
                             f"{pod.workload}: {pod.kind} {pod.target!r} is not defined in the input"
                             + (f" (namespace {pod.namespace})" if pod.namespace else ""),
                             "pass the file that defines it, or --external-templates when it "
@@ -69,11 +63,8 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                 if use.request is not None and use.request not in names:
                     w = use.where
                     found.append(
-                        finding(
+                        w.finding(
                             "DRA316",
-                            w.path,
-                            w.line,
-                            w.col,
                             f"{pod.workload}: container {use.container!r} uses request "
                             f"{use.request!r}, which {target.kind} {target.name} does not have "
                             f"(it has {', '.join(sorted(names)) or 'none'})",
@@ -88,11 +79,8 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                 ):
                     w = request.where
                     found.append(
-                        finding(
+                        w.finding(
                             "DRA319",
-                            w.path,
-                            w.line,
-                            w.col,
                             f"{claim.kind} {claim.name}: device class {request.device_class!r} "
                             "is not defined in the input and is not one a known driver installs",
                             "pass the file with the DeviceClass, or check the name",
@@ -126,11 +114,8 @@ def _admin_access(checks: Sequence[FileCheck]) -> list[Finding]:
                     continue
                 w = request.where
                 found.append(
-                    finding(
+                    w.finding(
                         "DRA360",
-                        w.path,
-                        w.line,
-                        w.col,
                         f"{claim.kind} {claim.name}: request {request.name!r} asks for "
                         f"adminAccess, but Namespace {claim.namespace} has no label "
                         f'{ADMIN_LABEL}: "true", so the API server rejects it',

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from dra_migrate.report.findings import Finding, finding
+from dra_migrate.report.findings import Finding
 from dra_migrate.validate.model import ClaimDef, FileCheck, Request, Selector, Where
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
@@ -37,11 +37,8 @@ def check_slices(checks: Sequence[FileCheck], devices: Sequence[Any]) -> list[Fi
                 continue  # DRA344 says why
             if not matching:
                 found.append(
-                    finding(
+                    w.finding(
                         "DRA342",
-                        w.path,
-                        w.line,
-                        w.col,
                         f"DeviceClass {cls.name} matches none of the {len(devices)} devices in "
                         "the ResourceSlices",
                         "check the driver name, attribute names and values against the slices",
@@ -49,11 +46,8 @@ def check_slices(checks: Sequence[FileCheck], devices: Sequence[Any]) -> list[Fi
                 )
             else:
                 found.append(
-                    finding(
+                    w.finding(
                         "DRA343",
-                        w.path,
-                        w.line,
-                        w.col,
                         f"DeviceClass {cls.name} matches {len(matching)} device(s): "
                         + _per_node(matching),
                     )
@@ -131,11 +125,8 @@ def _constraints_on_devices(
                 continue
             w = constraint.where
             found.append(
-                finding(
+                w.finding(
                     "DRA351",
-                    w.path,
-                    w.line,
-                    w.col,
                     f"{claim.kind} {claim.name}: {constraint.key} "
                     f"{constraint.domain}/{constraint.attribute}: none of the {len(devices)} "
                     f"device(s) request {name!r} matches publishes it, so the request is never "
@@ -163,11 +154,8 @@ def _claim_on_one_node(
     total = sum(count for count, _d in chosen.values())
     w = claim.where
     return [
-        finding(
+        w.finding(
             "DRA341",
-            w.path,
-            w.line,
-            w.col,
             f"{claim.kind} {claim.name} needs {total} distinct devices on one node ({need}); "
             "no node in the ResourceSlices has them all: a pod using it stays Pending",
             "requests of one claim are allocated on the same node",
@@ -233,11 +221,8 @@ def _request_on_devices(
         need = option.count if option.mode == "ExactCount" and option.count else 1
         if matching and _max_per_node(matching) >= need:
             found.append(
-                finding(
+                w.finding(
                     "DRA343",
-                    w.path,
-                    w.line,
-                    w.col,
                     f"{label} ({option.device_class}): {len(matching)} device(s) match: "
                     + _per_node(matching),
                 )
@@ -248,22 +233,16 @@ def _request_on_devices(
     need = max((o.count or 1) for o in options)
     if not best:
         found.append(
-            finding(
+            w.finding(
                 "DRA340",
-                w.path,
-                w.line,
-                w.col,
                 f"{label} matches no device in the ResourceSlices: a pod using it stays Pending",
                 "compare the device class and selectors with the devices' attributes",
             )
         )
     else:
         found.append(
-            finding(
+            w.finding(
                 "DRA341",
-                w.path,
-                w.line,
-                w.col,
                 f"{label} needs {need} device(s) on one node; at most {_max_per_node(best)} "
                 f"match on any node ({_per_node(best)}): a pod using it stays Pending",
             )
@@ -335,11 +314,8 @@ class _Evaluator:
 
 def _selector_fails(w: Where, what: str, device: Any, error: Exception, hint: str) -> Finding:
     """DRA344: a selector raised an error on a device, so the allocation aborts."""
-    return finding(
+    return w.finding(
         "DRA344",
-        w.path,
-        w.line,
-        w.col,
         f"{what} fails on device {device.name} of {device.node or 'the cluster'}: {error}; "
         "Kubernetes aborts the allocation of a claim whose selector fails",
         hint,
