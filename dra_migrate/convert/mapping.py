@@ -2,8 +2,9 @@
 
 Built-in defaults live in ``defaults.yaml`` beside this module; a project adds
 to them with ``.dra-migrate.yaml`` (found upward from the first path) or
-``--config FILE``. The file is checked against ``schemas/config.schema.json``
-and errors point at the line of the offending value.
+``--config FILE``. The file is checked against ``schemas/config.schema.json`` by
+jsonschema (a valid file's verdict is kept in the user's cache folder) and errors
+point at the line of the offending value.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from dra_migrate.k8s.names import DNS_SUBDOMAIN
@@ -501,7 +502,7 @@ def _read(path: StrPath, display: str, check: bool = True) -> tuple[dict[str, An
         line, col = load.position(root)
         raise ConfigError("configuration must be a mapping", display, line, col)
     if check:  # jsonschema is imported only for a project's own file
-        _check_schema(data, root, display)
+        _check_schema(data, root, display, raw)
         _check_meaning(data, root, display)
     return data, root
 
@@ -562,11 +563,24 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
                     fail(path, f"the selector is not valid CEL: {problems[0].message}")
 
 
-def _check_schema(data: dict[str, Any], root: Node, display: str) -> None:
+def _check_schema(data: dict[str, Any], root: Node, display: str, raw: bytes) -> None:
+    """The file against the configuration schema, by jsonschema; ConfigError at the
+    first error's line. A valid file's verdict is kept in the user's cache folder for
+    its bytes: the configuration is read on every run, and importing jsonschema
+    would cost a one-file hook run more than the rest of its work."""
+    from dra_migrate import cache
     from dra_migrate.manifests import load
 
-    errors = sorted(_config_checker()(data), key=lambda e: list(map(str, e.absolute_path)))
+    stamp = _config_stamp()
+    key = cache.digest(raw)
+    if stamp is not None and cache.read("config-valid", key, stamp, _valid) is True:
+        return
+    errors = sorted(
+        _config_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path))
+    )
     if not errors:
+        if stamp is not None:
+            cache.write("config-valid", key, stamp, True)
         return
     error = errors[0]
     node = load.node_at(root, tuple(error.absolute_path))
@@ -575,21 +589,41 @@ def _check_schema(data: dict[str, Any], root: Node, display: str) -> None:
     raise ConfigError(f"invalid configuration at {where}: {error.message}", display, line, col)
 
 
+def _valid(held: Any) -> bool:
+    """A kept verdict: only ``true`` is ever written."""
+    if held is not True:
+        raise ValueError("not a verdict")
+    return True
+
+
 @functools.cache
-def _config_checker() -> Callable[[Any], list[Any]]:
-    """The configuration schema, compiled by ``schema_engine`` (jsonschema's draft 7
-    answers without importing jsonschema on every run of a configured project)."""
-    from dra_migrate.k8s import schema_engine
+def _config_stamp() -> str | None:
+    """What a verdict depends on besides the file: this package's code, the schema and
+    jsonschema's own files (an upgrade changes them); None where one cannot be found."""
+    import importlib.util
+
+    from dra_migrate import cache
+
+    code = cache.package_stamp()
+    spec = importlib.util.find_spec("jsonschema")
+    if code is None or spec is None or spec.origin is None:
+        return None
+    library = os.path.dirname(spec.origin)
+    files = [schema_path("config.schema.json")] + [
+        os.path.join(library, name) for name in ("__init__.py", "_keywords.py", "validators.py")
+    ]
+    stamp = cache.files_stamp(files)
+    return None if stamp is None else f"{code} {stamp}"
+
+
+@functools.cache
+def _config_validator() -> Any:
+    """jsonschema's validator for the configuration schema (draft 7), built once a run."""
+    from jsonschema import validators
 
     with open(schema_path("config.schema.json"), encoding="utf-8") as handle:
         schema = json.load(handle)
-    try:
-        return schema_engine.compile_schema(schema)
-    except schema_engine.Unsupported:
-        import jsonschema
-
-        validator = jsonschema.Draft7Validator(schema)
-        return lambda data: list(validator.iter_errors(data))
+    return validators.validator_for(schema)(schema)
 
 
 def _build(data: Mapping[str, Any]) -> Config:

@@ -10,9 +10,12 @@ and ``source:`` in ``spec.resourceClaims`` fails on every bundled version.
 The schemas check structure and types only: not DNS names, ``count > 0``,
 one-of rules such as ``exactly``/``firstAvailable``, list sizes or CEL.
 
-The bundled schemas are checked by ``schema_engine`` (compiled closures for
-the part of JSON Schema they use, agreeing with jsonschema, which is far
-slower to import and to run); a schema using more is checked by jsonschema.
+jsonschema checks them (the validator class its ``$schema`` names, Draft 2020-12),
+imported on the first check: only a run that checks a DRA object, a pod spec that
+uses claims or a generated object pays for it. Each schema file's validator is
+built once a run and kept. The schemas are not checked against their metaschema
+at run time (about a second a file, and they are package data: a test checks
+every bundled one).
 """
 
 from __future__ import annotations
@@ -21,13 +24,13 @@ import datetime
 import difflib
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 
 from dra_migrate.package_data import schema_path
-from dra_migrate.record import NamedTuple
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -61,7 +64,8 @@ class SchemaNotFound(LookupError):
     """No bundled schema for this apiVersion/kind at this Kubernetes version."""
 
 
-class SchemaError(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class SchemaError:
     """One schema violation.
 
     ``path`` leads from the validated object to the offending field (mapping
@@ -152,40 +156,32 @@ def _choose_object_file(api_version: str, kind: str, kube_version: str | None) -
 
 
 @cache
-def _validator(name: str) -> Callable[[Any], list[Any]]:
-    """A compiled validator for one schema file (shared by every version that uses it):
-    ``schema_engine`` for the bundled Kubernetes schemas, jsonschema for a schema that
-    uses more of JSON Schema than they do. A definition is compiled when an object first
-    reaches it (a hook run checks one pod spec, not the schema's hundreds of
-    definitions); the tests compile every bundled schema whole, so none is refused late."""
-    from dra_migrate.k8s import schema_engine
+def _validator(name: str) -> Any:
+    """jsonschema's validator for one schema file (shared by every version that uses
+    it), built once a run."""
+    from jsonschema import validators
 
     with open(schema_path(f"kubernetes/{name}"), encoding="utf-8") as handle:
         schema = json.load(handle)
-    try:
-        return schema_engine.compile_schema(schema, lazy_refs=True)  # bundled: in the subset
-    except schema_engine.Unsupported:
-        validator = reference_validator(schema)
-        return lambda instance: list(validator.iter_errors(instance))
+    return _validator_class(validators.validator_for(schema))(schema)
 
 
-def reference_validator(schema: Any) -> Any:
-    """jsonschema's Draft 2020-12 validator with the type checker of this module: the
-    reference ``schema_engine`` agrees with."""
-    from jsonschema import Draft202012Validator, validators
+@cache
+def _validator_class(draft: Any) -> Any:
+    """``draft`` (a jsonschema validator class) with the types as manifests give them:
+    any mapping is an object, a tuple is an array too, and a date is a string (YAML
+    loaders turn unquoted timestamps into dates; the API server's YAML-to-JSON step
+    keeps them as strings)."""
+    from jsonschema import validators
 
-    checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
+    checker = draft.TYPE_CHECKER.redefine_many(
         {
-            # Any mapping (MappingProxyType, ...) is an object.
             "object": lambda _checker, value: isinstance(value, Mapping),
             "array": lambda _checker, value: isinstance(value, (list, tuple)),
-            # YAML loaders turn unquoted timestamps into datetime objects; the API
-            # server's YAML-to-JSON step keeps them as strings.
             "string": lambda _checker, value: isinstance(value, (str, datetime.date)),
         }
     )
-    cls = validators.extend(Draft202012Validator, type_checker=checker)
-    return cls(schema)
+    return validators.extend(draft, type_checker=checker)
 
 
 def _type_name(value: Any) -> str:
@@ -299,7 +295,7 @@ def _sort_key(error: SchemaError) -> tuple[tuple[tuple[int, int, str], ...], str
 
 def _run(name: str, instance: Any) -> list[SchemaError]:
     found: set[SchemaError] = set()
-    for error in _validator(name)(instance):
+    for error in _validator(name).iter_errors(instance):
         found.update(_convert(error))
     return sorted(found, key=_sort_key)
 

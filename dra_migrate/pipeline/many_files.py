@@ -514,6 +514,8 @@ def run_validate(
 ) -> Report:
     """``dra-migrate validate``: every file that mentions DRA, then the cross-file checks
     (``settings``: the validate.ValidateSettings of the run)."""
+    import dataclasses
+
     from dra_migrate import validate
 
     paths, config, excludes = options.paths, options.settings.config, options.excludes
@@ -522,7 +524,7 @@ def run_validate(
     # what the configuration declares and the slices show the drivers publish is known
     published = config.published() | validate.published_names(devices or ())
     if published:
-        settings = settings._replace(published=published)
+        settings = dataclasses.replace(settings, published=published)
 
     # (display, the bytes, or None for a file over HELD: read again where it is checked)
     jobs_: list[tuple[str, bytes | None, str]] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -677,3 +678,26 @@ def test_config_declares_a_driver(tmp_path: Path) -> None:
     config_file.write_text("version: 1\ndrivers:\n  Bad_Domain:\n    attributes: [profile]\n")
     with pytest.raises(ConfigError):
         load_config(config_file)
+
+
+def test_a_process_pool_gives_the_same_findings(tmp_path: Path) -> None:
+    """Enough files for the pool: the settings and what each file defines (dataclasses)
+    go to the workers and back, and the checks across files see them all."""
+    from dra_migrate.pipeline.many_files import PARALLEL_THRESHOLD
+
+    for i in range(PARALLEL_THRESHOLD):
+        (tmp_path / f"pod-{i}.yaml").write_text(POD.replace("name: ", f"name: n{i}-", 1))
+        (tmp_path / f"template-{i}.yaml").write_text(
+            TEMPLATE.replace("{expr}", "device.attributes['gpu.nvidia.com'].productname == 'x'")
+        )
+    settings = ValidateSettings(kube_version="1.34")
+    config = load_config(None)
+
+    def findings(jobs: int) -> list[str]:
+        options = dataclasses.replace(_options(str(tmp_path), config), jobs=jobs)
+        report = run_validate(options, settings)
+        return sorted(f.format() for f in report.all_findings)
+
+    alone = findings(1)
+    assert {"DRA316", "DRA332"} <= {line.split(": ", 1)[1].split(" ", 1)[0] for line in alone}
+    assert findings(2) == alone
