@@ -644,7 +644,7 @@ class DumpReader:
 def _read_dump(path: str, limit: int) -> list[Any]:
     """The documents of a dump, read as manifests are (``discover.read_file``: regular
     files only, without blocking, at most ``limit`` bytes)."""
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import compose, sources, trees
 
     try:
         raw = discover.read_file(path, limit)
@@ -654,16 +654,16 @@ def _read_dump(path: str, limit: int) -> list[Any]:
         return [parse_json(raw)]
     except TooDeep:
         raise InputProblem(
-            finding("DRA004", path, 1, 1, f"JSON nested more than {load.MAX_DEPTH} levels deep")
+            finding("DRA004", path, 1, 1, f"JSON nested more than {compose.MAX_DEPTH} levels deep")
         ) from None
     except ValueError:
         pass
-    source = load.decode(path, raw)
-    return [load.to_data(d.root) for d in load.parse(source) if d.root is not None]
+    source = sources.decode(path, raw)
+    return [trees.to_data(d.root) for d in compose.parse(source) if d.root is not None]
 
 
 class TooDeep(ValueError):
-    """JSON nested more deeply than ``load.MAX_DEPTH``: no API object does."""
+    """JSON nested more deeply than ``compose.MAX_DEPTH``: no API object does."""
 
 
 def _json_int(digits: str) -> int | float:
@@ -674,14 +674,14 @@ def _json_int(digits: str) -> int | float:
 
 def parse_json(raw: bytes | str) -> Any:
     """JSON of any size and any nesting, without RecursionError: ValueError when it is
-    not JSON, ``TooDeep`` when it nests more than ``load.MAX_DEPTH`` levels."""
-    from dra_migrate.manifests import load
+    not JSON, ``TooDeep`` when it nests more than ``compose.MAX_DEPTH`` levels."""
+    from dra_migrate.manifests import compose
 
     try:
         data = json.loads(raw, parse_int=_json_int)
     except RecursionError:
         raise TooDeep from None
-    if load.data_depth(data) > load.MAX_DEPTH:
+    if compose.data_depth(data) > compose.MAX_DEPTH:
         raise TooDeep
     return data
 

@@ -28,8 +28,9 @@ from dra_migrate.k8s.names import (
 )
 from dra_migrate.k8s.quantity import INT64_MAX
 from dra_migrate.k8s.versions import gate_state
-from dra_migrate.manifests import load, locate
-from dra_migrate.manifests.load import Document, Source, entries, get, items, scalar
+from dra_migrate.manifests import compose, locate, sources, templates, trees
+from dra_migrate.manifests.sources import Document, Source
+from dra_migrate.manifests.trees import entries, get, items, scalar
 from dra_migrate.package_data import package_file
 from dra_migrate.record import NamedTuple, Record
 from dra_migrate.report.findings import Finding, InputProblem, finding
@@ -327,10 +328,10 @@ def _cel_stamp() -> str | None:
 
 def check_file(display: str, raw: bytes, settings: ValidateSettings) -> FileCheck:
     try:
-        source = load.decode(display, raw)
-        if not source.text.strip() or load.is_template(source):
+        source = sources.decode(display, raw)
+        if not source.text.strip() or templates.is_template(source):
             return FileCheck(FileResult(display, Status.UNCHANGED, original=raw))
-        docs = load.parse(source, [n.decode() for n in NEEDLES])
+        docs = compose.parse(source, [n.decode() for n in NEEDLES])
     except InputProblem as problem:
         return FileCheck(FileResult(display, Status.FAILED, [problem.finding], original=raw))
     return check_documents(source, docs, settings, raw)
@@ -363,7 +364,7 @@ class _FileChecker:
     # helpers
 
     def where(self, node: Node) -> Where:
-        line, col = load.position(self.anchor if self.anchor is not None else node)
+        line, col = trees.position(self.anchor if self.anchor is not None else node)
         return Where(self.source.path, line, col)
 
     def add(self, code: str, node: Node, message: str, hint: str = "") -> None:
@@ -437,7 +438,7 @@ class _FileChecker:
                     f"{obj.kind} {obj.name} is {obj.api_version}, the target is "
                     f"resource.k8s.io/{self.settings.target}",
                 )
-            self.schema(root, load.to_data(root), obj)
+            self.schema(root, trees.to_data(root), obj)
         self.definitions(obj, shape)
 
     def definitions(self, obj: locate.Workload, shape: str) -> None:
@@ -448,9 +449,9 @@ class _FileChecker:
         owner = f"{obj.kind} {obj.name}"
         self.metadata(get(root, "metadata"), owner)
         if obj.kind == "ResourceClaimTemplate":
-            self.metadata(load.get_path(root, "spec", "metadata"), f"{owner} (spec.metadata)")
+            self.metadata(trees.get_path(root, "spec", "metadata"), f"{owner} (spec.metadata)")
             requests, constraints = self.claim_spec(
-                load.get_path(root, "spec", "spec"), shape, owner
+                trees.get_path(root, "spec", "spec"), shape, owner
             )
             self.claims.append(
                 ClaimDef(obj.kind, namespace, obj.name, requests, self.where(root), constraints)
@@ -495,7 +496,7 @@ class _FileChecker:
         self.metadata(get(root, "metadata"), owner)
         self.fields.device_taint_rule(root, owner, version)
         # v1alpha3 selects devices with CEL too (gone in v1beta2)
-        self.selectors(load.get_path(root, "spec", "deviceSelector", "selectors"), owner)
+        self.selectors(trees.get_path(root, "spec", "deviceSelector", "selectors"), owner)
 
     def object_name(self, obj: locate.Workload) -> None:
         """metadata.name, a DNS subdomain; or generateName, which the API server completes."""
@@ -525,7 +526,7 @@ class _FileChecker:
         for error in errors:
             self.add(
                 "DRA301",
-                load.key_at(root, error.path),
+                trees.key_at(root, error.path),
                 f"{obj.kind} {obj.name}: {error.message}",
             )
 
@@ -785,7 +786,7 @@ class _FileChecker:
                 "DRA312", mode_node, f"{label}: allocationMode {mode!r} is not ExactCount or All"
             )
         count_node = get(body, "count")
-        count = load.to_data(count_node) if count_node is not None else None
+        count = trees.to_data(count_node) if count_node is not None else None
         if isinstance(count, float) and count.is_integer():  # 1e3, 1e21: JSON 1000, 1e+21
             count = int(count)
         unset = count == 0 and isinstance(count, int) and not isinstance(count, bool)
@@ -828,7 +829,7 @@ class _FileChecker:
             number = 1  # defaulted by the API server
         admin = (
             not subrequest
-            and load.to_data(get(body, "adminAccess")) is True
+            and trees.to_data(get(body, "adminAccess")) is True
             and self.fields.gates.enabled("DRAAdminAccess")
         )
         return Request(name, self.where(body), device_class, selectors, mode, number, admin=admin)
@@ -842,7 +843,7 @@ class _FileChecker:
             if get(selector, "cel") is None:
                 self.add("DRA347", selector, f"{owner}: a selector needs cel")
                 continue
-            expr = load.get_path(selector, "cel", "expression")
+            expr = trees.get_path(selector, "cel", "expression")
             if isinstance(expr, ScalarNode):
                 self.cel(expr, owner)
                 found.append(Selector(expr.value, self.where(expr)))
@@ -898,7 +899,7 @@ class _FileChecker:
                     + (" (null is not)" if parameters is not None else ""),
                 )
                 continue
-            size = len(json.dumps(load.to_data(parameters), separators=(",", ":")))
+            size = len(json.dumps(trees.to_data(parameters), separators=(",", ":")))
             if size > MAX_PARAMETERS:
                 self.add(
                     "DRA321",
@@ -952,7 +953,7 @@ class _FileChecker:
         workload = site.workload
         owner = f"{workload.kind} {workload.name}"
         namespace = workload.namespace or ""
-        spec_data = load.to_data(site.pod)
+        spec_data = trees.to_data(site.pod)
         if site.style == locate.kinds.POD and workload.entry is not None and not site.generic:
             try:
                 errors = schemas.validate_pod_spec(spec_data, self.settings.kube_version)
@@ -965,7 +966,7 @@ class _FileChecker:
                 if whole or _claims_related(error.path):
                     self.add(
                         "DRA301",
-                        load.key_at(site.pod, error.path),
+                        trees.key_at(site.pod, error.path),
                         f"{owner} ({site.path}): {error.message}",
                     )
         pod_claims = get(get(site.pod, "resources"), "claims")
@@ -982,7 +983,7 @@ class _FileChecker:
         if isinstance(patch, ScalarNode):
             # Argo adds pod-level fields through a strategic-merge patch string
             try:
-                patched = load.parse(load.decode(self.source.path, patch.value.encode()))
+                patched = compose.parse(sources.decode(self.source.path, patch.value.encode()))
                 claim_nodes = [c for d in patched for c in items(get(d.root, "resourceClaims"))]
             except InputProblem:
                 self.add("DRA301", patch, f"{owner}: podSpecPatch does not parse as JSON or YAML")
@@ -1025,7 +1026,7 @@ class _FileChecker:
         self.anchor = None
         for container in site.containers:
             seen: dict[str, set[str | None]] = {}
-            for ref in items(load.get_path(container.node, "resources", "claims")):
+            for ref in items(trees.get_path(container.node, "resources", "claims")):
                 claim_node = get(ref, "name")
                 claim_name = scalar(claim_node) or ""
                 request_node = get(ref, "request")
@@ -1059,7 +1060,7 @@ class _FileChecker:
 def _uses_claims(site: locate.PodSite) -> bool:
     if get(site.pod, "resourceClaims") is not None:
         return True
-    return any(load.get_path(c.node, "resources", "claims") is not None for c in site.containers)
+    return any(trees.get_path(c.node, "resources", "claims") is not None for c in site.containers)
 
 
 def _claims_related(path: tuple[str | int, ...]) -> bool:

@@ -25,8 +25,8 @@ from dra_migrate.k8s.names import (
 )
 from dra_migrate.k8s.quantity import parse_quantity
 from dra_migrate.k8s.versions import GateState
-from dra_migrate.manifests import load
-from dra_migrate.manifests.load import entries, get, items, scalar
+from dra_migrate.manifests import trees
+from dra_migrate.manifests.trees import entries, get, items, scalar
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def quantity(node: Node | None) -> Fraction | None:
     """A quantity as the API server decodes it (a string or a number), None if not one."""
     if not isinstance(node, ScalarNode):
         return None
-    value = load.to_data(node)
+    value = trees.to_data(node)
     if isinstance(value, bool) or value is None:
         return None
     text = (
@@ -182,7 +182,7 @@ class DeviceFields:
         self, node: Node | None, check: Callable[[str], str | None], code: str, what: str
     ) -> None:
         """A name field (when set) by ``check``, the API server's rule for it."""
-        if node is None or load.to_data(node) is None:
+        if node is None or trees.to_data(node) is None:
             return
         problem = check(_text(node))
         if problem:
@@ -292,14 +292,14 @@ class DeviceFields:
             problem = qualified_name_problem(name)
             if problem:
                 self.add("DRA355", key_node, f"{label}: capacity request {name!r} {problem}")
-            data = load.to_data(value)
+            data = trees.to_data(value)
             typed = isinstance(data, str | int | float) and not isinstance(data, bool)
             if typed and quantity(value) is None:  # other types: the schema says so
                 self.add(
                     "DRA355",
                     value,
                     f"{label}: capacity request {name!r} is not a quantity "
-                    f"({_text(value) or load.to_data(value)!r})",
+                    f"({_text(value) or trees.to_data(value)!r})",
                     "for example 10Gi, 500m or 2",
                 )
 
@@ -380,12 +380,12 @@ class DeviceFields:
             return
         self.named(get(pool, "name"), pool_name_problem, "DRA357", f"{owner}: pool name")
         count = get(pool, "resourceSliceCount")
-        value = load.to_data(count) if count is not None else None
+        value = trees.to_data(count) if count is not None else None
         positive = not isinstance(value, int) or isinstance(value, bool) or value > 0
         if count is not None and not positive:
             self.add("DRA357", count, f"{owner}: pool resourceSliceCount must be above 0")
         generation = get(pool, "generation")
-        value = load.to_data(generation) if generation is not None else None
+        value = trees.to_data(generation) if generation is not None else None
         if generation is not None and isinstance(value, int) and value < 0:
             self.add("DRA357", generation, f"{owner}: pool generation must not be negative")
 
@@ -394,7 +394,7 @@ class DeviceFields:
         the devices choose their nodes."""
         chosen: list[str] = []
         node_name = get(spec, "nodeName")
-        if node_name is not None and load.to_data(node_name) is not None:
+        if node_name is not None and trees.to_data(node_name) is not None:
             text = _text(node_name)
             if not text:
                 self.add("DRA357", node_name, f"{owner}: nodeName must be unset or not empty")
@@ -407,7 +407,7 @@ class DeviceFields:
                         f"{owner}: nodeName {text!r} is not a lower-case DNS subdomain",
                     )
         selector = get(spec, "nodeSelector")
-        if selector is not None and load.to_data(selector) is not None:
+        if selector is not None and trees.to_data(selector) is not None:
             chosen.append("nodeSelector")
             self.node_selector(selector, f"{owner}: nodeSelector")
             terms = get(selector, "nodeSelectorTerms")
@@ -420,7 +420,7 @@ class DeviceFields:
                 )
         for key in ("allNodes", "perDeviceNodeSelection"):
             flag = get(spec, key)
-            value = load.to_data(flag) if flag is not None else None
+            value = trees.to_data(flag) if flag is not None else None
             if flag is None or value is None:
                 continue
             if key == "perDeviceNodeSelection" and not self.gated(
@@ -547,7 +547,7 @@ class DeviceFields:
         multiple = get(body, "allowMultipleAllocations")
         shared = (
             self.gated(multiple, "DRAConsumableCapacity", label, "allowMultipleAllocations")
-            and load.to_data(multiple) is True
+            and trees.to_data(multiple) is True
         )
         for name, key_node, value in capacities:
             problem = qualified_name_problem(name)
@@ -796,7 +796,7 @@ class DeviceFields:
         chosen = []
         for key in keys:
             node = get(body, key)
-            value = load.to_data(node)
+            value = trees.to_data(node)
             if key == "allNodes" and value is not True:
                 self.add("DRA357", node or device, f"{label}: allNodes must be unset or true")
                 continue
