@@ -32,7 +32,7 @@ DEFAULT_MAX_PAGES = 10_000  # pages of one list: 5 million objects at the defaul
 _CHUNK = 1 << 16  # bytes read at a time from an answer
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Connection:
     kubeconfig: str | None = None
     context: str | None = None

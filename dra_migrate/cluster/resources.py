@@ -22,7 +22,7 @@ DRA_VERSIONS = ("v1", "v1beta2", "v1beta1")
 DISCOVERY_URL = "/apis/resource.k8s.io"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Resource:
     """One kind the cluster mode reads, and how: a row of the table, not a branch."""
 

@@ -25,7 +25,7 @@ from dra_migrate.manifests.sources import Document, Source, foreign_break_at, li
 from dra_migrate.manifests.trees import content_end, position
 from dra_migrate.report.findings import Finding, InputProblem, finding
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 

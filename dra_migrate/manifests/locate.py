@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from yaml.nodes import MappingNode, Node
 
@@ -17,10 +18,9 @@ from dra_migrate.manifests import compose, kinds, sources, trees
 from dra_migrate.manifests.kinds import ARGO, KSERVE, KSERVE_CONTAINER_FIELDS, Kind, Site
 from dra_migrate.manifests.sources import Document
 from dra_migrate.manifests.trees import entries, get, get_path, items, scalar
-from dra_migrate.record import NamedTuple
 from dra_migrate.report.findings import InputProblem
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 APP, INIT, SIDECAR = "app", "init", "sidecar"
 
 
-class Workload(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Workload:
     """A Kubernetes object (a document, or an item of a ``kind: List``)."""
 
     doc: Document
@@ -59,14 +60,16 @@ class Workload(NamedTuple):
         return trees.position(self.root)
 
 
-class Container(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Container:
     node: MappingNode
     name: str
     role: str  # app, init or sidecar
     field: str  # where it sits in the pod spec, e.g. "containers[1]" or "model"
 
 
-class PodSite(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class PodSite:
     workload: Workload
     pod: MappingNode  # the mapping that gets resourceClaims (an Argo template for ARGO)
     path: str  # from the object root, indices resolved: spec.workerGroupSpecs[0].template.spec

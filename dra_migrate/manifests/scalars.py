@@ -11,7 +11,7 @@ from yaml.nodes import ScalarNode, SequenceNode
 
 from dra_migrate.k8s.names import INT64_MIN, UINT64_MAX
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -6,11 +6,11 @@ offsets."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from dra_migrate.record import Record
 from dra_migrate.report.findings import Finding, InputProblem, finding
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
 
@@ -20,26 +20,16 @@ if TYPE_CHECKING:
 BOM = "\ufeff"
 
 
-class Source(Record):
+@dataclass(frozen=True, slots=True)
+class Source:
     """One input: a file, or the stream read from stdin (``path == "-"``)."""
 
-    __slots__ = _fields = ("path", "text", "bom", "newline", "is_json", "cr_only")
-
-    def __init__(
-        self,
-        path: str,
-        text: str,
-        bom: bool = False,
-        newline: str = "\n",
-        is_json: bool = False,
-        cr_only: bool = False,  # classic Mac line ends: read as \n (same offsets), written as \r
-    ) -> None:
-        self.path = path
-        self.text = text
-        self.bom = bom
-        self.newline = newline
-        self.is_json = is_json
-        self.cr_only = cr_only
+    path: str
+    text: str
+    bom: bool = False
+    newline: str = "\n"
+    is_json: bool = False
+    cr_only: bool = False  # classic Mac line ends: read as \n (same offsets), written as \r
 
     def encode(self, text: str) -> bytes:
         if self.cr_only:
@@ -47,23 +37,16 @@ class Source(Record):
         return ((BOM if self.bom else "") + text).encode("utf-8")
 
 
-class Document(Record):
+@dataclass(slots=True)
+class Document:
     """One YAML document of a stream: its root node and where it ends (slots: a big
-    stream has tens of thousands)."""
+    stream has tens of thousands). Not frozen: composition sets ``end`` and
+    ``aliased`` once the document's tree has been checked."""
 
-    __slots__ = _fields = ("index", "root", "end", "aliased")
-
-    def __init__(
-        self,
-        index: int,
-        root: Node | None,
-        end: int,  # offset where the document's own text ends (before the next separator)
-        aliased: AbstractSet[int] = frozenset(),  # ids of nodes reachable more than once
-    ) -> None:
-        self.index = index
-        self.root = root
-        self.end = end
-        self.aliased = aliased
+    index: int
+    root: Node | None
+    end: int  # offset where the document's own text ends (before the next separator)
+    aliased: AbstractSet[int] = frozenset()  # ids of nodes reachable more than once
 
 
 def decode(path: str, raw: bytes) -> Source:

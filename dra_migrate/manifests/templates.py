@@ -15,7 +15,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from dra_migrate.manifests.compose import no_collector, parse_holding
 from dra_migrate.report.findings import InputProblem
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from yaml.nodes import Node
 

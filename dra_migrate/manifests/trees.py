@@ -12,7 +12,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from dra_migrate.manifests.scalars import MERGE, scalar_value
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 

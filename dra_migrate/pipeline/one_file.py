@@ -10,6 +10,7 @@ the parsing and planning code.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 
@@ -329,7 +330,7 @@ def _held(source: Source, docs: list[Document], config: Config) -> list[suppress
 
 def _verify(text: str, source: Source, settings: Settings) -> tuple[Source, list[Document]]:
     """The output must parse, and converting it again must find nothing to do."""
-    again = source.replace(text=text)
+    again = dataclasses.replace(source, text=text)
     # A document that mentions no resource name asks for none: only the others
     # are composed again (libyaml; cheap).
     docs = compose.parse(again, _needles(settings.config))

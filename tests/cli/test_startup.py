@@ -171,9 +171,11 @@ def test_the_hook_on_a_gpu_file_imports_its_stages_and_nothing_heavy(
     # ... and nothing it does not: generated objects are checked by schema_engine, the
     # text is laid out without rich, no CEL selector is parsed, no name needs a hash
     assert loaded(modules, HEAVY) == []
-    assert classes == []
+    # the records of the files' stages are dataclasses (one record idiom, issue 23):
+    # dataclasses and inspect are imported once a file is parsed
+    assert "dra_migrate.manifests.sources.Source" in classes
     # PyYAML's constructor imports datetime (timestamps): the baseline, import yaml, pays it
-    assert loaded(modules, SLOW_STDLIB) == ["datetime"]
+    assert loaded(modules, SLOW_STDLIB) == ["dataclasses", "inspect", "datetime"]
 
 
 def test_the_command_runs_with_its_imports_frozen_for_the_collector(
@@ -196,7 +198,9 @@ def test_the_command_runs_with_its_imports_frozen_for_the_collector(
     assert run["frozen"] > 8_000  # the modules, classes and functions of the CLI
     # 6 young-generation passes before the CLI parsed with argparse: the command's
     # parser is built after the freeze, and what a conversion imports later is not frozen
-    assert run["collections"] <= 16
+    # (15 passes; 18 since the records of the file stages are dataclasses: creating them,
+    # and importing inspect for them, allocates)
+    assert run["collections"] <= 18
 
 
 # a misspelt attribute: a finding worth keeping
