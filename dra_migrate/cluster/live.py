@@ -47,8 +47,7 @@ class LiveReader:
     only GET requests, each with a deadline and a size limit (``_request``)."""
 
     def __init__(self, connection: Connection) -> None:
-        from kubernetes.client import rest
-
+        rest = _client_rest()
         self.connection = connection
         configuration, self.source, self.default_namespace = _configure(connection)
         self.configuration = configuration
@@ -213,6 +212,25 @@ class LiveReader:
                 "which was not asked for",
             )
         return exchange.status, exchange.reason, exchange.body
+
+
+INSTALL = "pip install 'dra-migrate[cluster]'"
+
+
+def _client_rest() -> Any:
+    """The ``kubernetes`` client's REST module, or a ``ClusterError`` that says how to
+    install it: the client is the ``cluster`` extra, which most installs (the
+    pre-commit hooks, CI checks) never need."""
+    try:
+        from kubernetes.client import rest
+    except ImportError as exc:
+        raise ClusterError(
+            "DRA601",
+            "cluster mode needs the kubernetes Python client, which is not installed "
+            f"({_one_line(exc)})",
+            f"{INSTALL} installs it (the cluster extra); the pre-commit hooks never need it",
+        ) from None
+    return rest
 
 
 class _Exchange:
