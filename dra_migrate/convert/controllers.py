@@ -30,10 +30,10 @@ from collections.abc import Callable
 from yaml.nodes import MappingNode, Node
 
 from dra_migrate.convert.operations import AppendEntry, Edit, RemoveEntry, add_items
-from dra_migrate.manifests import load, locate
+from dra_migrate.manifests import locate, trees
 from dra_migrate.manifests.kinds import KSERVE, api_group
-from dra_migrate.manifests.load import entries, get, get_path, items, scalar
 from dra_migrate.manifests.locate import APP, PodSite
+from dra_migrate.manifests.trees import entries, get, get_path, items, scalar
 from dra_migrate.record import NamedTuple
 from dra_migrate.report.findings import Finding, finding
 
@@ -95,7 +95,7 @@ def extended_resource_toleration(
     values = tuple(
         {"key": r, "operator": TOLERATION_OPERATOR, "effect": TOLERATION_EFFECT} for r in resources
     )
-    line, col = load.position(site.pod)
+    line, col = trees.position(site.pod)
     note = finding(
         "DRA224",
         path,
@@ -186,7 +186,7 @@ def scheduler(site: PodSite, known: frozenset[str], path: str) -> Outcome:
         else f"{name!r}, a scheduler dra-migrate does not know; only a scheduler with the "
         "DynamicResources plugin allocates ResourceClaims"
     )
-    line, col = load.position(node)
+    line, col = trees.position(node)
     return Outcome(
         findings=(
             finding(
@@ -223,7 +223,7 @@ def queue(site: PodSite, asks: list[Ask], path: str) -> Outcome:
     if not name:
         return NOTHING
     node = get_path(workload.root, "metadata", "labels", KUEUE_QUEUE_LABEL)
-    line, col = load.position(node) if node is not None else workload.position
+    line, col = trees.position(node) if node is not None else workload.position
     resources = ", ".join(sorted({a.resource for a in asks}))
     return Outcome(
         findings=(
@@ -265,7 +265,7 @@ def ray_num_gpus(site: PodSite, asks: list[Ask], path: str) -> Outcome:
     params = get(group, "rayStartParams")
     if get(params, "num-gpus") is not None:
         return NOTHING
-    line, col = load.position(group)
+    line, col = trees.position(group)
     note = finding(
         "DRA209",
         path,
@@ -287,7 +287,7 @@ def ray_num_gpus(site: PodSite, asks: list[Ask], path: str) -> Outcome:
 
 def _refused(site: PodSite, node: Node, what: str, fix: str, path: str) -> Outcome:
     """DRA228: the pod spec stays on the device plugin, with the reason and the way out."""
-    line, col = load.position(node)
+    line, col = trees.position(node)
     return Outcome(
         findings=(
             finding(
@@ -306,7 +306,7 @@ def _refused(site: PodSite, node: Node, what: str, fix: str, path: str) -> Outco
 
 
 def _wrote(site: PodSite, node: Node, what: str, edits: list[Edit], path: str) -> Outcome:
-    line, col = load.position(node)
+    line, col = trees.position(node)
     note = finding(
         "DRA229",
         path,
@@ -328,7 +328,7 @@ TRAINER_STEP = ("trainer.kubeflow.org/trainjob-ancestor-step", "trainer")
 def trainer_processes(site: PodSite, asks: list[Ask], path: str) -> Outcome:
     """Kubeflow Trainer runtimes: what the trainer derives from the node's GPU count."""
     job = locate.node_at(site.workload.root, site.path.removesuffix(".spec.template.spec"))
-    labels = load.to_python(get_path(job, "metadata", "labels")) or {}
+    labels = trees.to_python(get_path(job, "metadata", "labels")) or {}
     if site.label != TRAINER_NODE and labels.get(TRAINER_STEP[0]) != TRAINER_STEP[1]:
         return NOTHING
     node = next((c for c in site.containers if c.name == TRAINER_NODE), None)

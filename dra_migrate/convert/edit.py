@@ -19,16 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from dra_migrate.convert.operations import AddObject, AppendEntry, AppendItems, Edit, RemoveEntry
-from dra_migrate.manifests.load import (
-    Document,
-    Source,
-    content_end,
-    entry_end,
-    is_flow,
-    line_end,
-    line_start,
-    walk,
-)
+from dra_migrate.manifests.sources import Document, Source, line_end, line_start
+from dra_migrate.manifests.trees import content_end, entry_end, is_flow, walk
 from dra_migrate.record import NamedTuple
 from dra_migrate.report.findings import escape, has_unsafe, unsafe
 
@@ -317,7 +309,7 @@ def apply_regions(
         for edit in adds:
             workload = edit.workload
             if workload.list_item:
-                from dra_migrate.manifests.load import get
+                from dra_migrate.manifests.trees import get
 
                 seq = get(workload.doc.root, "items")
                 assert isinstance(seq, SequenceNode)

@@ -447,9 +447,9 @@ def parse_size(value: int | str) -> int:
 
 
 def _class_definition(data: Mapping[str, Any], root: Node | None, index: int) -> ClassDefinition:
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import trees
 
-    line, col = load.position(load.node_at(root, ("deviceClasses", index))) if root else (0, 0)
+    line, col = trees.position(trees.node_at(root, ("deviceClasses", index))) if root else (0, 0)
     return ClassDefinition(
         name=data["name"],
         driver=data["driver"],
@@ -479,15 +479,15 @@ def builtin_mapping() -> dict[str, Any]:
 
 
 def _read(path: StrPath, display: str, check: bool = True) -> tuple[dict[str, Any], Node | None]:
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import compose, sources, trees
 
     try:
         raw = discover.read_file(path)
     except discover.Unreadable as exc:
         raise ConfigError(f"cannot read configuration: {exc.message}", display, 1, 1) from None
     try:
-        source = load.decode(display, raw)
-        docs = load.parse(source)
+        source = sources.decode(display, raw)
+        docs = compose.parse(source)
     except InputProblem as problem:
         f = problem.finding
         raise ConfigError(f"invalid configuration: {f.message}", display, f.line, f.col) from None
@@ -497,9 +497,9 @@ def _read(path: StrPath, display: str, check: bool = True) -> tuple[dict[str, An
     if not roots:
         return {}, None
     root = roots[0]
-    data = load.to_data(root)
+    data = trees.to_data(root)
     if not isinstance(data, dict):
-        line, col = load.position(root)
+        line, col = trees.position(root)
         raise ConfigError("configuration must be a mapping", display, line, col)
     if check:  # jsonschema is imported only for a project's own file
         _check_schema(data, root, display, raw)
@@ -517,10 +517,10 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
     compiles, every placeholder used is captured by the name, every device class is a
     DNS subdomain once filled, every selector is CEL. An error points at its line."""
     from dra_migrate.cel import check_selector
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import trees
 
     def fail(path: tuple[Any, ...], message: str) -> None:
-        line, col = load.position(load.node_at(root, path))
+        line, col = trees.position(trees.node_at(root, path))
         raise ConfigError(
             f"invalid configuration at {'.'.join(map(str, path))}: {message}", display, line, col
         )
@@ -569,7 +569,7 @@ def _check_schema(data: dict[str, Any], root: Node, display: str, raw: bytes) ->
     its bytes: the configuration is read on every run, and importing jsonschema
     would cost a one-file hook run more than the rest of its work."""
     from dra_migrate import cache
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import trees
 
     stamp = _config_stamp()
     key = cache.digest(raw)
@@ -583,8 +583,8 @@ def _check_schema(data: dict[str, Any], root: Node, display: str, raw: bytes) ->
             cache.write("config-valid", key, stamp, True)
         return
     error = errors[0]
-    node = load.node_at(root, tuple(error.absolute_path))
-    line, col = load.position(node)
+    node = trees.node_at(root, tuple(error.absolute_path))
+    line, col = trees.position(node)
     where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
     raise ConfigError(f"invalid configuration at {where}: {error.message}", display, line, col)
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from dra_migrate.manifests.load import entries, get
+from dra_migrate.manifests.trees import entries, get
 from dra_migrate.record import NamedTuple
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)

@@ -34,10 +34,10 @@ from dra_migrate.convert.operations import (
 from dra_migrate.k8s import quantity
 from dra_migrate.k8s.names import DNS_LABEL
 from dra_migrate.k8s.quantity import INT64_MAX, whole_count
-from dra_migrate.manifests import load
+from dra_migrate.manifests import scalars, trees
 from dra_migrate.manifests.kinds import ARGO, KSERVE_MODE_ANNOTATION, on_knative
-from dra_migrate.manifests.load import entries, get, items, scalar
 from dra_migrate.manifests.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
+from dra_migrate.manifests.trees import entries, get, items, scalar
 from dra_migrate.record import NamedTuple, Record
 from dra_migrate.report.findings import Finding, escape, finding, has_unsafe
 
@@ -140,7 +140,7 @@ def plan_site(
 
     shared = _shared(site, asks, removals)
     if shared is not None:
-        line, col = load.position(shared)
+        line, col = trees.position(shared)
         findings.append(
             finding(
                 "DRA008",
@@ -165,7 +165,7 @@ def plan_site(
 
     requests, refs = _requests(site, asks, path, findings)
     if len(requests) > MAX_REQUESTS:
-        line, col = load.position(site.pod)
+        line, col = trees.position(site.pod)
         findings.append(
             finding(
                 "DRA107",
@@ -240,7 +240,7 @@ def _fractional(
             finding(
                 "DRA205",
                 path,
-                *load.position(ask.key),
+                *trees.position(ask.key),
                 f"{what}; a claim would allocate {ask.count} whole GPU(s) of its own to every "
                 "pod, so the pod is left on the device plugin",
                 f"keep it on its sharing scheduler, or map {ask.resource} in .dra-migrate.yaml "
@@ -254,7 +254,7 @@ def _fractional(
 def _annotations(workload: Workload) -> dict[str, str]:
     return {
         k: scalar(v) or ""
-        for k, _kn, v in entries(load.get_path(workload.root, "metadata", "annotations"))
+        for k, _kn, v in entries(trees.get_path(workload.root, "metadata", "annotations"))
     }
 
 
@@ -269,7 +269,7 @@ def _shared(site: PodSite, asks: list[Ask], removals: list[RemoveEntry]) -> Node
     nodes.append(get(site.pod, "resourceClaims"))
     nodes += [r.mapping for r in removals]
     for node in nodes:
-        if node is not None and (id(node) in aliased or load.has_merge(node)):
+        if node is not None and (id(node) in aliased or trees.has_merge(node)):
             return node
     return None
 
@@ -297,7 +297,7 @@ def _container_asks(
     for name in sorted(set(limit_entries) | set(request_entries), key=_order(limit_entries)):
         if name not in limit_entries:
             key, _value = request_entries[name]
-            line, col = load.position(key)
+            line, col = trees.position(key)
             findings.append(
                 finding(
                     "DRA103",
@@ -310,13 +310,13 @@ def _container_asks(
             )
             continue
         key, value = limit_entries[name]
-        line, col = load.position(value)
+        line, col = trees.position(value)
         if not config.maps(name):
             findings.append(
                 finding(
                     "DRA104",
                     path,
-                    *load.position(key),
+                    *trees.position(key),
                     f"{who} uses {name}, which the mapping does not convert; left as it is",
                     "add it to .dra-migrate.yaml resources if it should become a DRA request",
                 )
@@ -328,13 +328,13 @@ def _container_asks(
             continue
         if name in request_entries:
             req_value = request_entries[name][1]
-            asked = load.quantity_text(req_value) or ""
-            if not quantity.equal(asked, load.quantity_text(value) or ""):
+            asked = scalars.quantity_text(req_value) or ""
+            if not quantity.equal(asked, scalars.quantity_text(value) or ""):
                 findings.append(
                     finding(
                         "DRA102",
                         path,
-                        *load.position(req_value),
+                        *trees.position(req_value),
                         f"{who} requests {scalar(req_value)!r} of {name} but its limit is "
                         f"{scalar(value)!r}; they must be equal",
                     )
@@ -388,7 +388,7 @@ def _shown(text: str) -> str:
 
 def _count(value: Node, name: str, who: str, path: str, findings: list[Finding]) -> int | None:
     text = scalar(value)
-    line, col = load.position(value)
+    line, col = trees.position(value)
     if text is not None and _PLACEHOLDER.search(text):
         findings.append(
             finding(
@@ -401,7 +401,7 @@ def _count(value: Node, name: str, who: str, path: str, findings: list[Finding])
             )
         )
         return None
-    written = load.quantity_text(value)
+    written = scalars.quantity_text(value)
     count = whole_count(written) if written is not None else None
     # too_large also judges a number too long for whole_count to convert
     if count > INT64_MAX if count is not None else quantity.too_large(written or ""):
@@ -418,7 +418,7 @@ def _count(value: Node, name: str, who: str, path: str, findings: list[Finding])
             )
         )
         return None
-    if count is not None and text is not None and load.octal_surprise(value):
+    if count is not None and text is not None and scalars.octal_surprise(value):
         findings.append(
             finding(
                 "DRA031",
@@ -518,7 +518,7 @@ def _requests(
         seen = sum(r.count for r in chosen)
         reused = [r.name for r in chosen if r.containers[0] != ask.container.name]
         if reused:
-            line, col = load.position(ask.key)
+            line, col = trees.position(ask.key)
             own = [r.name for r in chosen if r.containers[0] == ask.container.name]
             own_note = f" plus its own request {own[0]} for the rest" if own else ""
             more = (
@@ -663,7 +663,7 @@ def _invalid_names(workload: Workload, path: str) -> Finding | None:
         hint = "fix the namespace"
     else:
         return None
-    line, col = load.position(node) if node is not None else workload.position
+    line, col = trees.position(node) if node is not None else workload.position
     return finding("DRA109", path, line, col, message, hint)
 
 
@@ -722,7 +722,7 @@ def _argo_claim(
     site: PodSite, pod_claim: Mapping[str, str], path: str, findings: list[Finding]
 ) -> list[Edit]:
     if get(site.pod, "podSpecPatch") is not None:
-        line, col = load.position(get(site.pod, "podSpecPatch") or site.pod)
+        line, col = trees.position(get(site.pod, "podSpecPatch") or site.pod)
         findings.append(
             finding(
                 "DRA213",
@@ -742,7 +742,7 @@ def _notes(
     site: PodSite, asks: list[Ask], ctx: Context, path: str, findings: list[Finding]
 ) -> None:
     workload = site.workload
-    line, col = load.position(site.pod)
+    line, col = trees.position(site.pod)
     if site.generic:
         findings.append(
             finding(
@@ -765,7 +765,7 @@ def _notes(
             finding(
                 "DRA220",
                 path,
-                *load.position(node_name),
+                *trees.position(node_name),
                 f"{workload.kind} {workload.name} sets nodeName {scalar(node_name)!r}: it skips "
                 "the scheduler, which is what allocates ResourceClaims, so its claim stays "
                 "unallocated and the pod does not start",
@@ -793,7 +793,7 @@ def _notes(
             finding(
                 "DRA221",
                 path,
-                *load.position(generate),
+                *trees.position(generate),
                 f"{workload.kind} {workload.name} has generateName: its file is created again "
                 "and again (kubectl create -f), but the ResourceClaimTemplate written into the "
                 "same file has a fixed name, so every create after the first fails with "

@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterator
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from dra_migrate.convert.mapping import Config, Context
-from dra_migrate.manifests import load, locate
-from dra_migrate.manifests.load import Document, Source, entries, get, items, scalar
+from dra_migrate.manifests import compose, locate, sources, trees
+from dra_migrate.manifests.sources import Document, Source
+from dra_migrate.manifests.trees import entries, get, items, scalar
 from dra_migrate.report.findings import Finding, InputProblem, finding
 from dra_migrate.report.model import gpu_request
 
@@ -49,7 +50,7 @@ def outside(
                 if key in RESOURCE_FIELDS and isinstance(value, MappingNode):
                     for name, name_node, _v in entries(value):
                         if _reported(config, name):
-                            line, col = load.position(name_node)
+                            line, col = trees.position(name_node)
                             who = (
                                 f"{workload.kind} {workload.name}".strip()
                                 if workload.kind
@@ -90,14 +91,16 @@ def embedded(workload: locate.Workload, source: Source, config: Config) -> list[
     if workload.kind == "CustomResourceDefinition":  # a schema's prose, not a manifest
         return found
     needles = tuple(n.decode("utf-8", "replace") for n in config.needles())
-    for node in load.walk(workload.root):
+    for node in trees.walk(workload.root):
         if not isinstance(node, ScalarNode) or ("\n" not in node.value and "{" not in node.value):
             continue
         text = node.value
         if not any(n in text for n in needles):
             continue
         try:
-            inner = load.parse(load.decode(source.path, text.encode("utf-8", "surrogatepass")))
+            inner = compose.parse(
+                sources.decode(source.path, text.encode("utf-8", "surrogatepass"))
+            )
         except InputProblem:
             continue  # not YAML or JSON: prose that mentions a GPU
         if not any(isinstance(d.root, (MappingNode, SequenceNode)) for d in inner):
@@ -137,7 +140,7 @@ def _field_of(root: Node, wanted: Node) -> str:
 
 def quota(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
     found: list[Finding] = []
-    for key, key_node, value in entries(load.get_path(workload.root, "spec", "hard")):
+    for key, key_node, value in entries(trees.get_path(workload.root, "spec", "hard")):
         resource = key.removeprefix("requests.").removeprefix("limits.")
         if not _reported(config, resource):
             continue
@@ -147,7 +150,7 @@ def quota(workload: locate.Workload, config: Config, path: str) -> list[Finding]
             if choice
             else "<device-class>.deviceclass.resource.k8s.io/devices"
         )
-        line, col = load.position(key_node)
+        line, col = trees.position(key_node)
         found.append(
             finding(
                 "DRA206",
@@ -165,7 +168,7 @@ def kueue_quota(workload: locate.Workload, config: Config, path: str) -> list[Fi
     """A Kueue ClusterQueue whose flavors give a GPU extended resource a quota: converted
     jobs ask for claims, which Kueue counts only through its deviceClassMappings."""
     found = []
-    for group in items(load.get_path(workload.root, "spec", "resourceGroups")):
+    for group in items(trees.get_path(workload.root, "spec", "resourceGroups")):
         for flavor in items(get(group, "flavors")):
             flavor_name = scalar(get(flavor, "name")) or "?"
             for resource in items(get(flavor, "resources")):
@@ -176,7 +179,7 @@ def kueue_quota(workload: locate.Workload, config: Config, path: str) -> list[Fi
                 choice = config.choose(name, Context(namespace=workload.namespace))
                 device_class = choice.device_class if choice else "<device-class>"
                 quota = scalar(get(resource, "nominalQuota")) or "?"
-                line, col = load.position(name_node)
+                line, col = trees.position(name_node)
                 found.append(
                     finding(
                         "DRA223",
@@ -199,12 +202,12 @@ def limit_range(workload: locate.Workload, config: Config, path: str) -> list[Fi
     """A LimitRange that gives containers a GPU default (or minimum) puts the
     extended resource back into every converted container."""
     found = []
-    for limit in items(load.get_path(workload.root, "spec", "limits")):
+    for limit in items(trees.get_path(workload.root, "spec", "limits")):
         for field in ("default", "defaultRequest", "min"):
             for key, key_node, value in entries(get(limit, field)):
                 if not _reported(config, key):
                     continue
-                line, col = load.position(key_node)
+                line, col = trees.position(key_node)
                 found.append(
                     finding(
                         "DRA218",
@@ -325,7 +328,7 @@ def _gpu_keys(
     for doc in docs:
         for path, key_node, name, value in _keys(doc.root, ""):
             if _reported(config, name):
-                line, col = load.position(key_node)
+                line, col = trees.position(key_node)
                 yield doc, path, line, col, name, value
 
 
@@ -398,7 +401,7 @@ def _patch_requests(
     leads into them. A node selector or label with a GPU-like name is not a request."""
     for doc in docs:
         kind = scalar(get(doc.root, "kind")) or "object"
-        target = f"{kind} {scalar(load.get_path(doc.root, 'metadata', 'name')) or ''}".strip()
+        target = f"{kind} {scalar(trees.get_path(doc.root, 'metadata', 'name')) or ''}".strip()
         found = [
             (target, line, col, name, value)
             for _d, _p, line, col, name, value in _gpu_keys([doc], config)
@@ -414,14 +417,14 @@ def _patch_requests(
             value = get(op, "value")
             where = f"{scalar(get(op, 'op')) or 'patch'} {scalar(path_node)}"
             if _reported(config, steps[-1]) and _RESOURCE_PARENT.search(steps[-2]):
-                line, col = load.position(path_node)  # at the name: after the last "/"
+                line, col = trees.position(path_node)  # at the name: after the last "/"
                 quoted = getattr(path_node, "style", None) in ('"', "'")
                 col += (scalar(path_node) or "").rfind("/") + 1 + quoted
                 found.append((where, line, col, steps[-1], scalar(value) or "…"))
             elif _RESOURCE_PARENT.search(steps[-1]):  # value: {nvidia.com/gpu: 2}
                 for key, key_node, amount in entries(value):
                     if _reported(config, key):
-                        line, col = load.position(key_node)
+                        line, col = trees.position(key_node)
                         found.append((where, line, col, key, scalar(amount) or "…"))
         for target, line, col, name, value in found:
             if moved is not None:
@@ -439,7 +442,7 @@ def kustomization(source: Source, docs: list[Document], config: Config) -> list[
             if not any(n.decode("utf-8", "replace") in text for n in config.needles()):
                 continue
             try:
-                patch_docs = load.parse(load.decode(source.path, text.encode()))
+                patch_docs = compose.parse(sources.decode(source.path, text.encode()))
             except InputProblem:
                 continue  # not YAML: kustomize refuses it too
             for _target, line, col, name, value in _patch_requests(
@@ -478,7 +481,7 @@ def _inside_scalar(text: str, node: Node) -> Callable[[int, int], tuple[int, int
     """Where (line, col) of a scalar's value stands in the file: for a literal block
     scalar (``|``: its lines are the value's lines), a line of its indented text; else
     the scalar itself (a folded or quoted value's lines are not the file's)."""
-    start = load.position(node)
+    start = trees.position(node)
     if getattr(node, "style", None) != "|":
         return lambda line, col: start
     first = text.find("\n", node.start_mark.index) + 1

@@ -16,7 +16,7 @@ step found.
 
 from __future__ import annotations
 
-from dra_migrate.record import NamedTuple
+from dataclasses import dataclass
 
 # How the pod's containers are laid out and where pod-level claims go.
 POD = "pod"  # a core/v1 PodSpec: containers, initContainers, resourceClaims
@@ -49,13 +49,15 @@ KSERVE_RAW_MODES = ("RawDeployment", "Standard", "ModelMesh")
 KSERVE_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 
 
-class Site(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Site:
     path: str
     label: str = ""
     style: str = POD
 
 
-class Kind(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Kind:
     group: str  # API group without version; "" for core
     kind: str
     sites: tuple[Site, ...]

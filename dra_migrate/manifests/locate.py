@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from yaml.nodes import MappingNode, Node
 
-from dra_migrate.manifests import kinds, load
+from dra_migrate.manifests import compose, kinds, sources, trees
 from dra_migrate.manifests.kinds import ARGO, KSERVE, KSERVE_CONTAINER_FIELDS, Kind, Site
-from dra_migrate.manifests.load import Document, entries, get, get_path, items, scalar
-from dra_migrate.record import NamedTuple
+from dra_migrate.manifests.sources import Document
+from dra_migrate.manifests.trees import entries, get, get_path, items, scalar
 from dra_migrate.report.findings import InputProblem
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 APP, INIT, SIDECAR = "app", "init", "sidecar"
 
 
-class Workload(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Workload:
     """A Kubernetes object (a document, or an item of a ``kind: List``)."""
 
     doc: Document
@@ -54,18 +56,20 @@ class Workload(NamedTuple):
         meta = get(self.root, "metadata")
         for node in (get(meta, "name"), get(meta, "generateName"), get(self.root, "kind")):
             if node is not None:
-                return load.position(node)
-        return load.position(self.root)
+                return trees.position(node)
+        return trees.position(self.root)
 
 
-class Container(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Container:
     node: MappingNode
     name: str
     role: str  # app, init or sidecar
     field: str  # where it sits in the pod spec, e.g. "containers[1]" or "model"
 
 
-class PodSite(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class PodSite:
     workload: Workload
     pod: MappingNode  # the mapping that gets resourceClaims (an Argo template for ARGO)
     path: str  # from the object root, indices resolved: spec.workerGroupSpecs[0].template.spec
@@ -87,7 +91,7 @@ def objects(doc: Document) -> Iterator[Workload]:
     if not isinstance(root, MappingNode):
         return
     kind = scalar(get(root, "kind")) or ""
-    if kind == "List" or (kind.endswith("List") and load.is_seq(get(root, "items"))):
+    if kind == "List" or (kind.endswith("List") and trees.is_seq(get(root, "items"))):
         for item in items(get(root, "items")):
             if isinstance(item, MappingNode):
                 yield _workload(doc, item, list_item=True)
@@ -99,7 +103,7 @@ def _workload(doc: Document, root: MappingNode, list_item: bool = False) -> Work
     api_version = scalar(get(root, "apiVersion")) or ""
     kind = scalar(get(root, "kind")) or ""
     meta = get(root, "metadata")
-    labels = load.to_python(get(meta, "labels"))
+    labels = trees.to_python(get(meta, "labels"))
     return Workload(
         doc=doc,
         root=root,
@@ -188,7 +192,7 @@ def _generic(node: Node) -> Iterator[tuple[str, MappingNode]]:
                 continue
             for key, _k, value in reversed(list(entries(current))):
                 stack.append(((where, key), value))
-        elif load.is_seq(current):
+        elif trees.is_seq(current):
             for i, item in reversed(list(enumerate(items(current)))):
                 stack.append(((where, i), item))
 
@@ -247,7 +251,7 @@ def _site(
     parent_path = path.rsplit(".", 1)[0] if "." in path else ""
     parent = node_at(workload.root, parent_path) if parent_path else None
     if path.endswith(".spec") and isinstance(parent, MappingNode):
-        labels = load.to_python(get_path(parent, "metadata", "labels"))
+        labels = trees.to_python(get_path(parent, "metadata", "labels"))
         if isinstance(labels, dict):
             template_labels = {str(k): str(v) for k, v in labels.items()}
     if _RAY_GROUP.search(path):
@@ -324,7 +328,7 @@ def _argo_containers(template: MappingNode) -> Iterator[Container]:
 def node_selector(pod: MappingNode) -> dict[str, frozenset[str]]:
     """Label key -> the values a pod may land on, from nodeSelector and required affinity."""
     result: dict[str, frozenset[str]] = {}
-    for key, value in (load.to_python(get(pod, "nodeSelector")) or {}).items():
+    for key, value in (trees.to_python(get(pod, "nodeSelector")) or {}).items():
         if isinstance(value, str):
             result[str(key)] = frozenset([value])
     terms = items(
@@ -357,7 +361,7 @@ def node_selector(pod: MappingNode) -> dict[str, frozenset[str]]:
 def defined_templates(data: bytes) -> set[tuple[str, str]]:
     """(namespace, name) of the ResourceClaimTemplates a file defines already."""
     try:
-        docs = load.parse(load.decode("", data), ("ResourceClaimTemplate",))
+        docs = compose.parse(sources.decode("", data), ("ResourceClaimTemplate",))
     except InputProblem:
         return set()
     return {

@@ -386,7 +386,7 @@ def yaml_comment(text: str) -> list[str]:
 
 def render(classes: Sequence[PlannedClass], target: str) -> tuple[str, list[Finding]]:
     """The manifests of ``classes``, and DRA503 for any that does not read back as its values."""
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import compose, sources, trees
     from dra_migrate.package_data import jinja_environment
     from dra_migrate.report.findings import InputProblem
 
@@ -404,8 +404,8 @@ def render(classes: Sequence[PlannedClass], target: str) -> tuple[str, list[Find
             found.append(_unreadable(c, f"its config parameters cannot be written: {exc}"))
             continue
         try:
-            docs = load.parse(load.decode(c.name, text.encode("utf-8")))
-            back = [load.to_data(d.root) for d in docs if d.root is not None]
+            docs = compose.parse(sources.decode(c.name, text.encode("utf-8")))
+            back = [trees.to_data(d.root) for d in docs if d.root is not None]
         except InputProblem as problem:
             found.append(_unreadable(c, problem.finding.message))
             continue

@@ -638,7 +638,7 @@ def _dump(
     """The objects of a ``kubectl get ... -o yaml|json`` file."""
     import json
 
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import compose, sources, trees
     from dra_migrate.report.findings import ConfigError, InputProblem
 
     try:
@@ -647,14 +647,14 @@ def _dump(
         raise ConfigError(f"{option} {path}: {exc.message}") from None
     try:  # JSON (kubectl -o json) is read fastest by json; it has no aliases to bound
         docs: list[Any] = [json.loads(raw)]
-        if load.data_depth(docs[0]) > load.MAX_DEPTH:
+        if compose.data_depth(docs[0]) > compose.MAX_DEPTH:
             raise ConfigError(
-                f"{option}: nested more than {load.MAX_DEPTH} levels deep", path, 1, 1
+                f"{option}: nested more than {compose.MAX_DEPTH} levels deep", path, 1, 1
             )
     except (ValueError, RecursionError):  # YAML, or JSON too deep for json
         try:
-            source = load.decode(path, raw)
-            docs = [load.to_data(d.root) for d in load.parse(source) if d.root is not None]
+            source = sources.decode(path, raw)
+            docs = [trees.to_data(d.root) for d in compose.parse(source) if d.root is not None]
         except InputProblem as problem:
             f = problem.finding
             raise ConfigError(f"{option}: {f.message}", path, f.line, f.col) from None

@@ -10,6 +10,7 @@ the parsing and planning code.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 
@@ -20,9 +21,10 @@ from dra_migrate.convert.edit import EditError, apply_regions
 from dra_migrate.convert.mapping import Config, Context, Settings
 from dra_migrate.convert.plan import Names, PodPlan, plan_site
 from dra_migrate.k8s.quantity import whole_count
-from dra_migrate.manifests import load, locate
+from dra_migrate.manifests import compose, locate, scalars, sources, templates, trees
 from dra_migrate.manifests.kinds import api_group
-from dra_migrate.manifests.load import Document, Source, entries, get, scalar
+from dra_migrate.manifests.sources import Document, Source
+from dra_migrate.manifests.trees import entries, get, scalar
 from dra_migrate.pipeline import suppress
 from dra_migrate.record import NamedTuple
 from dra_migrate.repo import discover, roles
@@ -59,7 +61,7 @@ def uses_templates(path: Path | str) -> bool:
     if not discover.mentions(data, (b"resourceClaimTemplateName",)):
         return False
     try:
-        docs = load.parse(load.decode(str(path), data))
+        docs = compose.parse(sources.decode(str(path), data))
     except InputProblem:
         return False
     return any(
@@ -67,11 +69,11 @@ def uses_templates(path: Path | str) -> bool:
         for doc in docs
         for obj in locate.objects(doc)
         for site in locate.pod_sites(obj)
-        for claim in load.items(get(site.pod, "resourceClaims"))
+        for claim in trees.items(get(site.pod, "resourceClaims"))
     )
 
 
-@load.no_collector()  # a big file's trees live until its plans are made
+@compose.no_collector()  # a big file's trees live until its plans are made
 def process_job(job: Job, settings: Settings) -> FileResult:
     try:
         raw = (
@@ -107,16 +109,20 @@ def process_job(job: Job, settings: Settings) -> FileResult:
 def process(
     display: str, raw: bytes, role: Role, settings: Settings, edit: bool = True
 ) -> FileResult:
-    source = load.decode(display, raw)
+    source = sources.decode(display, raw)
     if not source.text or source.text.isspace():  # (strip() would copy the text)
         empty = finding("DRA007", display, 1, 1, "empty file, nothing to convert")
         return FileResult(display, Status.UNCHANGED, [empty], original=raw)
-    if role.kind == roles.HELM_TEMPLATE or display.endswith(".tpl") or load.is_template(source):
+    if (
+        role.kind == roles.HELM_TEMPLATE
+        or display.endswith(".tpl")
+        or templates.is_template(source)
+    ):
         return _reported(display, unconverted.helm_template(source, settings.config), raw)
     if role.kind == roles.HELM_UNITTEST:  # a chart's test suite: nothing to migrate
         return FileResult(display, Status.UNCHANGED, [], original=raw)
     plain = role.kind not in (roles.HELM_VALUES, roles.KUSTOMIZE_PATCH, roles.KUSTOMIZATION)
-    docs = load.parse(source, _needles(settings.config) if plain else None)
+    docs = compose.parse(source, _needles(settings.config) if plain else None)
     if role.kind == roles.HELM_VALUES:
         return _reported(display, unconverted.helm_values(source, docs, settings.config), raw)
     if role.kind == roles.KUSTOMIZE_PATCH:
@@ -201,7 +207,7 @@ def _convert(
             findings.extend(unconverted.outside(workload, covered, config, path))
             findings.extend(unconverted.embedded(workload, source, config))
     if plans:
-        odd_break = load.foreign_line_break(source)
+        odd_break = sources.foreign_line_break(source)
         if odd_break is not None:
             findings.append(odd_break)
     findings = sorted(set(findings), key=lambda f: (f.line, f.col, f.code, f.message))
@@ -324,10 +330,10 @@ def _held(source: Source, docs: list[Document], config: Config) -> list[suppress
 
 def _verify(text: str, source: Source, settings: Settings) -> tuple[Source, list[Document]]:
     """The output must parse, and converting it again must find nothing to do."""
-    again = source.replace(text=text)
+    again = dataclasses.replace(source, text=text)
     # A document that mentions no resource name asks for none: only the others
     # are composed again (libyaml; cheap).
-    docs = load.parse(again, _needles(settings.config))
+    docs = compose.parse(again, _needles(settings.config))
     names = Names()
     held = _held(again, docs, settings.config) if suppress.has_marker(text.encode()) else []
     for doc in docs:
@@ -360,7 +366,7 @@ def _loads_back(
     else:
         # compared as canonical JSON in a set: one lookup a plan, not a scan of all
         loaded = {
-            _canonical(load.to_data(o.root)) for o in after if o.kind == "ResourceClaimTemplate"
+            _canonical(trees.to_data(o.root)) for o in after if o.kind == "ResourceClaimTemplate"
         }
         for plan in plans:
             if _canonical(plan.template_object) not in loaded:
@@ -368,7 +374,7 @@ def _loads_back(
                 break
     if not problem:
         return []
-    line, col = load.position(plans[0].site.pod)
+    line, col = trees.position(plans[0].site.pod)
     return [
         finding(
             "DRA902",
@@ -399,7 +405,7 @@ def _check_generated(plans: list[PodPlan], settings: Settings, path: str) -> lis
             errors = schemas.validate_object(obj, settings.kube_version)
         except schemas.SchemaNotFound as exc:
             errors = [schemas.SchemaError((), str(exc))]
-        line, col = load.position(plan.site.pod)
+        line, col = trees.position(plan.site.pod)
         for error in errors:
             found.append(
                 finding(
@@ -431,7 +437,7 @@ def _introduced(
     )
 
     def errors(src: Source, parsed: list[Document]) -> dict[tuple[str, str], Finding]:
-        if not load.mentions(src.text, tuple(n.decode() for n in NEEDLES)):
+        if not compose.mentions(src.text, tuple(n.decode() for n in NEEDLES)):
             return {}
         check = check_documents(src, parsed, vsettings)
         found = check.result.findings + cross_check([check], vsettings)
@@ -441,7 +447,7 @@ def _introduced(
     if not after:  # the usual case: the input's own errors need not be known
         return []
     before = errors(source, docs)
-    line, col = load.position(plans[0].site.pod)  # positions in the input, not the output
+    line, col = trees.position(plans[0].site.pod)  # positions in the input, not the output
     return [
         finding(
             "DRA901",
@@ -476,7 +482,7 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
             key, value = limits.get(name) or requests[name]
             text = scalar(value) or ""
             choice = config.choose(name, ctx)
-            line, col = load.position(key)
+            line, col = trees.position(key)
             rows.append(
                 InventoryItem(
                     path=path,
@@ -490,7 +496,7 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
                     container=container.name,
                     role=container.role,
                     resource=name,
-                    count=whole_count(load.quantity_text(value) or ""),
+                    count=whole_count(scalars.quantity_text(value) or ""),
                     value=text,
                     device_class=choice.device_class if choice else None,
                     replicas=replicas,
@@ -519,7 +525,7 @@ def _replicas(site: locate.PodSite) -> int | None:
     holder: Node | None = site.workload.root
     for part in re.findall(r"[^.\[\]]+|\[\d+\]", ".".join(parts[:-2])):
         if part.startswith("["):
-            seq = load.items(holder)
+            seq = trees.items(holder)
             index = int(part[1:-1])
             holder = seq[index] if index < len(seq) else None
         else:

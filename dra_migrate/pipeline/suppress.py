@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:  # the parser is imported where a file with ignore comments is parsed
     from yaml.nodes import Node
 
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import sources
 
 # files with an ignore comment are read even when they mention no GPU (a stale ignore is a note)
 MARKER = b"dra-migrate"  # every ignore comment, in any form, holds it: what a byte search looks for
@@ -125,16 +125,16 @@ def _line_starts(text: str) -> list[int]:
     return [0, *(m.end() for m in re.finditer(r"\n", text))]
 
 
-def _scalar_spans(docs: list[load.Document]) -> list[tuple[int, int]]:
+def _scalar_spans(docs: list[sources.Document]) -> list[tuple[int, int]]:
     from yaml.nodes import ScalarNode
 
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import trees
 
     spans = [
         (node.start_mark.index, node.end_mark.index)
         for doc in docs
         if doc.root is not None
-        for node in load.walk(doc.root)
+        for node in trees.walk(doc.root)
         if isinstance(node, ScalarNode)
     ]
     return sorted(spans)
@@ -145,14 +145,14 @@ def _inside(spans: list[tuple[int, int]], starts: list[int], index: int) -> bool
     return i >= 0 and spans[i][0] <= index < spans[i][1]
 
 
-def _objects(docs: list[load.Document], lines: list[str]) -> list[tuple[set[int], int, int]]:
+def _objects(docs: list[sources.Document], lines: list[str]) -> list[tuple[set[int], int, int]]:
     """(head lines, first line, last line) of each object.
 
     The head is where an ignore comment covers the whole object: its first line,
     the comment lines right above it, and the lines of its apiVersion, kind and
     metadata.name.
     """
-    from dra_migrate.manifests import load, locate
+    from dra_migrate.manifests import locate, trees
 
     found = []
     for doc in docs:
@@ -163,11 +163,11 @@ def _objects(docs: list[load.Document], lines: list[str]) -> list[tuple[set[int]
             while above > 1 and _comment_only(lines[above - 2]):
                 above -= 1
                 head.add(above)
-            for key, key_node, value in load.entries(obj.root):
+            for key, key_node, value in trees.entries(obj.root):
                 if key in ("apiVersion", "kind"):
                     head.add(key_node.start_mark.line + 1)
                 elif key == "metadata":
-                    name = next((k for n, k, _v in load.entries(value) if n == "name"), None)
+                    name = next((k for n, k, _v in trees.entries(value) if n == "name"), None)
                     if name is not None:
                         head.add(name.start_mark.line + 1)
             found.append((head, first, last))
@@ -180,7 +180,7 @@ def _comment_only(line: str) -> bool:
 
 
 def markers(
-    text: str, docs: list[load.Document] | None, request_lines: Iterable[int] = ()
+    text: str, docs: list[sources.Document] | None, request_lines: Iterable[int] = ()
 ) -> list[Marker]:
     """The ignore comments of a file. ``docs`` is None when the file does not parse."""
     hits = list(_COMMENT.finditer(text))
@@ -279,14 +279,14 @@ def file_markers(result: FileResult) -> list[Marker]:
         return result.markers
     if result.original is None or not has_marker(result.original):
         return []
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import compose, sources
 
     try:
-        source = load.decode(result.path, result.original)
+        source = sources.decode(result.path, result.original)
     except InputProblem:
         return []
     try:
-        docs: list[load.Document] | None = load.parse(source)
+        docs: list[sources.Document] | None = compose.parse(source)
     except (InputProblem, RecursionError):
         docs = None
     return markers(source.text, docs, {item.line for item in result.inventory})
@@ -473,13 +473,13 @@ def _position(path: str | None, index: int) -> tuple[int, int]:
     """Line and column of ``ignore[index]`` in the configuration file."""
     if path is None:
         return 1, 1
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import compose, sources, trees
 
     try:
         with open(path, "rb") as handle:
-            source = load.decode(path, handle.read())
-        docs = load.parse(source)
+            source = sources.decode(path, handle.read())
+        docs = compose.parse(source)
         root = next(d.root for d in docs if d.root is not None)
-        return load.position(load.node_at(root, ("ignore", index)))
+        return trees.position(trees.node_at(root, ("ignore", index)))
     except (OSError, InputProblem, StopIteration, KeyError, IndexError, ValueError):
         return 1, 1

@@ -386,6 +386,6 @@ def foreign_encoding(data: bytes) -> bool:
         return True
     if b"\x00" not in data[:4096]:  # text without a NUL byte is not UTF-16 or UTF-32
         return False
-    from dra_migrate.manifests.load import utf16_without_bom
+    from dra_migrate.manifests.sources import utf16_without_bom
 
     return bool(utf16_without_bom(data))

@@ -319,21 +319,21 @@ def _facts_shape(held: dict[str, list[object]]) -> dict[str, _Facts]:
 
 
 def _facts_of(root: Node | None) -> _Facts:
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import trees
 
     if root is None:  # empty, unreadable or not YAML: reported when the file is processed
         return _Facts((), (), False, None, ())
-    key = next((k for name, k, _v in load.entries(root) if name in _RENAMING_NAMES), None)
+    key = next((k for name, k, _v in trees.entries(root) if name in _RENAMING_NAMES), None)
     return _Facts(
         tuple(
-            load.scalar(item) or ""
+            trees.scalar(item) or ""
             for key_name in ("resources", "bases", "components")
-            for item in load.items(load.get(root, key_name))
+            for item in trees.items(trees.get(root, key_name))
         ),
         tuple(_patch_files(root)),
         bool(_patch_entries(root)),
-        load.position(key) if key is not None else None,
-        tuple(load.scalar(c) or "" for c in load.items(load.get(root, "configurations"))),
+        trees.position(key) if key is not None else None,
+        tuple(trees.scalar(c) or "" for c in trees.items(trees.get(root, "configurations"))),
     )
 
 
@@ -469,28 +469,28 @@ def _overlay(
     path: str, root: Node, gpu: Callable[[bytes], bool], reader: _Reader
 ) -> Overlay | None:
     """The kustomization as an Overlay when one of its patches sets GPU resources."""
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import trees
 
     targets: set[tuple[str, str]] = set()
     known = True
     touches = False
     folder = os.path.dirname(path)
     for item in _patch_entries(root):
-        text = load.scalar(item)
+        text = trees.scalar(item)
         if text is not None and ("\n" in text or text.lstrip().startswith(("apiVersion", "{"))):
             body = text.encode()  # an inline strategic-merge patch
         elif text is not None:
             body = read_bytes(os.path.join(folder, text))
         else:
-            inline = load.scalar(load.get(item, "patch"))
-            file = load.scalar(load.get(item, "path"))
+            inline = trees.scalar(trees.get(item, "patch"))
+            file = trees.scalar(trees.get(item, "path"))
             body = inline.encode() if inline else read_bytes(os.path.join(folder, file or ""))
         if not gpu(body):
             continue
         touches = True
-        target = load.get(item, "target") if text is None else None
-        kind = load.scalar(load.get(target, "kind")) if target is not None else None
-        name = load.scalar(load.get(target, "name")) if target is not None else None
+        target = trees.get(item, "target") if text is None else None
+        kind = trees.scalar(trees.get(target, "kind")) if target is not None else None
+        name = trees.scalar(trees.get(target, "name")) if target is not None else None
         if kind and name:
             targets.add((kind, name))
             continue
@@ -506,16 +506,16 @@ def _overlay(
 
 def _patch_targets(body: bytes) -> set[tuple[str, str]]:
     """(kind, name) of the objects a strategic-merge patch names."""
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import compose, sources, trees
 
     try:
-        docs = load.parse(load.decode("", body))
+        docs = compose.parse(sources.decode("", body))
     except InputProblem:
         return set()
     out = set()
     for doc in docs:
-        kind = load.scalar(load.get(doc.root, "kind"))
-        name = load.scalar(load.get_path(doc.root, "metadata", "name"))
+        kind = trees.scalar(trees.get(doc.root, "kind"))
+        name = trees.scalar(trees.get_path(doc.root, "metadata", "name"))
         if kind and name:
             out.add((kind, name))
     return out
@@ -535,11 +535,11 @@ def references(kustomization: str) -> set[str]:
 
 def _read(path: str, data: bytes | None = None) -> Node | None:
     """The first root of the kustomization at ``path`` (``data``: its bytes, when read)."""
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import compose, sources
 
     try:
         raw = discover.read_file(path) if data is None else data
-        docs = load.parse(load.decode(path, raw))
+        docs = compose.parse(sources.decode(path, raw))
     except (discover.Unreadable, InputProblem):
         return None
     roots = [d.root for d in docs if d.root is not None]
@@ -557,9 +557,9 @@ _LAYOUT_KEYS = (b"patches", *_RENAMING_KEYS)
 
 def _patch_entries(root: Node) -> list[Node]:
     """The entries of the kustomization's patch lists, of every kind."""
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import trees
 
-    return [item for key in _PATCH_KEYS for item in load.items(load.get(root, key))]
+    return [item for key in _PATCH_KEYS for item in trees.items(trees.get(root, key))]
 
 
 def _renaming(path: str, facts: _Facts, reader: _Reader) -> Renaming | None:
@@ -602,16 +602,16 @@ def _built(kustomization: str, visiting: set[str], reader: _Reader) -> set[str]:
 
 
 def _patch_files(root: Node) -> list[str]:
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import trees
 
     files: list[str] = []
     for item in _patch_entries(root):
-        if load.scalar(item) is not None:  # patchesStrategicMerge: a bare path (or inline YAML)
-            text = load.scalar(item) or ""
+        if trees.scalar(item) is not None:  # patchesStrategicMerge: a bare path (or inline YAML)
+            text = trees.scalar(item) or ""
             if "\n" not in text and not text.lstrip().startswith(("apiVersion", "{")):
                 files.append(text)
         else:
-            path = load.scalar(load.get(item, "path"))
+            path = trees.scalar(trees.get(item, "path"))
             if path:
                 files.append(path)
     return files

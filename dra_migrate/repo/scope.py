@@ -36,7 +36,7 @@ from dra_migrate.report.model import Report
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
 
 if TYPE_CHECKING:  # the parser is imported where a changed file is parsed
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import sources
 
 # keys whose value names an object another file may define, and the kind it names
 REFERENCE_KEYS = {
@@ -214,26 +214,26 @@ def referenced(
     return found
 
 
-def _docs(path: str, data: bytes) -> list[load.Document]:
-    from dra_migrate.manifests import load
+def _docs(path: str, data: bytes) -> list[sources.Document]:
+    from dra_migrate.manifests import compose, sources
 
     try:
-        return load.parse(load.decode(path, data))
+        return compose.parse(sources.decode(path, data))
     except (InputProblem, RecursionError):
         return []
 
 
 def _names(path: str, data: bytes) -> set[tuple[str, str]]:
     """(name, kind) of the objects a file names through REFERENCE_KEYS."""
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import trees
 
     names = set()
     for doc in _docs(path, data):
         if doc.root is None:
             continue
-        for node in load.walk(doc.root):
-            for key, _k, value in load.entries(node):
-                name = load.scalar(value) if key in REFERENCE_KEYS else None
+        for node in trees.walk(doc.root):
+            for key, _k, value in trees.entries(node):
+                name = trees.scalar(value) if key in REFERENCE_KEYS else None
                 if name:
                     names.add((name, REFERENCE_KEYS[key]))
     return names

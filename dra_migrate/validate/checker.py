@@ -8,8 +8,9 @@ from yaml.nodes import Node
 
 from dra_migrate.k8s.names import DNS_LABEL, DNS_SUBDOMAIN
 from dra_migrate.k8s.versions import gate_state
-from dra_migrate.manifests import load
-from dra_migrate.manifests.load import Source, scalar
+from dra_migrate.manifests import trees
+from dra_migrate.manifests.sources import Source
+from dra_migrate.manifests.trees import scalar
 from dra_migrate.report.findings import Finding
 from dra_migrate.validate.model import ClaimDef, ClassDef, PodRef, ValidateSettings, Where
 
@@ -43,7 +44,7 @@ class Checker:
         self.anchor: Node | None = None
 
     def where(self, node: Node) -> Where:
-        line, col = load.position(self.anchor if self.anchor is not None else node)
+        line, col = trees.position(self.anchor if self.anchor is not None else node)
         return Where(self.source.path, line, col)
 
     def add(self, code: str, node: Node, message: str, hint: str = "") -> None:

@@ -11,8 +11,8 @@ import json
 from yaml.nodes import MappingNode, Node
 
 from dra_migrate.k8s.quantity import INT64_MAX
-from dra_migrate.manifests import load
-from dra_migrate.manifests.load import get, items, scalar
+from dra_migrate.manifests import trees
+from dra_migrate.manifests.trees import get, items, scalar
 from dra_migrate.validate.checker import Checker
 from dra_migrate.validate.gated_fields import gated, request_fields
 from dra_migrate.validate.model import Constraint, Request
@@ -236,7 +236,7 @@ def read_exact(
             "DRA312", mode_node, f"{label}: allocationMode {mode!r} is not ExactCount or All"
         )
     count_node = get(body, "count")
-    count = load.to_data(count_node) if count_node is not None else None
+    count = trees.to_data(count_node) if count_node is not None else None
     if isinstance(count, float) and count.is_integer():  # 1e3, 1e21: JSON 1000, 1e+21
         count = int(count)
     unset = count == 0 and isinstance(count, int) and not isinstance(count, bool)
@@ -279,7 +279,7 @@ def read_exact(
         number = 1  # defaulted by the API server
     admin = (
         not subrequest
-        and load.to_data(get(body, "adminAccess")) is True
+        and trees.to_data(get(body, "adminAccess")) is True
         and checker.gates.enabled("DRAAdminAccess")
     )
     return Request(name, checker.where(body), device_class, selectors, mode, number, admin=admin)
@@ -323,7 +323,7 @@ def config(checker: Checker, node: Node | None, names: set[str], owner: str, cla
                 + (" (null is not)" if parameters is not None else ""),
             )
             continue
-        size = len(json.dumps(load.to_data(parameters), separators=(",", ":")))
+        size = len(json.dumps(trees.to_data(parameters), separators=(",", ":")))
         if size > MAX_PARAMETERS:
             checker.add(
                 "DRA321",

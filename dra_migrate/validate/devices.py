@@ -11,8 +11,8 @@ from collections.abc import Callable
 from yaml.nodes import MappingNode, Node
 
 from dra_migrate.k8s.names import DNS_LABEL, DNS_SUBDOMAIN, qualified_key_problem
-from dra_migrate.manifests import load
-from dra_migrate.manifests.load import entries, get, items
+from dra_migrate.manifests import trees
+from dra_migrate.manifests.trees import entries, get, items
 from dra_migrate.validate.checker import Checker
 from dra_migrate.validate.gated_fields import check_taint, gated
 from dra_migrate.validate.values import (
@@ -54,7 +54,7 @@ def named(
     checker: Checker, node: Node | None, check: Callable[[str], str | None], code: str, what: str
 ) -> None:
     """A name field (when set) by ``check``, the API server's rule for it."""
-    if node is None or load.to_data(node) is None:
+    if node is None or trees.to_data(node) is None:
         return
     problem = check(scalar_text(node))
     if problem:
@@ -126,12 +126,12 @@ def pool(checker: Checker, pool: Node | None, owner: str) -> None:
         return
     named(checker, get(pool, "name"), pool_name_problem, "DRA357", f"{owner}: pool name")
     count = get(pool, "resourceSliceCount")
-    value = load.to_data(count) if count is not None else None
+    value = trees.to_data(count) if count is not None else None
     positive = not isinstance(value, int) or isinstance(value, bool) or value > 0
     if count is not None and not positive:
         checker.add("DRA357", count, f"{owner}: pool resourceSliceCount must be above 0")
     generation = get(pool, "generation")
-    value = load.to_data(generation) if generation is not None else None
+    value = trees.to_data(generation) if generation is not None else None
     if generation is not None and isinstance(value, int) and value < 0:
         checker.add("DRA357", generation, f"{owner}: pool generation must not be negative")
 
@@ -141,7 +141,7 @@ def node_selection(checker: Checker, spec: Node, owner: str) -> bool:
     the devices choose their nodes."""
     chosen: list[str] = []
     node_name = get(spec, "nodeName")
-    if node_name is not None and load.to_data(node_name) is not None:
+    if node_name is not None and trees.to_data(node_name) is not None:
         text = scalar_text(node_name)
         if not text:
             checker.add("DRA357", node_name, f"{owner}: nodeName must be unset or not empty")
@@ -154,7 +154,7 @@ def node_selection(checker: Checker, spec: Node, owner: str) -> bool:
                     f"{owner}: nodeName {text!r} is not a lower-case DNS subdomain",
                 )
     selector = get(spec, "nodeSelector")
-    if selector is not None and load.to_data(selector) is not None:
+    if selector is not None and trees.to_data(selector) is not None:
         chosen.append("nodeSelector")
         node_selector(checker, selector, f"{owner}: nodeSelector")
         terms = get(selector, "nodeSelectorTerms")
@@ -167,7 +167,7 @@ def node_selection(checker: Checker, spec: Node, owner: str) -> bool:
             )
     for key in ("allNodes", "perDeviceNodeSelection"):
         flag = get(spec, key)
-        value = load.to_data(flag) if flag is not None else None
+        value = trees.to_data(flag) if flag is not None else None
         if flag is None or value is None:
             continue
         if key == "perDeviceNodeSelection" and not gated(
@@ -299,7 +299,7 @@ def check_device(
     multiple = get(body, "allowMultipleAllocations")
     shared = (
         gated(checker, multiple, "DRAConsumableCapacity", label, "allowMultipleAllocations")
-        and load.to_data(multiple) is True
+        and trees.to_data(multiple) is True
     )
     for name, key_node, value in capacities:
         problem = qualified_name_problem(name)
@@ -551,7 +551,7 @@ def device_nodes(
     chosen = []
     for key in keys:
         node = get(body, key)
-        value = load.to_data(node)
+        value = trees.to_data(node)
         if key == "allNodes" and value is not True:
             checker.add("DRA357", node or device, f"{label}: allNodes must be unset or true")
             continue

@@ -15,8 +15,8 @@ from __future__ import annotations
 from yaml.nodes import MappingNode, Node
 
 from dra_migrate.k8s.names import qualified_key_problem
-from dra_migrate.manifests import load
-from dra_migrate.manifests.load import entries, get, items
+from dra_migrate.manifests import trees
+from dra_migrate.manifests.trees import entries, get, items
 from dra_migrate.validate.checker import Checker
 from dra_migrate.validate.values import (
     label_value_problem,
@@ -164,14 +164,14 @@ def capacity_requests(checker: Checker, node: Node, label: str) -> None:
         problem = qualified_name_problem(name)
         if problem:
             checker.add("DRA355", key_node, f"{label}: capacity request {name!r} {problem}")
-        data = load.to_data(value)
+        data = trees.to_data(value)
         typed = isinstance(data, str | int | float) and not isinstance(data, bool)
         if typed and quantity(value) is None:  # other types: the schema says so
             checker.add(
                 "DRA355",
                 value,
                 f"{label}: capacity request {name!r} is not a quantity "
-                f"({scalar_text(value) or load.to_data(value)!r})",
+                f"({scalar_text(value) or trees.to_data(value)!r})",
                 "for example 10Gi, 500m or 2",
             )
 

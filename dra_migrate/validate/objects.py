@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from yaml.nodes import Node, ScalarNode
 
 from dra_migrate.k8s.names import LABEL_VALUE, qualified_key_problem
-from dra_migrate.manifests import load, locate
-from dra_migrate.manifests.load import Document, Source, entries, get, scalar
+from dra_migrate.manifests import compose, locate, sources, templates, trees
+from dra_migrate.manifests.sources import Document, Source
+from dra_migrate.manifests.trees import entries, get, scalar
 from dra_migrate.report.findings import InputProblem
 from dra_migrate.report.model import FileResult, Status
 from dra_migrate.validate.checker import Checker
@@ -36,10 +37,10 @@ NEEDLES = (b"resource.k8s.io", b"resourceClaim", b"claims", b"Namespace")  # Nam
 
 def check_file(display: str, raw: bytes, settings: ValidateSettings) -> FileCheck:
     try:
-        source = load.decode(display, raw)
-        if not source.text.strip() or load.is_template(source):
+        source = sources.decode(display, raw)
+        if not source.text.strip() or templates.is_template(source):
             return FileCheck(FileResult(display, Status.UNCHANGED, original=raw))
-        docs = load.parse(source, [n.decode() for n in NEEDLES])
+        docs = compose.parse(source, [n.decode() for n in NEEDLES])
     except InputProblem as problem:
         return FileCheck(FileResult(display, Status.FAILED, [problem.finding], original=raw))
     return check_documents(source, docs, settings, raw)
@@ -120,7 +121,7 @@ def dra_object(checker: Checker, obj: locate.Workload, version: str) -> None:
                 f"{obj.kind} {obj.name} is {obj.api_version}, the target is "
                 f"resource.k8s.io/{checker.settings.target}",
             )
-        check_schema(checker, root, load.to_data(root), obj)
+        check_schema(checker, root, trees.to_data(root), obj)
     definitions(checker, obj, shape)
 
 
@@ -132,9 +133,9 @@ def definitions(checker: Checker, obj: locate.Workload, shape: str) -> None:
     owner = f"{obj.kind} {obj.name}"
     metadata(checker, get(root, "metadata"), owner)
     if obj.kind == "ResourceClaimTemplate":
-        metadata(checker, load.get_path(root, "spec", "metadata"), f"{owner} (spec.metadata)")
+        metadata(checker, trees.get_path(root, "spec", "metadata"), f"{owner} (spec.metadata)")
         requests, constraints = claim_spec(
-            checker, load.get_path(root, "spec", "spec"), shape, owner
+            checker, trees.get_path(root, "spec", "spec"), shape, owner
         )
         checker.claims.append(
             ClaimDef(obj.kind, namespace, obj.name, requests, checker.where(root), constraints)
@@ -180,7 +181,7 @@ def taint_rule_object(checker: Checker, obj: locate.Workload, version: str) -> N
     metadata(checker, get(root, "metadata"), owner)
     device_taint_rule(checker, root, owner, version)
     # v1alpha3 selects devices with CEL too (gone in v1beta2)
-    check_selectors(checker, load.get_path(root, "spec", "deviceSelector", "selectors"), owner)
+    check_selectors(checker, trees.get_path(root, "spec", "deviceSelector", "selectors"), owner)
 
 
 def object_name(checker: Checker, obj: locate.Workload) -> None:
@@ -212,7 +213,7 @@ def check_schema(checker: Checker, root: Node, data: Any, obj: locate.Workload) 
     for error in errors:
         checker.add(
             "DRA301",
-            load.key_at(root, error.path),
+            trees.key_at(root, error.path),
             f"{obj.kind} {obj.name}: {error.message}",
         )
 

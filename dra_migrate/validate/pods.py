@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from yaml.nodes import ScalarNode
 
-from dra_migrate.manifests import load, locate
-from dra_migrate.manifests.load import get, items, scalar
+from dra_migrate.manifests import compose, locate, sources, trees
+from dra_migrate.manifests.trees import get, items, scalar
 from dra_migrate.report.findings import InputProblem
 from dra_migrate.validate.checker import Checker
 from dra_migrate.validate.model import ContainerRef, PodRef
@@ -21,7 +21,7 @@ def check_pod(checker: Checker, site: locate.PodSite) -> None:
     workload = site.workload
     owner = f"{workload.kind} {workload.name}"
     namespace = workload.namespace or ""
-    spec_data = load.to_data(site.pod)
+    spec_data = trees.to_data(site.pod)
     if site.style == locate.kinds.POD and workload.entry is not None and not site.generic:
         try:
             errors = schemas.validate_pod_spec(spec_data, checker.settings.kube_version)
@@ -34,7 +34,7 @@ def check_pod(checker: Checker, site: locate.PodSite) -> None:
             if whole or _claims_related(error.path):
                 checker.add(
                     "DRA301",
-                    load.key_at(site.pod, error.path),
+                    trees.key_at(site.pod, error.path),
                     f"{owner} ({site.path}): {error.message}",
                 )
     pod_claims = get(get(site.pod, "resources"), "claims")
@@ -51,7 +51,7 @@ def check_pod(checker: Checker, site: locate.PodSite) -> None:
     if isinstance(patch, ScalarNode):
         # Argo adds pod-level fields through a strategic-merge patch string
         try:
-            patched = load.parse(load.decode(checker.source.path, patch.value.encode()))
+            patched = compose.parse(sources.decode(checker.source.path, patch.value.encode()))
             claim_nodes = [c for d in patched for c in items(get(d.root, "resourceClaims"))]
         except InputProblem:
             checker.add("DRA301", patch, f"{owner}: podSpecPatch does not parse as JSON or YAML")
@@ -94,7 +94,7 @@ def check_pod(checker: Checker, site: locate.PodSite) -> None:
     checker.anchor = None
     for container in site.containers:
         seen: dict[str, set[str | None]] = {}
-        for ref in items(load.get_path(container.node, "resources", "claims")):
+        for ref in items(trees.get_path(container.node, "resources", "claims")):
             claim_node = get(ref, "name")
             claim_name = scalar(claim_node) or ""
             request_node = get(ref, "request")
@@ -128,7 +128,7 @@ def check_pod(checker: Checker, site: locate.PodSite) -> None:
 def uses_claims(site: locate.PodSite) -> bool:
     if get(site.pod, "resourceClaims") is not None:
         return True
-    return any(load.get_path(c.node, "resources", "claims") is not None for c in site.containers)
+    return any(trees.get_path(c.node, "resources", "claims") is not None for c in site.containers)
 
 
 def _claims_related(path: tuple[str | int, ...]) -> bool:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from yaml.nodes import Node, ScalarNode
 
-from dra_migrate.manifests import load
-from dra_migrate.manifests.load import get, items
+from dra_migrate.manifests import trees
+from dra_migrate.manifests.trees import get, items
 from dra_migrate.package_data import package_file
 from dra_migrate.report.findings import finding
 from dra_migrate.validate.checker import Checker
@@ -135,7 +135,7 @@ def check_selectors(checker: Checker, node: Node | None, owner: str) -> list[Sel
         if get(selector, "cel") is None:
             checker.add("DRA347", selector, f"{owner}: a selector needs cel")
             continue
-        expr = load.get_path(selector, "cel", "expression")
+        expr = trees.get_path(selector, "cel", "expression")
         if isinstance(expr, ScalarNode):
             _cel(checker, expr, owner)
             found.append(Selector(expr.value, checker.where(expr)))

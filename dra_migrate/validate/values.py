@@ -13,8 +13,8 @@ from dra_migrate.k8s.names import (
     qualified_key_problem,
 )
 from dra_migrate.k8s.quantity import parse_quantity
-from dra_migrate.manifests import load
-from dra_migrate.manifests.load import scalar
+from dra_migrate.manifests import trees
+from dra_migrate.manifests.trees import scalar
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def quantity(node: Node | None) -> Fraction | None:
     """A quantity as the API server decodes it (a string or a number), None if not one."""
     if not isinstance(node, ScalarNode):
         return None
-    value = load.to_data(node)
+    value = trees.to_data(node)
     if isinstance(value, bool) or value is None:
         return None
     text = (

@@ -138,10 +138,7 @@ def test_a_run_that_parses_nothing_imports_no_stage(
     assert loaded(modules, HEAVY + STAGES) == []
     # nor the YAML parser (40 ms of imports): no file, not even the built-in mapping,
     # is parsed
-    assert (
-        loaded(modules, ("yaml", "dra_migrate.manifests.load", "dra_migrate.manifests.locate"))
-        == []
-    )
+    assert loaded(modules, ("yaml", "dra_migrate.manifests")) == []
     # the records every run builds: the options value is a dataclass (the probe sees them)
     assert {f"dra_migrate.pipeline.options.{name}" for name in RECORDS} <= set(classes)
     assert loaded(modules, SLOW_STDLIB) == []
@@ -178,6 +175,7 @@ def test_the_hook_on_a_gpu_file_imports_its_stages_and_nothing_heavy(
     # (jsonschema imports dataclasses, typing, urllib, ...: SLOW_STDLIB is not checked
     # here, nor the records, which are dataclasses on this path)
     assert {f"dra_migrate.pipeline.options.{name}" for name in RECORDS} <= set(classes)
+    assert "dra_migrate.manifests.sources.Source" in classes
 
 
 def test_the_command_runs_with_its_imports_frozen_for_the_collector(
@@ -200,7 +198,9 @@ def test_the_command_runs_with_its_imports_frozen_for_the_collector(
     assert run["frozen"] > 8_000  # the modules, classes and functions of the CLI
     # 6 young-generation passes before the CLI parsed with click: the command's
     # parser is built after the freeze, and what a conversion imports later is not frozen
-    assert run["collections"] <= 16
+    # (15 passes; 18 since the records of the file stages are dataclasses: creating them,
+    # and importing inspect for them, allocates)
+    assert run["collections"] <= 18
 
 
 # a misspelt attribute: a finding worth keeping

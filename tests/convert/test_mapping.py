@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate.convert.mapping import _DEFAULTS, Context, load_config
-from dra_migrate.manifests import load
+from dra_migrate.manifests import compose, sources, trees
 from dra_migrate.package_data import schema_path
 from dra_migrate.repo import discover
 
@@ -20,8 +20,8 @@ from dra_migrate.repo import discover
 def test_builtin_defaults_pass_the_config_schema() -> None:
     """load_config does not re-check its own defaults at run time; this does."""
     schema = json.loads(Path(schema_path("config.schema.json")).read_text())
-    [doc] = load.parse(load.decode(_DEFAULTS, Path(_DEFAULTS).read_bytes()))
-    jsonschema.Draft7Validator(schema).validate(load.to_data(doc.root))
+    [doc] = compose.parse(sources.decode(_DEFAULTS, Path(_DEFAULTS).read_bytes()))
+    jsonschema.Draft7Validator(schema).validate(trees.to_data(doc.root))
 
 
 def test_builtin_mig_profile_becomes_a_selector() -> None:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from dra_migrate.convert import writer
 from dra_migrate.convert.edit import Style, render_document
-from dra_migrate.manifests import load
+from dra_migrate.manifests import compose, sources, trees
 from dra_migrate.report.findings import finding
 from tests.conftest import REPO
 from tests.helpers.cli_runner import invoke
@@ -38,7 +38,7 @@ def convert(tmp_path: Path, *args: str, stdin: str | None = None) -> Any:
 
 
 def loaded(text: str) -> list[Any]:
-    return [load.to_data(d.root) for d in load.parse(load.decode("x", text.encode()))]
+    return [trees.to_data(d.root) for d in compose.parse(sources.decode("x", text.encode()))]
 
 
 # --- nothing injected into generated text ---------------------------------------------

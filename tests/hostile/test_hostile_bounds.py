@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dra_migrate.convert import mapping
-from dra_migrate.manifests import load
+from dra_migrate.manifests import trees
 from dra_migrate.pipeline import one_file
 from tests.helpers.cli_runner import Result, invoke
 from tests.helpers.invariants import gpu_pod
@@ -144,13 +144,13 @@ def test_generated_templates_are_each_compared_once(
 ) -> None:
     """_loads_back checked every generated template against a list of all the loaded
     ones: n * n / 2 comparisons for n GPU Pods in one file."""
-    plain = load.to_data
+    plain = trees.to_data
 
     def counted(node: Any) -> Any:
         data = plain(node)
         return _Counted(data) if isinstance(data, dict) else data
 
-    monkeypatch.setattr(one_file.load, "to_data", counted)
+    monkeypatch.setattr(one_file.trees, "to_data", counted)
     Path("pods.yaml").write_text(pods(200))
     _Counted.comparisons = 0
     result = cli("convert", "--jobs", "1", "pods.yaml")

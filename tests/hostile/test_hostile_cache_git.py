@@ -552,7 +552,7 @@ def test_no_spelling_of_a_needle_in_a_double_quoted_scalar_escapes_the_prefilter
     import yaml
 
     from dra_migrate import git
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import compose
     from dra_migrate.repo import discover
 
     needle = data.draw(st.sampled_from([*git.CONVERT_STRINGS, b"resourceClaimTemplateName"]))
@@ -577,7 +577,7 @@ def test_no_spelling_of_a_needle_in_a_double_quoted_scalar_escapes_the_prefilter
     document = f'key: "{"".join(spelled)}"\n'
     assert yaml.safe_load(document)["key"] == text
     assert discover.mentions(document.encode(), [needle])
-    assert load.mentions(document, (text,))
+    assert compose.mentions(document, (text,))
 
 
 @pytest.mark.parametrize("key", ["patches", '"p\\x61tches"', '"patc\\u0068es"'])

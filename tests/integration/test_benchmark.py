@@ -37,11 +37,11 @@ def test_generated_repository_has_the_promised_shape(tmp_path: Path) -> None:
     assert "kind: CustomResourceDefinition" in text and "nvidia.com/gpu: " not in text
     # what real bundles have: look-alikes the needles catch, template text in strings
     assert "custom.com/gpu" in text and "example.com/gpu" in text
-    from dra_migrate.manifests import load
+    from dra_migrate.manifests import sources, templates
 
-    source = load.decode("bundle.yaml", text.encode())
-    assert 21 <= sum(1 for _ in load._template_actions(text)) <= 89
-    assert not load.is_template(source)
+    source = sources.decode("bundle.yaml", text.encode())
+    assert 21 <= sum(1 for _ in templates._template_actions(text)) <= 89
+    assert not templates.is_template(source)
     [rules] = (tmp_path / "install").rglob("gpu-alerts.yaml")
     assert rules.read_text().count("{{ $labels") >= 3000
 

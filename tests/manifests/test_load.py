@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from dra_migrate.manifests import load
+from dra_migrate.manifests import compose, sources, templates, trees
 from dra_migrate.report.findings import InputProblem
 
 
-def _docs(text: str) -> list[load.Document]:
-    return load.parse(load.decode("f.yaml", text.encode()))
+def _docs(text: str) -> list[sources.Document]:
+    return compose.parse(sources.decode("f.yaml", text.encode()))
 
 
 def test_tab_before_a_comment_is_yaml() -> None:
     """PyYAML's pure scanner rejects it; YAML, libyaml and kubectl accept it; offsets stay exact."""
     text = "a: 1\t# note\nb:\t\n  c: 2\n"
     [doc] = _docs(text)
-    assert load.to_data(doc.root) == {"a": 1, "b": {"c": 2}}
-    c = load.get_path(doc.root, "b", "c")
+    assert trees.to_data(doc.root) == {"a": 1, "b": {"c": 2}}
+    c = trees.get_path(doc.root, "b", "c")
     assert c is not None and text[c.start_mark.index] == "2"
 
 
@@ -30,7 +30,7 @@ def test_tab_in_indentation_is_reported() -> None:
 
 def test_folded_scalars_have_no_fold_marks() -> None:
     [doc] = _docs("e: >-\n  a &&\n  b\n")
-    assert load.scalar(load.get(doc.root, "e")) == "a && b"
+    assert trees.scalar(trees.get(doc.root, "e")) == "a && b"
 
 
 def test_duplicate_key_names_both_lines() -> None:
@@ -43,9 +43,9 @@ def test_duplicate_key_names_both_lines() -> None:
 
 def test_utf16_and_bom() -> None:
     with pytest.raises(InputProblem) as problem:
-        load.decode("w.yaml", "a: 1\n".encode("utf-16"))
+        sources.decode("w.yaml", "a: 1\n".encode("utf-16"))
     assert problem.value.finding.code == "DRA002"
-    source = load.decode("b.yaml", "\ufeffa: 1\r\n".encode())
+    source = sources.decode("b.yaml", "\ufeffa: 1\r\n".encode())
     assert source.bom and source.newline == "\r\n" and source.text == "a: 1\r\n"
     assert source.encode(source.text) == "\ufeffa: 1\r\n".encode()
 
@@ -86,14 +86,14 @@ def test_utf16_and_bom() -> None:
 )
 def test_values_as_the_api_server_reads_them(text: str, value: object) -> None:
     [doc] = _docs(f"v: {text}\n")
-    assert load.to_data(load.get(doc.root, "v")) == value
+    assert trees.to_data(trees.get(doc.root, "v")) == value
 
 
 def test_helm_template_detection() -> None:
-    assert load.looks_like_template("x: {{ .Values.gpu }}\n")
-    assert load.looks_like_template('{{- include "x" . }}\n')
-    assert not load.looks_like_template("args: ['{{inputs.parameters.x}}']\n")  # Argo
-    assert not load.looks_like_template("# {{ .Values.gpu }} in a comment\n")
+    assert templates.looks_like_template("x: {{ .Values.gpu }}\n")
+    assert templates.looks_like_template('{{- include "x" . }}\n')
+    assert not templates.looks_like_template("args: ['{{inputs.parameters.x}}']\n")  # Argo
+    assert not templates.looks_like_template("# {{ .Values.gpu }} in a comment\n")
 
 
 @pytest.mark.parametrize(
@@ -108,7 +108,7 @@ def test_helm_template_detection() -> None:
     ],
 )
 def test_helm_templates_versus_template_strings(text: str, template: bool) -> None:
-    assert load.is_template(load.decode("f.yaml", text.encode())) is template
+    assert templates.is_template(sources.decode("f.yaml", text.encode())) is template
 
 
 # --- the reader: libyaml and the pure-Python fallback, Kubernetes' limits ----------
@@ -117,11 +117,11 @@ def test_helm_templates_versus_template_strings(text: str, template: bool) -> No
 @pytest.fixture(params=["libyaml", "pure"])
 def composer(request: pytest.FixtureRequest) -> object:
     """Run a test with libyaml's composer and with the pure-Python fallback."""
-    if request.param == "libyaml" and not load.libyaml():
+    if request.param == "libyaml" and not compose.libyaml():
         pytest.skip("PyYAML here was built without libyaml")
-    load.use_pure(request.param == "pure")
+    compose.use_pure(request.param == "pure")
     yield request.param
-    load.use_pure(False)
+    compose.use_pure(False)
 
 
 OFFSETS = '\ufeffa: é\r\nb: [x, "ü😀"]\r\nc: 😀d\r\n  e\r\nd: 1\t# tab before a comment\r\n'
@@ -130,13 +130,13 @@ OFFSETS = '\ufeffa: é\r\nb: [x, "ü😀"]\r\nc: 😀d\r\n  e\r\nd: 1\t# tab bef
 def test_both_composers_give_character_offsets(composer: str) -> None:
     """Marks are offsets into the decoded text (BOM removed, CRLF two characters,
     astral characters one): what the splices need, from either composer."""
-    source = load.decode("f.yaml", OFFSETS.encode())
-    [doc] = load.parse(source)
+    source = sources.decode("f.yaml", OFFSETS.encode())
+    [doc] = compose.parse(source)
     for name, expected in (("a", "é"), ("b", '[x, "ü😀"]'), ("c", "😀d\r\n  e"), ("d", "1")):
-        node = load.get(doc.root, name)
+        node = trees.get(doc.root, name)
         assert node is not None
         assert source.text[node.start_mark.index : node.end_mark.index] == expected, name
-    assert load.to_data(doc.root) == {"a": "é", "b": ["x", "ü😀"], "c": "😀d e", "d": 1}
+    assert trees.to_data(doc.root) == {"a": "é", "b": ["x", "ü😀"], "c": "😀d e", "d": 1}
 
 
 def test_both_composers_agree_on_errors(composer: str) -> None:
@@ -158,9 +158,9 @@ def test_fallback_is_announced_once(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without libyaml the pure-Python composer is used; stderr says so once."""
-    monkeypatch.setattr(load, "_CComposer", None)
-    monkeypatch.setattr(load, "_warned", False)
-    assert load.to_data(_docs("a: 010\n")[0].root) == {"a": 8}
+    monkeypatch.setattr(compose, "_CComposer", None)
+    monkeypatch.setattr(compose, "_warned", False)
+    assert trees.to_data(_docs("a: 010\n")[0].root) == {"a": 8}
     _docs("b: 1\n")
     err = capsys.readouterr().err
     assert err.count("pure-Python parser") == 1
@@ -187,7 +187,7 @@ def test_a_few_aliases_are_fine() -> None:
     """Helm output reuses anchors: well under the ratio, nothing reported."""
     text = "a: &a {x: 1}\n" + "".join(f"k{i}: *a\n" for i in range(500))
     [doc] = _docs(text)
-    assert load.to_data(doc.root)["k499"] == {"x": 1}
+    assert trees.to_data(doc.root)["k499"] == {"x": 1}
 
 
 @pytest.mark.parametrize("text", ["a: &x {b: *x}\n", "a: &x [*x]\n", "&x [a, {b: [*x]}]\n"])
@@ -205,10 +205,10 @@ def test_merge_keys_are_resolved_as_kubernetes_does() -> None:
         "base: &base {a: 1, b: 1}\nother: &other {b: 2, c: 2}\n"
         "m: {<<: [*base, *other], c: 3}\nn: {a: 0, <<: *base}\n"
     )
-    data = load.to_data(doc.root)
+    data = trees.to_data(doc.root)
     assert data["m"] == {"a": 1, "b": 1, "c": 3}
     assert data["n"] == {"a": 1, "b": 1}
-    assert load.scalar(load.get(load.get(doc.root, "m"), "a")) == "1"
+    assert trees.scalar(trees.get(trees.get(doc.root, "m"), "a")) == "1"
 
 
 @pytest.mark.parametrize("opener", ["[", "{a: "])

@@ -1,9 +1,9 @@
-"""A stream's documents composed one by one (``load.parse`` with needles) read
+"""A stream's documents composed one by one (``compose.parse`` with needles) read
 exactly as the whole stream composed at once: the same roots with the same marks
 (offset, line, column of every node), the same ends, the same errors at the same
 whole-file positions, and the same findings, inventory and converted text.
 
-The reference is how ``load.parse`` worked before: every document that needs no
+The reference is how ``compose.parse`` worked before: every document that needs no
 parsing turned into comments of the same length, then the whole text composed.
 """
 
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from yaml.nodes import Node, ScalarNode
 
 from dra_migrate.convert.mapping import Settings, load_config
-from dra_migrate.manifests import load
+from dra_migrate.manifests import compose, sources, trees
 from dra_migrate.pipeline.one_file import _needles, process
 from dra_migrate.repo.roles import Role
 from dra_migrate.report.findings import Finding, InputProblem
@@ -37,14 +37,14 @@ _COMMENTED = re.compile(r"^[^\r\n]", re.M)
 
 def _only_mentioning(text: str, needles: tuple[str, ...]) -> str:
     """The reference's text: every document that needs no parsing as comments."""
-    if load._FOREIGN_BREAK.search(text):
+    if sources._FOREIGN_BREAK.search(text):
         return text
-    starts = [m.start() for m in load._DOC_START.finditer(text)]
+    starts = [m.start() for m in compose._DOC_START.finditer(text)]
     bounds = [0, *(s for s in starts if s > 0), len(text)]
     parts: list[str] = []
     for begin, end in itertools.pairwise(bounds):
         chunk = text[begin:end]
-        if load.mentions(chunk, needles) and not load._CRD_HEAD.search(chunk):
+        if compose.mentions(chunk, needles) and not compose._CRD_HEAD.search(chunk):
             parts.append(chunk)
             continue
         head = chunk.find("\n") + 1 if chunk.startswith("---") else 0
@@ -54,21 +54,21 @@ def _only_mentioning(text: str, needles: tuple[str, ...]) -> str:
     return "".join(parts)
 
 
-def reference_parse(source: load.Source, needles: Any = None) -> list[load.Document]:
-    """``load.parse`` composing the whole (commented) text at once."""
+def reference_parse(source: sources.Source, needles: Any = None) -> list[sources.Document]:
+    """``compose.parse`` composing the whole (commented) text at once."""
     text = source.text if needles is None else _only_mentioning(source.text, tuple(needles))
-    if not load.libyaml():
-        text = load._TRAILING_TAB.sub(" ", text)
+    if not compose.libyaml():
+        text = compose._TRAILING_TAB.sub(" ", text)
     try:
         docs = []
-        for index, root in enumerate(load.compose_all(text)):
-            aliased = load._check_tree(source, root) if root is not None else frozenset()
-            docs.append(load.Document(index, root, 0, aliased))
-        load._set_ends(text, docs)
+        for index, root in enumerate(compose.compose_all(text)):
+            aliased = compose._check_tree(source, root) if root is not None else frozenset()
+            docs.append(sources.Document(index, root, 0, aliased))
+        compose._set_ends(text, docs)
     except yaml.MarkedYAMLError as exc:
-        raise InputProblem(load._syntax_finding(source, exc)) from None
+        raise InputProblem(compose._syntax_finding(source, exc)) from None
     except yaml.reader.ReaderError as exc:
-        raise InputProblem(load._reader_finding(source, exc)) from None
+        raise InputProblem(compose._reader_finding(source, exc)) from None
     return docs
 
 
@@ -84,7 +84,7 @@ def _marks(root: Node) -> list[tuple[Any, ...]]:
             *at(n.start_mark),
             *at(n.end_mark),
         )
-        for n in load.walk(root)
+        for n in trees.walk(root)
     ]
 
 
@@ -201,7 +201,7 @@ def _same_error(new: Any, old: Any, stream: Stream) -> None:
     assert isinstance(new, Finding)
 
 
-def _outcome(parse: Any, source: load.Source) -> Any:
+def _outcome(parse: Any, source: sources.Source) -> Any:
     try:
         return parse(source, NEEDLES)
     except InputProblem as problem:
@@ -211,8 +211,8 @@ def _outcome(parse: Any, source: load.Source) -> Any:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(streams())
 def test_documents_composed_alone_read_as_the_whole_stream(stream: Stream) -> None:
-    source = load.decode("s.yaml", stream.text.encode())
-    new = _outcome(load.parse, source)
+    source = sources.decode("s.yaml", stream.text.encode())
+    new = _outcome(compose.parse, source)
     old = _outcome(reference_parse, source)
     if not isinstance(new, list) or not isinstance(old, list):
         _same_error(new, old, stream)
@@ -232,7 +232,7 @@ def test_documents_composed_alone_read_as_the_whole_stream(stream: Stream) -> No
         if doc.root is None:
             assert (
                 doc.end == len(source.text)
-                or load._DOC_START.match(source.text, doc.end)
+                or compose._DOC_START.match(source.text, doc.end)
                 or source.text.startswith("%", doc.end)
             )
 
@@ -249,7 +249,7 @@ def _processed(raw: bytes) -> FileResult | Finding:
 def test_findings_and_output_as_with_the_whole_stream(stream: Stream, bom: bool) -> None:
     raw = ("\ufeff" if bom else "").encode() + stream.text.encode()
     new = _processed(raw)
-    with mock.patch.object(load, "parse", reference_parse):
+    with mock.patch.object(compose, "parse", reference_parse):
         old = _processed(raw)
     if not isinstance(new, FileResult) or not isinstance(old, FileResult):
         _same_error(new, old, stream)
@@ -270,21 +270,21 @@ def test_a_tag_directive_stays_with_its_document() -> None:
         "kind: Pod\nmetadata: {name: p, labels: !e!x {a: b}}\n"
         "spec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 1}}\n"
     )
-    docs = load.parse(load.decode("t.yaml", text.encode()), NEEDLES)
-    pods = [d for d in docs if load.scalar(load.get(d.root, "kind")) == "Pod"]
+    docs = compose.parse(sources.decode("t.yaml", text.encode()), NEEDLES)
+    pods = [d for d in docs if trees.scalar(trees.get(d.root, "kind")) == "Pod"]
     assert len(pods) == 1
-    labels = load.get_path(pods[0].root, "metadata", "labels")
+    labels = trees.get_path(pods[0].root, "metadata", "labels")
     assert labels is not None and labels.tag == "tag:example.com,2000:x"
-    assert load.position(labels) == (7, 29)
+    assert trees.position(labels) == (7, 29)
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 def test_an_error_in_a_later_document_is_placed_in_the_whole_file(newline: str) -> None:
     quiet = "".join(f"---\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n" for i in range(50))
     text = quiet + "---\nkind: Pod\nspec: {containers: [{resources: {limits: {nvidia.com/gpu: 1"
-    source = load.decode("t.yaml", text.replace("\n", newline).encode())
+    source = sources.decode("t.yaml", text.replace("\n", newline).encode())
     with pytest.raises(InputProblem) as raised:
-        load.parse(source, NEEDLES)
+        compose.parse(source, NEEDLES)
     problem = raised.value.finding
     # the last line (libyaml: the end of the text after it), not the 3rd of its document
     assert problem.code == "DRA004" and problem.line in (153, 154)
@@ -295,7 +295,7 @@ def test_documents_not_composed_have_no_root_and_end_at_the_next() -> None:
     text = (
         "# head\n---\nkind: ConfigMap\n...\n---\nkind: Pod  # nvidia.com/gpu\n---\nkind: Service\n"
     )
-    docs = load.parse(load.decode("t.yaml", text.encode()), NEEDLES)
+    docs = compose.parse(sources.decode("t.yaml", text.encode()), NEEDLES)
     assert [d.root is not None for d in docs] == [False, True, False]
     assert docs[0].end == text.index("---\nkind: Pod")
     assert docs[2].end == len(text)
@@ -307,7 +307,7 @@ def test_a_percent_line_that_is_text_stays_with_its_document() -> None:
     directive of the next document: only the composer can tell, so it composes
     both documents together."""
     text = "kind: Pod  # nvidia.com/gpu\nlist: [a, b\n%c]\n---\nkind: Pod  # nvidia.com/gpu\n"
-    source = load.decode("t.yaml", text.encode())
-    new, old = load.parse(source, NEEDLES), reference_parse(source, NEEDLES)
+    source = sources.decode("t.yaml", text.encode())
+    new, old = compose.parse(source, NEEDLES), reference_parse(source, NEEDLES)
     assert [_marks(d.root) for d in new if d.root] == [_marks(d.root) for d in old if d.root]
-    assert load.to_data(load.get(new[0].root, "list")) == ["a", "b %c"]
+    assert trees.to_data(trees.get(new[0].root, "list")) == ["a", "b %c"]

@@ -1,4 +1,4 @@
-"""Helm template detection (``load.is_template``): the same answers as its first
+"""Helm template detection (``templates.is_template``): the same answers as its first
 definition (every action checked against every scalar of the whole composed text),
 in time linear in the text, and without composing a document that holds no action."""
 
@@ -12,14 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from yaml.nodes import ScalarNode
 
-from dra_migrate.manifests import load
+from dra_migrate.manifests import compose, sources, templates, trees
 from dra_migrate.report.findings import InputProblem
 from tests.helpers.cli_runner import invoke
 
 
 def _first_actions(text: str) -> Iterator[int]:
     """``_template_actions`` as first written: the line up to each action, cut again."""
-    for match in load._TEMPLATE_SYNTAX.finditer(text):
+    for match in templates._TEMPLATE_SYNTAX.finditer(text):
         before = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
         lines = before.splitlines(keepends=True)
         line = lines[-1] if lines and lines[-1].splitlines()[0] == lines[-1] else ""
@@ -27,21 +27,21 @@ def _first_actions(text: str) -> Iterator[int]:
             yield match.start()
 
 
-def _first_is_template(source: load.Source) -> bool:
+def _first_is_template(source: sources.Source) -> bool:
     """``is_template`` as first defined: the whole text composed, each action tested
     against the span of every scalar."""
     actions = list(_first_actions(source.text))
     if not actions:
         return False
     try:
-        docs = load.parse(source)
+        docs = compose.parse(source)
     except InputProblem:
         return True
     spans = [
         (node.start_mark.index, node.end_mark.index)
         for doc in docs
         if doc.root is not None
-        for node in load.walk(doc.root)
+        for node in trees.walk(doc.root)
         if isinstance(node, ScalarNode)
     ]
     return any(not any(a <= at < b for a, b in spans) for at in actions)
@@ -75,14 +75,14 @@ _PIECES = st.sampled_from(
     ],
 )
 def test_actions_after_a_break_only_splitlines_sees(text: str) -> None:
-    assert list(load._template_actions(text)) == list(_first_actions(text))
+    assert list(templates._template_actions(text)) == list(_first_actions(text))
 
 
 @settings(max_examples=600, deadline=None)
 @given(st.lists(_PIECES, max_size=30))
 def test_actions_are_those_of_the_first_definition(pieces: list[str]) -> None:
     text = "".join(pieces)
-    assert list(load._template_actions(text)) == list(_first_actions(text))
+    assert list(templates._template_actions(text)) == list(_first_actions(text))
 
 
 @settings(max_examples=300, deadline=None)
@@ -95,7 +95,7 @@ def test_span_lookup_answers_as_testing_every_span(
 ) -> None:
     """Any spans, overlapping, nested or empty: inside one of them, or not."""
     pairs = [(a, a + length) for a, length in spans]
-    lookup = load.Spans(pairs)
+    lookup = templates.Spans(pairs)
     for at in offsets:
         assert (at in lookup) == any(a <= at < b for a, b in pairs)
 
@@ -136,8 +136,8 @@ def test_is_template_answers_as_the_first_definition(
     text = ("---\n" if leading_separator else "") + "---\n".join(texts)
     if crlf:
         text = text.replace("\n", "\r\n")
-    source = load.decode("f.yaml", text.encode())
-    assert load.is_template(source) is _first_is_template(source)
+    source = sources.decode("f.yaml", text.encode())
+    assert templates.is_template(source) is _first_is_template(source)
 
 
 @pytest.mark.parametrize(
@@ -149,8 +149,8 @@ def test_is_template_answers_as_the_first_definition(
     ],
 )
 def test_actions_and_aliases(text: str, template: bool) -> None:
-    source = load.decode("f.yaml", text.encode())
-    assert load.is_template(source) is template is _first_is_template(source)
+    source = sources.decode("f.yaml", text.encode())
+    assert templates.is_template(source) is template is _first_is_template(source)
 
 
 def test_a_broken_document_without_actions_is_not_template_structure() -> None:
@@ -158,8 +158,8 @@ def test_a_broken_document_without_actions_is_not_template_structure() -> None:
     question (before, the whole file was, and its syntax error made the file a
     chart template)."""
     text = 'summary: "GPU on {{ $labels.node }} is hot"\n---\nbroken: [\n'
-    assert load.is_template(load.decode("f.yaml", text.encode())) is False
-    assert load.is_template(load.decode("f.yaml", text.replace("[", "{{ .x").encode()))
+    assert templates.is_template(sources.decode("f.yaml", text.encode())) is False
+    assert templates.is_template(sources.decode("f.yaml", text.replace("[", "{{ .x").encode()))
 
 
 _CRD = """\
@@ -233,13 +233,13 @@ def test_template_text_does_not_compose_the_other_documents(
     bundle = tmp_path / "bundle.yaml"
     bundle.write_text("---\n".join([_CRD, _RULES, _SERVICE, _CLAIMS, _GPU_JOB]))
     composed: list[str] = []
-    compose_all = load.compose_all
+    compose_all = compose.compose_all
 
     def spy(text: str) -> list[object]:
         composed.append(text)
         return compose_all(text)  # type: ignore[return-value]
 
-    monkeypatch.setattr(load, "compose_all", spy)
+    monkeypatch.setattr(compose, "compose_all", spy)
     result = invoke([*command, str(bundle)])
     assert result.exception is None, result.output
     assert any("PrometheusRule" in text for text in composed)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dra_migrate.convert.mapping import load_config
-from dra_migrate.manifests import load
+from dra_migrate.manifests import compose, sources, trees
 from dra_migrate.migration.deviceclasses import (
     CONFIGURATION,
     PlannedClass,
@@ -35,8 +35,8 @@ JSON = st.recursive(
 
 
 def read_back(text: str) -> list[Any]:
-    docs = load.parse(load.decode("classes.yaml", text.encode("utf-8")))
-    return [load.to_data(d.root) for d in docs if d.root is not None]
+    docs = compose.parse(sources.decode("classes.yaml", text.encode("utf-8")))
+    return [trees.to_data(d.root) for d in docs if d.root is not None]
 
 
 @settings(max_examples=300, deadline=None)

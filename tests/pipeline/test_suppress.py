@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dra_migrate.manifests import load
+from dra_migrate.manifests import compose, sources
 from dra_migrate.pipeline import suppress
 from tests.conftest import run_cli
 
@@ -229,7 +229,7 @@ def test_nothing_is_lost(where: set[int], codes: str) -> None:
     kept = [f for f in result.findings if f.code in ("DRA208", "DRA401", "DRA205")]
     assert sorted(silenced + kept) == sorted(findings)
     assert all(f.code in ("DRA208", "DRA401", "DRA205", "DRA402") for f in result.findings)
-    docs = load.parse(load.decode("x.yaml", text.encode()))
+    docs = compose.parse(sources.decode("x.yaml", text.encode()))
     assert len(suppress.markers(text, docs)) == len(
         [i for i in where if not LINES[i - 1].endswith(":")]
     )
