@@ -1,17 +1,14 @@
-"""The start-up helpers behave as what they stand in for: ``record.NamedTuple`` as
-``typing.NamedTuple``, ``record.Record`` as a dataclass, ``lazyre.compile`` as
-``re.compile``."""
+"""``record.NamedTuple`` behaves as ``typing.NamedTuple``, for the packages that still
+use it until every record is a dataclass (the records of the process pool are tested
+in tests/pipeline/test_records.py)."""
 
 from __future__ import annotations
 
-import pickle
 import typing
 
 import pytest
 
 from dra_migrate import record
-from dra_migrate.report.findings import Finding
-from dra_migrate.report.model import FileResult, Status
 
 
 def _pair(base: type) -> type:
@@ -75,16 +72,3 @@ def test_named_tuple_refuses_what_typing_refuses() -> None:
             a: int
 
             def _replace(self) -> None: ...
-
-
-def test_records_pickle_for_the_process_pool() -> None:
-    finding = Finding("a.yaml", 1, 2, "DRA401", "m", "h")
-    assert pickle.loads(pickle.dumps(finding)) == finding
-    result = FileResult("a.yaml", Status.CHANGED, [finding], original=b"x")
-    again = pickle.loads(pickle.dumps(result))
-    assert again == result and again is not result
-    assert again.replace(path="b.yaml").path == "b.yaml" and again.path == "a.yaml"
-    assert result != FileResult("a.yaml", Status.CHANGED)
-    assert "Status.CHANGED" in repr(result) or "changed" in repr(result)
-    with pytest.raises(TypeError):
-        hash(result)  # mutable: equal by value, never a dict key

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import errno
 import os
 import sys
@@ -399,7 +400,7 @@ def resolve(
     config: Config = load_config(config_file)
     if max_file_size is not None:
         try:
-            config = config.replace(max_file_size=parse_size(max_file_size))
+            config = dataclasses.replace(config, max_file_size=parse_size(max_file_size))
         except ConfigError as error:
             raise ConfigError(f"--max-file-size: {error.args[0]}") from None
     kube = kube_version or config.kube_version
@@ -1263,7 +1264,7 @@ def inventory(
         config = load_config(config_path or find_config("."))
         if max_file_size is not None:
             try:
-                config = config.replace(max_file_size=parse_size(max_file_size))
+                config = dataclasses.replace(config, max_file_size=parse_size(max_file_size))
             except ConfigError as error:
                 raise ConfigError(f"--max-file-size: {error.args[0]}") from None
     except ConfigError as error:

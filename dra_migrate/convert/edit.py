@@ -15,6 +15,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -29,7 +30,6 @@ from dra_migrate.manifests.load import (
     line_start,
     walk,
 )
-from dra_migrate.record import NamedTuple
 from dra_migrate.report.findings import escape, has_unsafe, unsafe
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
@@ -41,7 +41,8 @@ class EditError(Exception):
     """The plan cannot be applied to this text (a bug, or input the editor cannot place)."""
 
 
-class Style(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Style:
     indent: int = 2  # columns from a key to the keys of its mapping value
     seq_offset: int = 0  # columns from a key to the dashes of its sequence value
     quote: str = "'"  # preferred quote for strings that need one
@@ -51,7 +52,8 @@ class Style(NamedTuple):
     json: bool = False
 
 
-class Splice(NamedTuple):
+@dataclass(frozen=True, order=True, slots=True)
+class Splice:
     """Replace text[start:end] with ``text``.
 
     At one offset, insertions go before a removal that starts there, and an

@@ -18,6 +18,7 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from yaml.nodes import MappingNode, Node
 
@@ -38,7 +39,6 @@ from dra_migrate.manifests import load
 from dra_migrate.manifests.kinds import ARGO, KSERVE_MODE_ANNOTATION, on_knative
 from dra_migrate.manifests.load import entries, get, items, scalar
 from dra_migrate.manifests.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
-from dra_migrate.record import NamedTuple, Record
 from dra_migrate.report.findings import Finding, escape, finding, has_unsafe
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
@@ -53,21 +53,19 @@ _PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{\{.*?\}\}")
 # --- the plan -------------------------------------------------------------------
 
 
-class DeviceRequest(Record):
-    """One request of a generated claim: a device class and a count."""
+@dataclass(slots=True)
+class DeviceRequest:
+    """One request of a generated claim: a device class and a count. Not frozen: the
+    plan fills in ``containers`` (the containers that use it) after creating it."""
 
-    __slots__ = _fields = ("name", "choice", "count", "containers")
-
-    def __init__(
-        self, name: str, choice: Choice, count: int, containers: list[str] | None = None
-    ) -> None:
-        self.name = name
-        self.choice = choice
-        self.count = count
-        self.containers: list[str] = [] if containers is None else containers
+    name: str
+    choice: Choice
+    count: int
+    containers: list[str] = field(default_factory=list)
 
 
-class PodPlan(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class PodPlan:
     site: PodSite
     claim: str
     template: str

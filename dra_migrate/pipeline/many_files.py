@@ -8,13 +8,14 @@ prints or writes: the CLI renders the report and ``writer`` writes files.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from dra_migrate import cache
 from dra_migrate.pipeline import suppress
-from dra_migrate.record import NamedTuple
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.context import Lookup
 from dra_migrate.report.findings import Finding, finding
@@ -138,7 +139,7 @@ def run(
     ]
     builder.keep()  # what the layout learnt of kustomizations, for the next run
     if templates_elsewhere:
-        settings = settings._replace(reserved=frozenset(templates_elsewhere))
+        settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
     processed = _map([job for _i, job in work], settings, jobs, progress)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
@@ -201,7 +202,7 @@ def _unique_across_files(
             from dra_migrate.pipeline.one_file import process_job
 
             reserved = settings.reserved | frozenset(taken)
-            again = process_job(job, settings._replace(reserved=reserved))
+            again = process_job(job, dataclasses.replace(settings, reserved=reserved))
             if not clashes(again):
                 result = results[index] = again
         for template in result.templates:
@@ -294,7 +295,7 @@ def _held_back(result: FileResult, renaming: Finding) -> FileResult:
         [*(f for f in result.findings if not f.spec.writes), held],
         key=lambda f: (f.line, f.col, f.code, f.message),
     )
-    inventory = [row.replace(kept=row.kept or "DRA219") for row in result.inventory]
+    inventory = [dataclasses.replace(row, kept=row.kept or "DRA219") for row in result.inventory]
     return FileResult(result.path, Status.REPORTED, findings, inventory, original=result.original)
 
 
@@ -370,7 +371,8 @@ _STREAM_BLOCK = 1 << 20
 Sink = Callable[[FileResult], None]
 
 
-class Part(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Part:
     """Whole documents of a stream: bytes ``start`` to ``end`` of its copy, after
     ``line`` lines."""
 
@@ -481,7 +483,7 @@ def run_stream(
                 taken |= defined_templates(data)
         merged = FileResult(display, Status.UNCHANGED, markers=[])
         for part in parts:
-            here = settings._replace(file_taken=frozenset(taken))
+            here = dataclasses.replace(settings, file_taken=frozenset(taken))
             result = process_job(Job("", display, Role(), read(part), edit), here)
             taken.update(_template_key(t) for t in result.templates)
             if sink is not None:
@@ -504,8 +506,8 @@ def _absorb(merged: FileResult, part: FileResult, offset: int) -> None:
         m.line, m.first, m.last = moved(m.line), moved(m.first), moved(m.last)
     assert merged.markers is not None
     merged.markers.extend(markers)
-    merged.findings.extend(f._replace(line=moved(f.line)) for f in part.findings)
-    merged.inventory.extend(i.replace(line=moved(i.line)) for i in part.inventory)
+    merged.findings.extend(dataclasses.replace(f, line=moved(f.line)) for f in part.findings)
+    merged.inventory.extend(dataclasses.replace(i, line=moved(i.line)) for i in part.inventory)
     # the generated templates are not kept: their names are taken (run_stream), and a
     # stream has no other file whose templates could collide with them
     ranks = (Status.UNCHANGED, Status.CHANGED, Status.REPORTED, Status.FAILED)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
 from yaml.nodes import Node
 
@@ -24,7 +25,6 @@ from dra_migrate.manifests import load, locate
 from dra_migrate.manifests.kinds import api_group
 from dra_migrate.manifests.load import Document, Source, entries, get, scalar
 from dra_migrate.pipeline import suppress
-from dra_migrate.record import NamedTuple
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.roles import Role
 from dra_migrate.report.findings import Finding, InputProblem, Severity, finding
@@ -38,7 +38,8 @@ if TYPE_CHECKING:  # nor pathlib (resources.py)
 INFO = Severity.INFO
 
 
-class Job(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Job:
     """Everything a worker needs for one file (picklable)."""
 
     path: str  # filesystem path, "" for stdin

@@ -3,11 +3,10 @@
 A one-file pre-commit run is mostly start-up, so each path imports only what
 it uses: nothing that parses or plans when no file needs parsing, never the
 heavy libraries (jsonschema, jinja2, the CEL library, rich) on the paths that
-do not use them. Each ``@dataclass`` costs 0.5 to 1.5 ms to create on Python
-3.11 and the module imports ``inspect`` (10 to 20 ms with ``ast``, ``dis`` and
-``tokenize``), so the records of these paths are NamedTuples and
-``record.Record`` classes: no dataclass, no ``inspect``. Every command runs in a fresh
-interpreter, as ``python -m dra_migrate`` does; nothing is timed.
+do not use them. Records are dataclasses (``dataclasses`` and ``inspect`` are paid
+on every path; benchmarks/bench.py measures the start-up against black and yamllint).
+Every command runs in a fresh interpreter, as ``python -m dra_migrate`` does; nothing
+is timed.
 """
 
 from __future__ import annotations
@@ -61,7 +60,7 @@ runpy.run_module("dra_migrate", run_name="__main__", alter_sys=True)
 # Libraries that cost tens of milliseconds to import, and are needed by a few paths only.
 HEAVY = ("jsonschema", "jinja2", "celpy", "lark", "rich", "dra_migrate.cel", "_hashlib")
 # What the standard library costs milliseconds to import, and none of these paths needs:
-# dataclasses (with inspect, ast, dis, tokenize), exact fractions for plain counts,
+# exact fractions for plain counts,
 # shutil (argparse's help layout asks it for the terminal's width), click's imports,
 # typing (6 ms: the package imports it for type checkers only, TYPE_CHECKING = False),
 # pathlib (8 ms with urllib.parse and ipaddress: paths are strings until a run writes).
@@ -69,8 +68,6 @@ SLOW_STDLIB = (
     "pathlib",
     "urllib",
     "ipaddress",
-    "dataclasses",
-    "inspect",
     "fractions",
     "decimal",
     "shutil",
@@ -146,7 +143,7 @@ def test_a_run_that_parses_nothing_imports_no_stage(
 ) -> None:
     (repo / "gpu.yaml").unlink()
     probe(tmp_path, repo, *args)  # the first run keeps the built-in mapping as JSON
-    modules, classes = probe(tmp_path, repo, *args)
+    modules, _ = probe(tmp_path, repo, *args)
     assert "dra_migrate.pipeline.many_files" in modules
     assert loaded(modules, HEAVY + STAGES) == []
     # nor the YAML parser (40 ms of imports): no file, not even the built-in mapping,
@@ -155,17 +152,13 @@ def test_a_run_that_parses_nothing_imports_no_stage(
         loaded(modules, ("yaml", "dra_migrate.manifests.load", "dra_migrate.manifests.locate"))
         == []
     )
-    # the records every run builds (options, mapping, kinds, gates, ...) are NamedTuples
-    assert classes == []
     assert loaded(modules, SLOW_STDLIB) == []
 
 
 def test_the_hook_on_a_gpu_file_imports_its_stages_and_nothing_heavy(
     tmp_path: Path, repo: Path
 ) -> None:
-    modules, classes = probe(
-        tmp_path, repo, "convert", "--check", "--diff", "--context", ".", "gpu.yaml"
-    )
+    modules, _ = probe(tmp_path, repo, "convert", "--check", "--diff", "--context", ".", "gpu.yaml")
     # the probe sees the stages the conversion needs ...
     assert loaded(modules, ("dra_migrate.pipeline.one_file", "dra_migrate.validate")) == [
         "dra_migrate.pipeline.one_file",
@@ -174,7 +167,6 @@ def test_the_hook_on_a_gpu_file_imports_its_stages_and_nothing_heavy(
     # ... and nothing it does not: generated objects are checked by schema_engine, the
     # text is laid out without rich, no CEL selector is parsed, no name needs a hash
     assert loaded(modules, HEAVY) == []
-    assert classes == []
     # PyYAML's constructor imports datetime (timestamps): the baseline, import yaml, pays it
     assert loaded(modules, SLOW_STDLIB) == ["datetime"]
 
