@@ -19,7 +19,8 @@ from yaml.nodes import Node
 from dra_migrate.convert import unconverted
 from dra_migrate.convert.edit import EditError, apply_regions
 from dra_migrate.convert.mapping import Config, Context, Settings
-from dra_migrate.convert.plan import Names, PodPlan, plan_site
+from dra_migrate.convert.naming import Names
+from dra_migrate.convert.plan import PodPlan, plan_site
 from dra_migrate.k8s.quantity import whole_count
 from dra_migrate.manifests import load, locate
 from dra_migrate.manifests.kinds import api_group

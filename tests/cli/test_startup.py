@@ -79,6 +79,7 @@ SLOW_STDLIB = (
 STAGES = (
     "dra_migrate.pipeline.one_file",
     "dra_migrate.convert.plan",
+    "dra_migrate.convert.naming",
     "dra_migrate.convert.edit",
     "dra_migrate.validate",
     "dra_migrate.k8s.catalog",
