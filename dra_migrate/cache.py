@@ -38,7 +38,7 @@ from functools import cache
 
 from dra_migrate import __version__
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any

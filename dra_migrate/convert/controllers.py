@@ -37,7 +37,7 @@ from dra_migrate.manifests.load import entries, get, get_path, items, scalar
 from dra_migrate.manifests.locate import APP, PodSite
 from dra_migrate.report.findings import Finding, finding
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -32,7 +32,7 @@ from dra_migrate.manifests.load import (
 )
 from dra_migrate.report.findings import escape, has_unsafe, unsafe
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -22,7 +22,7 @@ from dra_migrate.package_data import package_file, schema_path
 from dra_migrate.repo import discover
 from dra_migrate.report.findings import ConfigError, InputProblem
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from os import PathLike
     from typing import Any

@@ -13,7 +13,7 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 
 from dra_migrate.manifests.load import entries, get
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 

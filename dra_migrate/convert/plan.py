@@ -49,7 +49,7 @@ from dra_migrate.manifests.load import entries, get, scalar
 from dra_migrate.manifests.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
 from dra_migrate.report.findings import Finding, finding
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -21,7 +21,7 @@ from dra_migrate.repo.context import Lookup
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.model import FileResult, Report, Status
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, BinaryIO, TypeVar

@@ -31,7 +31,7 @@ from dra_migrate.repo.roles import Role
 from dra_migrate.report.findings import Finding, InputProblem, Severity, finding
 from dra_migrate.report.model import FileResult, InventoryItem, Status
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:  # nor pathlib (resources.py)
     from pathlib import Path
 

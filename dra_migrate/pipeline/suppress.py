@@ -37,7 +37,7 @@ from dra_migrate.convert.mapping import Config, IgnoreEntry
 from dra_migrate.report.findings import CODES, Finding, InputProblem, finding
 from dra_migrate.report.model import FileResult, Report, Suppressed
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

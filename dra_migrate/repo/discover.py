@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from dra_migrate import git
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:  # nor pathlib: paths are strings here (resources.py)
     from os import PathLike
     from pathlib import Path

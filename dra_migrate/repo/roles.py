@@ -15,7 +15,7 @@ from dra_migrate import cache, git
 from dra_migrate.repo import discover
 from dra_migrate.report.findings import InputProblem
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 
 if TYPE_CHECKING:  # the parser is imported where a kustomization is parsed
     from pathlib import Path

@@ -33,7 +33,7 @@ from dra_migrate.repo import discover, roles
 from dra_migrate.report.findings import ConfigError, InputProblem, quote_path
 from dra_migrate.report.model import Report
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 
 if TYPE_CHECKING:  # the parser is imported where a changed file is parsed
     from dra_migrate.manifests import load

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from dra_migrate.report.fields import REQUEST, as_json, location_dict
 from dra_migrate.report.findings import Finding, Severity, finding
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
