@@ -21,8 +21,11 @@ of ``ROWS``, 11 for the hook's). Never a test: timing depends on the machine
     python benchmarks/bench.py --files 50000   # the 50,000-file repository
     python benchmarks/bench.py --real-repo ../kserve   # also a real snapshot
 
-The rows beside yamllint and black need them installed (``pip install yamllint
-black``); without them those rows are skipped and say so.
+The start-up rows against black and yamllint need them installed (the ``test``
+extra has them); without them those rows are skipped and say so. ``--only ROW``
+runs the named rows of ``ROWS`` alone, on the generated repository:
+
+    python benchmarks/bench.py --only startup_against_peers --repeat 21
 """
 
 from __future__ import annotations
@@ -543,6 +546,17 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
     generate(repo, args.files, 0, bundle_mb=args.bundle_mb)
     git_init(repo)
     files = yaml_files(repo)
+    # the hook's staged files: one with a GPU request, one without
+    staged = [
+        str(next(p for p in files if ("nvidia.com/gpu" in p.read_text()) == gpu).relative_to(repo))
+        for gpu in (True, False)
+    ]
+    if args.only:  # the named rows of ROWS alone
+        bench = Bench(args, work, repo, files, staged, jobs)
+        for row in ROWS:
+            if row.__name__ in args.only:
+                row(bench, rows)
+        return rows
     read, cload, convert = interleaved(
         repeat,
         lambda: read_baseline(files),
@@ -576,10 +590,6 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
     # the dra-migrate-check hook of .pre-commit-hooks.yaml, given one staged file, from the
     # top of the 5,000-file repository (--context . reads the rest for references)
     hook = HOOK
-    staged = [
-        str(next(p for p in files if ("nvidia.com/gpu" in p.read_text()) == gpu).relative_to(repo))
-        for gpu in (True, False)
-    ]
     startup, *hooks = interleaved(
         max(repeat, 11),  # whole processes of a tenth of a second: more turns, steadier medians
         lambda: run_process([sys.executable, "-c", "import yaml"], repo),
@@ -748,35 +758,58 @@ def cold_hooks(bench: Bench, rows: list[Row]) -> None:
     )
 
 
-def hook_beside_linters(bench: Bench, rows: list[Row]) -> None:
-    """What other pre-commit hooks cost on the same staged file: yamllint on it, and
-    black (which reads Python only) on a Python module of as many lines. No target:
-    for scale. Skipped, with a message, where yamllint or black is not installed."""
+def _formatted_module(path: Path, size: int) -> Path:
+    """A Python module of about ``size`` bytes that black leaves as it is (a staged file
+    already formatted: what a pre-commit run of black sees most often)."""
+    lines, total, i = [], 0, 0
+    while total < size:
+        line = f'value_{i} = {{"key": [{i}, {i + 1}], "name": "item-{i}"}}\n'
+        lines.append(line)
+        total += len(line)
+        i += 1
+    path.write_text("".join(lines))
+    return path
+
+
+def startup_against_peers(bench: Bench, rows: list[Row]) -> None:
+    """Start-up against the peers: the dra-migrate-check hook of ``.pre-commit-hooks.yaml``
+    (``convert --check --diff --context .``, from the top of the git repository) on one
+    staged file with a GPU request and on one without, against the hooks a repository
+    runs beside it on a file of the same size: ``black --check`` on a formatted Python
+    module (black reads Python only) and yamllint on the same YAML file. All six in
+    turns, medians of 11 or more; target: the hook at most black --check's median.
+    Skipped, with a message, where black or yamllint is not installed (both are in the
+    package's ``test`` extra)."""
     import importlib.util
 
-    missing = [m for m in ("yamllint", "black") if importlib.util.find_spec(m) is None]
+    missing = [m for m in ("black", "yamllint") if importlib.util.find_spec(m) is None]
     if missing:
         print(
-            f"bench: {' and '.join(missing)} not installed: the hook-beside-linters rows are "
-            "skipped (pip install yamllint black)",
+            f"bench: {' and '.join(missing)} not installed: the start-up against the peers "
+            'rows are skipped (pip install -e ".[test]", or pip install black yamllint)',
             file=sys.stderr,
         )
         return
-    staged = bench.staged[0]
-    lines = (bench.repo / staged).read_text().count("\n")
-    module = bench.work / "module.py"
-    module.write_text("".join(f"value_{i} = {{'key': [{i}, {i + 1}]}}\n" for i in range(lines)))
-    hook, yamllint, black = interleaved(
-        bench.turns(11),
-        lambda: run_process(tool(*HOOK, staged), bench.repo),
-        lambda: run_process([sys.executable, "-m", "yamllint", staged], bench.repo),
-        lambda: run_process(
-            [sys.executable, "-m", "black", "--check", "-q", str(module)], bench.repo
-        ),
-    )
-    rows.append(Row("the hook with a GPU request (for the two below)", hook))
-    rows.append(Row(f"yamllint on the same file ({lines} lines)", yamllint, "the hook", hook))
-    rows.append(Row(f"black --check on a Python module of {lines} lines", black, "the hook", hook))
+    cases = []
+    for label, staged in zip(("with a GPU request", "without one"), bench.staged, strict=True):
+        size = (bench.repo / staged).stat().st_size
+        module = _formatted_module(bench.work / f"peer-{len(cases)}.py", size)
+        cases.append((label, staged, size, module))
+    runs: list[Run] = []
+    for _label, staged, _size, module in cases:
+        runs += [
+            lambda s=staged: run_process(tool(*HOOK, s), bench.repo),
+            lambda m=module: run_process(
+                [sys.executable, "-m", "black", "--check", "-q", str(m)], bench.repo
+            ),
+            lambda s=staged: run_process([sys.executable, "-m", "yamllint", s], bench.repo),
+        ]
+    timings = interleaved(bench.turns(11), *runs)
+    for index, (label, _staged, size, _module) in enumerate(cases):
+        hook, black, yamllint = timings[3 * index : 3 * index + 3]
+        rows.append(Row(f"black --check, a formatted module of {size:,} bytes", black))
+        rows.append(Row(f"the hook on one file {label}", hook, "black --check", black, 1.0))
+        rows.append(Row(f"yamllint on the same file ({size:,} bytes)", yamllint, "black", black))
 
 
 def template_actions(bench: Bench, rows: list[Row]) -> None:
@@ -859,7 +892,7 @@ def pods_in_one_file(bench: Bench, rows: list[Row]) -> None:
 ROWS: list[Callable[[Bench, list[Row]], None]] = [
     scan_with_gpus,
     cold_hooks,
-    hook_beside_linters,
+    startup_against_peers,
     template_actions,
     pods_in_one_file,
     real_repository,
@@ -907,6 +940,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-corpus", action="store_true", help="skip ../shared/corpus/dra")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=[row.__name__ for row in ROWS],
+        help="run only this row of ROWS on the generated repository (repeatable)",
+    )
     args = parser.parse_args(argv)
     if args.real_repo is not None and not args.real_repo.is_dir():
         parser.error(f"--real-repo {args.real_repo}: not a folder")

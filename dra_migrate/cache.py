@@ -34,11 +34,12 @@ import contextlib
 import json
 import os
 import stat
+from dataclasses import dataclass
 from functools import cache
 
 from dra_migrate import __version__
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
@@ -66,16 +67,18 @@ _SUPPORTED = {os.open, os.rename, os.unlink, os.stat, os.utime} <= os.supports_d
 )
 
 
+@dataclass(slots=True)
 class _State:
     """The folder of this process, opened when first needed (``fd``: None where no
     cache is used; ``where``: the location it was opened at), and the real paths
-    the run reads, which it must not lie inside."""
+    the run reads, which it must not lie inside. Not frozen: the run changes it as
+    it opens the folder and writes files (``written``: files written so far)."""
 
     fd: int | None = None
     where: str | None = None
-    opened = False
+    opened: bool = False
     outside: tuple[str, ...] = ()
-    written = 0
+    written: int = 0
 
 
 _state = _State()

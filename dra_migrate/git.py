@@ -10,7 +10,7 @@ for Python to read, and Python does not wake for each name git writes (on
 5,000 files a pipe cost 30 to 60 ms).
 
 ``prestart`` starts those questions from the command line before the CLI is
-imported (``entry.py``): importing it takes longer than git takes to search a
+imported (``__main__.py``): importing it takes longer than git takes to search a
 repository of thousands of files, and nothing here imports more than ``os``.
 The run takes over what was started for it when it asks the same question
 (``files``, ``without``, ``containing``, ``kustomizations``); anything it never

@@ -4,6 +4,7 @@ line's values to the one ``RunOptions`` value a command hands down."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 
@@ -330,7 +331,7 @@ def with_file_size(config: Config, max_file_size: str | None) -> Config:
     if max_file_size is None:
         return config
     try:
-        return config.replace(max_file_size=parse_size(max_file_size))
+        return dataclasses.replace(config, max_file_size=parse_size(max_file_size))
     except ConfigError as error:
         raise ConfigError(f"--max-file-size: {error.args[0]}") from None
 

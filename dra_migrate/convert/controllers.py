@@ -26,6 +26,7 @@ same facts for users; tests/convert/test_controllers.py holds a golden case per 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from yaml.nodes import MappingNode, Node
 
@@ -34,10 +35,9 @@ from dra_migrate.manifests import locate, trees
 from dra_migrate.manifests.kinds import KSERVE, api_group
 from dra_migrate.manifests.locate import APP, PodSite
 from dra_migrate.manifests.trees import entries, get, get_path, items, scalar
-from dra_migrate.record import NamedTuple
 from dra_migrate.report.findings import Finding, finding
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from dra_migrate.convert.mapping import Config
 
 
-class Outcome(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Outcome:
     """What a rule makes of one pod spec: edits to add, findings, and whether the
     conversion must be refused (the pod spec stays on the device plugin)."""
 
@@ -114,7 +115,8 @@ def extended_resource_toleration(
 # --- schedulers -----------------------------------------------------------------------
 
 
-class Scheduler(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Scheduler:
     name: str  # schedulerName
     product: str
     needs: str  # what it takes for pods with claims to be scheduled
@@ -486,7 +488,8 @@ def _gke_accelerator(site: PodSite, path: str) -> Outcome:
     )
 
 
-class Derivation(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Derivation:
     """One operator behaviour that depends on the GPU limit."""
 
     controller: str

@@ -15,16 +15,16 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from dra_migrate.convert.operations import AddObject, AppendEntry, AppendItems, Edit, RemoveEntry
 from dra_migrate.manifests.sources import Document, Source, line_end, line_start
 from dra_migrate.manifests.trees import content_end, entry_end, is_flow, walk
-from dra_migrate.record import NamedTuple
 from dra_migrate.report.findings import escape, has_unsafe, unsafe
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -33,7 +33,8 @@ class EditError(Exception):
     """The plan cannot be applied to this text (a bug, or input the editor cannot place)."""
 
 
-class Style(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Style:
     indent: int = 2  # columns from a key to the keys of its mapping value
     seq_offset: int = 0  # columns from a key to the dashes of its sequence value
     quote: str = "'"  # preferred quote for strings that need one
@@ -43,7 +44,8 @@ class Style(NamedTuple):
     json: bool = False
 
 
-class Splice(NamedTuple):
+@dataclass(frozen=True, order=True, slots=True)
+class Splice:
     """Replace text[start:end] with ``text``.
 
     At one offset, insertions go before a removal that starts there, and an

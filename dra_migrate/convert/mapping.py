@@ -15,15 +15,15 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from dra_migrate.k8s.names import DNS_SUBDOMAIN
 from dra_migrate.package_data import package_file, schema_path
-from dra_migrate.record import NamedTuple, Record
 from dra_migrate.repo import discover
 from dra_migrate.report.findings import ConfigError, InputProblem
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from os import PathLike
     from typing import Any
@@ -46,16 +46,19 @@ _ADJACENT = re.compile(r"(\{[a-zA-Z_][a-zA-Z0-9_]*\})(\{[a-zA-Z_][a-zA-Z0-9_]*\}
 _NOTHING: Mapping[str, Any] = MappingProxyType({})  # an empty mapping no one can change
 
 
-class Context(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Context:
     """What a rule can look at: the workload around the pod spec."""
 
     namespace: str | None = None
-    labels: Mapping[str, str] = _NOTHING
+    # (a field's default must be hashable: the one shared empty mapping, from a factory)
+    labels: Mapping[str, str] = field(default_factory=lambda: _NOTHING)
     # label key -> the set of values the pod may be scheduled on
-    node_selector: Mapping[str, frozenset[str]] = _NOTHING
+    node_selector: Mapping[str, frozenset[str]] = field(default_factory=lambda: _NOTHING)
 
 
-class Rule(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Rule:
     namespaces: tuple[str, ...] = ()
     labels: tuple[tuple[str, str], ...] = ()
     node_selector: tuple[tuple[str, frozenset[str]], ...] = ()
@@ -75,7 +78,8 @@ class Rule(NamedTuple):
         return True
 
 
-class Choice(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Choice:
     """The outcome for one extended resource in one pod."""
 
     resource: str
@@ -86,7 +90,8 @@ class Choice(NamedTuple):
     rule: int | None  # index of the matching rule, None for the resource's default
 
 
-class ResourceMapping(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ResourceMapping:
     name: str
     device_class: str
     selectors: tuple[str, ...] = ()
@@ -206,7 +211,8 @@ def _fill(text: str, values: Mapping[str, str]) -> str:
     return text
 
 
-class IgnoreEntry(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class IgnoreEntry:
     """An ``ignore`` entry that silences findings: a path pattern and codes (all when empty)."""
 
     path: str
@@ -214,7 +220,8 @@ class IgnoreEntry(NamedTuple):
     place: int  # its index in the ``ignore`` list, for messages about it
 
 
-class ClassDefinition(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ClassDefinition:
     """A DeviceClass the project defines (``deviceClasses``), rendered by ``deviceclasses``."""
 
     name: str
@@ -227,65 +234,34 @@ class ClassDefinition(NamedTuple):
     col: int = 0
 
 
-class Config(Record):
+@dataclass(frozen=True, slots=True)
+class Config:
     """The mapping and settings of a project (``.dra-migrate.yaml``), or the built-in ones."""
 
-    _fields = (
-        "resources",
-        "detect",
-        "ignore",
-        "exclude",
-        "target",
-        "kube_version",
-        "path",
-        "device_classes",
-        "suppressions",
-        "max_file_size",
-        "drivers",
-        "feature_gates",
-        "extended_resource_toleration",
-        "dra_schedulers",
+    resources: tuple[ResourceMapping, ...]
+    detect: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()  # resource names (glob) that detect must not report
+    exclude: tuple[str, ...] = ()
+    target: str | None = None
+    kube_version: str | None = None
+    path: str | None = None  # the file it came from, None for built-ins only
+    device_classes: tuple[ClassDefinition, ...] = ()
+    suppressions: tuple[IgnoreEntry, ...] = ()  # ignore entries with a path and codes
+    max_file_size: int = discover.DEFAULT_MAX_FILE_SIZE  # larger files are refused
+    # drivers the catalog does not list: domain -> the attribute and capacity names
+    drivers: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # featureGates: DRA feature gates of the cluster (name, on), under --feature-gates
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+    # write the toleration ExtendedResourceToleration added (controllers.py)
+    extended_resource_toleration: bool = True
+    # schedulerName values known to allocate ResourceClaims besides the default
+    dra_schedulers: frozenset[str] = frozenset()
+    # is_gpu's answers: every container of every file asks about the same few names
+    # (kept out of comparisons, and new in a copy made by dataclasses.replace)
+    _gpu: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _needles: list[tuple[bytes, ...]] = field(
+        default_factory=list, init=False, repr=False, compare=False
     )
-    __slots__ = (*_fields, "_gpu", "_needles")
-
-    def __init__(
-        self,
-        resources: tuple[ResourceMapping, ...],
-        detect: tuple[str, ...] = (),
-        ignore: tuple[str, ...] = (),  # resource names (glob) that detect must not report
-        exclude: tuple[str, ...] = (),
-        target: str | None = None,
-        kube_version: str | None = None,
-        path: str | None = None,  # the file it came from, None for built-ins only
-        device_classes: tuple[ClassDefinition, ...] = (),
-        suppressions: tuple[IgnoreEntry, ...] = (),  # ignore entries with a path and codes
-        max_file_size: int = discover.DEFAULT_MAX_FILE_SIZE,  # larger files are refused
-        # drivers the catalog does not list: domain -> the attribute and capacity names
-        drivers: Mapping[str, frozenset[str]] | None = None,
-        # featureGates: DRA feature gates of the cluster (name, on), under --feature-gates
-        feature_gates: tuple[tuple[str, bool], ...] = (),
-        # write the toleration ExtendedResourceToleration added (controllers.py)
-        extended_resource_toleration: bool = True,
-        # schedulerName values known to allocate ResourceClaims besides the default
-        dra_schedulers: frozenset[str] = frozenset(),
-    ) -> None:
-        self.resources = resources
-        self.detect = detect
-        self.ignore = ignore
-        self.exclude = exclude
-        self.target = target
-        self.kube_version = kube_version
-        self.path = path
-        self.device_classes = device_classes
-        self.suppressions = suppressions
-        self.max_file_size = max_file_size
-        self.drivers: Mapping[str, frozenset[str]] = {} if drivers is None else drivers
-        self.feature_gates = feature_gates
-        self.extended_resource_toleration = extended_resource_toleration
-        self.dra_schedulers = dra_schedulers
-        # is_gpu's answers: every container of every file asks about the same few names
-        self._gpu: dict[str, bool] = {}
-        self._needles: list[tuple[bytes, ...]] = []
 
     def published(self) -> frozenset[str]:
         """The domains and domain/name of the declared drivers, as validate knows them."""
@@ -351,7 +327,8 @@ class Config(Record):
         return tuple(sorted(minimal))
 
 
-class Settings(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Settings:
     """The options of a run, as one frozen value (a worker process gets a copy)."""
 
     target: str  # v1beta1, v1beta2 or v1

@@ -7,20 +7,21 @@ objects to add with these; ``edit.py`` turns them into text splices.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from dra_migrate.manifests.trees import entries, get
-from dra_migrate.record import NamedTuple
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
     from dra_migrate.manifests.locate import Workload
 
 
-class RemoveEntry(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class RemoveEntry:
     """Delete ``key`` (a key node) and its value from ``mapping``."""
 
     mapping: MappingNode
@@ -33,7 +34,8 @@ class RemoveEntry(NamedTuple):
 Replaced = tuple[tuple[MappingNode, Node, Node], ...]
 
 
-class AppendEntry(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class AppendEntry:
     """Add ``key: value`` at the end of ``mapping``."""
 
     mapping: MappingNode
@@ -42,7 +44,8 @@ class AppendEntry(NamedTuple):
     replaces: Replaced = ()
 
 
-class AppendItems(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class AppendItems:
     """Add items at the end of ``sequence``."""
 
     sequence: SequenceNode
@@ -50,7 +53,8 @@ class AppendItems(NamedTuple):
     replaces: Replaced = ()
 
 
-class AddObject(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class AddObject:
     """Add a generated object after ``workload``'s document (or to its List)."""
 
     workload: Workload

@@ -9,21 +9,31 @@ edit stage turns it into text. The semantics of the migration live here:
   present, must be equal; ``0`` needs no claim;
 - a non-sidecar init container reuses the devices of app containers, as the
   device plugin did (the pod holds max(init, sum of app and sidecars));
-- one ResourceClaimTemplate per pod template, in the workload's namespace.
+- one ResourceClaimTemplate per pod template, in the workload's namespace
+  (its name, the claim's and the requests' are made by ``naming.py``).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from yaml.nodes import MappingNode, Node
 
 from dra_migrate.convert import controllers
 from dra_migrate.convert.asks import Ask
 from dra_migrate.convert.mapping import Choice, Config, Context, Settings
+from dra_migrate.convert.naming import (
+    PLACEHOLDER,
+    Names,
+    claim_name,
+    dns_label,
+    invalid_names,
+    template_name,
+    unique,
+)
 from dra_migrate.convert.operations import (
     AddObject,
     AppendEntry,
@@ -32,42 +42,37 @@ from dra_migrate.convert.operations import (
     add_items,
 )
 from dra_migrate.k8s import quantity
-from dra_migrate.k8s.names import DNS_LABEL
 from dra_migrate.k8s.quantity import INT64_MAX, whole_count
 from dra_migrate.manifests import scalars, trees
 from dra_migrate.manifests.kinds import ARGO, KSERVE_MODE_ANNOTATION, on_knative
 from dra_migrate.manifests.locate import APP, INIT, SIDECAR, Container, PodSite, Workload
-from dra_migrate.manifests.trees import entries, get, items, scalar
-from dra_migrate.record import NamedTuple, Record
-from dra_migrate.report.findings import Finding, escape, finding, has_unsafe
+from dra_migrate.manifests.trees import entries, get, scalar
+from dra_migrate.report.findings import Finding, finding
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 MAX_REQUESTS = 32  # DeviceRequestsMaxSize
-_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{\{.*?\}\}")
 
 
 # --- the plan -------------------------------------------------------------------
 
 
-class DeviceRequest(Record):
-    """One request of a generated claim: a device class and a count."""
+@dataclass(slots=True)
+class DeviceRequest:
+    """One request of a generated claim: a device class and a count. Not frozen: the
+    plan fills in ``containers`` (the containers that use it) after creating it."""
 
-    __slots__ = _fields = ("name", "choice", "count", "containers")
-
-    def __init__(
-        self, name: str, choice: Choice, count: int, containers: list[str] | None = None
-    ) -> None:
-        self.name = name
-        self.choice = choice
-        self.count = count
-        self.containers: list[str] = [] if containers is None else containers
+    name: str
+    choice: Choice
+    count: int
+    containers: list[str] = field(default_factory=list)
 
 
-class PodPlan(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class PodPlan:
     site: PodSite
     claim: str
     template: str
@@ -81,19 +86,6 @@ class PodPlan(NamedTuple):
     def template_object(self) -> Mapping[str, Any]:
         obj = next(e.obj for e in self.edits if isinstance(e, AddObject))
         return obj
-
-
-class Names:
-    """Generated names taken so far in one stream, per namespace."""
-
-    def __init__(self) -> None:
-        self.taken: set[tuple[str, str]] = set()
-
-    def reserve(self, namespace: str | None, name: str) -> None:
-        self.taken.add((namespace or "", name))
-
-    def free(self, namespace: str | None, name: str) -> bool:
-        return (namespace or "", name) not in self.taken
 
 
 def plan_site(
@@ -154,7 +146,7 @@ def plan_site(
         )
         return None, findings
 
-    refused = _invalid_names(site.workload, path)
+    refused = invalid_names(site.workload, path)
     if refused is not None:
         findings.append(refused)
         return None, findings
@@ -180,8 +172,8 @@ def plan_site(
         return None, findings
 
     workload = site.workload
-    claim = _claim_name(site.pod)
-    template = _template_name(workload, site, names, path, findings, settings.reserved)
+    claim = claim_name(site.pod)
+    template = template_name(workload, site, names, path, findings, settings.reserved)
     obj = resource_claim_template(template, workload.namespace, requests, settings.target)
     edits: list[Edit] = list(removals)
     edits.extend(_container_edits(site, refs, claim, asks))
@@ -389,7 +381,7 @@ def _shown(text: str) -> str:
 def _count(value: Node, name: str, who: str, path: str, findings: list[Finding]) -> int | None:
     text = scalar(value)
     line, col = trees.position(value)
-    if text is not None and _PLACEHOLDER.search(text):
+    if text is not None and PLACEHOLDER.search(text):
         findings.append(
             finding(
                 "DRA106",
@@ -459,7 +451,7 @@ def _requests(
         per_container.setdefault(ask.container.name, []).append(ask)
 
     def new_request(base: str, choice: Choice, count: int) -> DeviceRequest:
-        name = _unique(_dns_label(base), used)
+        name = unique(dns_label(base), used)
         used.add(name)
         request = DeviceRequest(name, choice, count)
         requests.append(request)
@@ -569,126 +561,6 @@ def _choice_key(choice: Choice) -> tuple[Any, ...]:
 
 def _resource_slug(resource: str) -> str:
     return resource.rsplit("/", 1)[-1]
-
-
-# --- names ------------------------------------------------------------------------
-
-
-def _short_hash(text: str) -> str:
-    import hashlib  # lazy: loading OpenSSL costs start-up time, and few names need a hash
-
-    return hashlib.sha256(text.encode()).hexdigest()[:6]
-
-
-def _dns_label(text: str, limit: int = 63) -> str:
-    clean = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-") or "ctr"
-    clean = re.sub(r"-{2,}", "-", clean)
-    if clean == text and len(clean) <= limit:
-        return clean
-    if len(clean) <= limit and DNS_LABEL.fullmatch(clean):
-        return clean
-    return clean[: limit - 7].rstrip("-") + "-" + _short_hash(text)
-
-
-def _unique(name: str, used: set[str]) -> str:
-    if name not in used:
-        return name
-    for i in itertools.count(2):
-        candidate = f"{name[: 63 - len(str(i)) - 1]}-{i}"
-        if candidate not in used:
-            return candidate
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _claim_name(pod: MappingNode) -> str:
-    taken = {scalar(get(c, "name")) for c in items(get(pod, "resourceClaims"))}
-    for candidate in ("gpu", "gpus"):
-        if candidate not in taken:
-            return candidate
-    return _unique("gpu", {t for t in taken if t})
-
-
-def _template_name(
-    workload: Workload,
-    site: PodSite,
-    names: Names,
-    path: str,
-    findings: list[Finding],
-    reserved: frozenset[tuple[str, str]] = frozenset(),
-) -> str:
-    base = workload.name.rstrip("-") or workload.kind.lower()
-    wanted = "-".join(p for p in (base, site.label, "gpu") if p)
-    name = _dns_subdomain(wanted)
-    if (workload.namespace or "", name) in reserved:  # defined or generated in another file
-        name = _dns_subdomain(f"{wanted}-{_short_hash(path + workload.display + site.path)}")
-    elif not names.free(workload.namespace, name):
-        name = _dns_subdomain(f"{wanted}-{_short_hash(workload.display + site.path)}")
-    if name != wanted:
-        line, col = workload.position
-        findings.append(
-            finding(
-                "DRA210",
-                path,
-                line,
-                col,
-                f"ResourceClaimTemplate for {workload.display} is named {name!r} "
-                f"instead of {wanted!r}",
-                "names must be unique, lower-case DNS subdomains of at most 253 characters",
-            )
-        )
-    names.reserve(workload.namespace, name)
-    return name
-
-
-def _invalid_names(workload: Workload, path: str) -> Finding | None:
-    """A name or namespace the API server would refuse, and that the conversion would
-    copy into generated text: refused (DRA109) rather than copied or guessed at."""
-    meta = get(workload.root, "metadata")
-    namespace = workload.namespace
-    if has_unsafe(workload.name):
-        node = get(meta, "name")
-        message = (
-            f"{workload.kind} name {workload.name!r} holds a line break, control or "
-            "bidirectional character; Kubernetes refuses it, and it is not copied into "
-            "generated objects"
-        )
-        hint = "give the workload a DNS subdomain name"
-    elif namespace and not _valid_namespace(namespace):
-        node = get(meta, "namespace")
-        message = (
-            f"namespace {namespace!r} of {workload.kind} {escape(workload.name)} is not a "
-            "lower-case DNS label of at most 63 characters; Kubernetes refuses it, and it "
-            "is not copied into the generated ResourceClaimTemplate"
-        )
-        hint = "fix the namespace"
-    else:
-        return None
-    line, col = trees.position(node) if node is not None else workload.position
-    return finding("DRA109", path, line, col, message, hint)
-
-
-def _valid_namespace(namespace: str) -> bool:
-    """A DNS label, where ``${VAR}`` and ``{{ ... }}`` placeholders may stand for parts."""
-    if has_unsafe(namespace):
-        return False
-    holders = _PLACEHOLDER.findall(namespace)
-    if not holders:
-        return len(namespace) <= 63 and bool(DNS_LABEL.fullmatch(namespace))
-    rest = _PLACEHOLDER.sub("x", namespace)
-    return bool(re.fullmatch(r"[a-z0-9-]*", rest))
-
-
-def _dns_subdomain(text: str) -> str:
-    # ${VAR} placeholders are kept: the user's pipeline substitutes them.
-    pieces = _PLACEHOLDER.split(text)
-    holders = _PLACEHOLDER.findall(text)
-    cleaned = [re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.-]+", "-", p.lower())) for p in pieces]
-    out = "".join(c + h for c, h in itertools.zip_longest(cleaned, holders, fillvalue=""))
-    # every label starts and ends with a letter or digit: "a..b" and "a.-b" become "a.b"
-    out = re.sub(r"[.-]*\.[.-]*", ".", out).strip("-.")
-    if len(out) > 253:
-        out = out[:246].rstrip("-.") + "-" + _short_hash(text)
-    return out
 
 
 # --- edits ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 
 from dra_migrate.report.findings import quote_path
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:  # nor pathlib: the functions that write are given Paths (resources.py)
     from pathlib import Path
     from typing import Any

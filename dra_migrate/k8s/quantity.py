@@ -6,7 +6,7 @@ import re
 
 from dra_migrate.k8s.names import INT64_MAX
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from fractions import Fraction
 

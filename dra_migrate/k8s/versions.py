@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from dra_migrate.record import NamedTuple
 from dra_migrate.report.findings import ConfigError
 
 TARGETS = ("v1beta1", "v1beta2", "v1")
 DEFAULT_TARGET = "v1"
 
 
-class ApiVersion(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class ApiVersion:
     name: str
     introduced: int  # Kubernetes minor version
     deprecated: int | None
@@ -120,7 +121,8 @@ def warnings(target: str, minor: int) -> list[str]:
 # request left without firstAvailable is rejected).
 
 
-class FeatureGate(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class FeatureGate:
     name: str
     alpha: int  # first minor with the gate (and its fields)
     on: int | None  # first minor with the gate on by default; None: still off
@@ -196,7 +198,8 @@ def parse_feature_gates(text: str) -> tuple[tuple[str, bool], ...]:
     return tuple(gates.items())
 
 
-class GateState(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class GateState:
     """Which DRA feature gates an API server has on: the release's defaults, then
     ``--feature-gates``."""
 

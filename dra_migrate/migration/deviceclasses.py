@@ -39,7 +39,7 @@ SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
 CONFIGURATION, BRIDGE = "configuration", "bridge"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlannedClass:
     """A DeviceClass to create."""
 
@@ -83,7 +83,7 @@ class PlannedClass:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InstalledClass:
     """A class a known driver installs, that the mapping uses."""
 
@@ -101,7 +101,7 @@ class InstalledClass:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Bridged:
     """An extended resource served through the bridge: its mapped class and selectors."""
 
@@ -111,8 +111,11 @@ class Bridged:
     config: tuple[Mapping[str, Any], ...] = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class ClassPlan:
+    """The DeviceClasses a migration needs, and what is wrong with them. Not frozen:
+    ``plan_classes`` fills it in, one class or finding at a time."""
+
     classes: list[PlannedClass] = field(default_factory=list)
     installed: list[InstalledClass] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)

@@ -145,7 +145,7 @@ DRIVERS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlanSettings:
     strategy: str = "auto"
     kube_version: str | None = None  # "1.36"

@@ -30,7 +30,7 @@ BRIDGE_DEFAULT: int = GATES["DRAExtendedResource"].on or 0
 MIG_RESOURCES = ("*/mig-*",)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
     strategy: str  # REWRITE, BRIDGE or NONE (nothing converts it)
     reasons: tuple[str, ...]

@@ -8,19 +8,20 @@ prints or writes: the CLI renders the report and ``writer`` writes files.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from dra_migrate import cache
 from dra_migrate.pipeline import suppress
-from dra_migrate.record import NamedTuple
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.context import Lookup
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.model import FileResult, Report, Status
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any, BinaryIO, TypeVar
 
@@ -132,7 +133,7 @@ def run(options: RunOptions) -> Report:
     ]
     builder.keep()  # what the layout learnt of kustomizations, for the next run
     if templates_elsewhere:
-        settings = settings._replace(reserved=frozenset(templates_elsewhere))
+        settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
     processed = _map([job for _i, job in work], settings, jobs, progress)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
@@ -195,7 +196,7 @@ def _unique_across_files(
             from dra_migrate.pipeline.one_file import process_job
 
             reserved = settings.reserved | frozenset(taken)
-            again = process_job(job, settings._replace(reserved=reserved))
+            again = process_job(job, dataclasses.replace(settings, reserved=reserved))
             if not clashes(again):
                 result = results[index] = again
         for template in result.templates:
@@ -288,7 +289,7 @@ def _held_back(result: FileResult, renaming: Finding) -> FileResult:
         [*(f for f in result.findings if not f.spec.writes), held],
         key=lambda f: (f.line, f.col, f.code, f.message),
     )
-    inventory = [row.replace(kept=row.kept or "DRA219") for row in result.inventory]
+    inventory = [dataclasses.replace(row, kept=row.kept or "DRA219") for row in result.inventory]
     return FileResult(result.path, Status.REPORTED, findings, inventory, original=result.original)
 
 
@@ -364,7 +365,8 @@ _STREAM_BLOCK = 1 << 20
 Sink = Callable[[FileResult], None]
 
 
-class Part(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Part:
     """Whole documents of a stream: bytes ``start`` to ``end`` of its copy, after
     ``line`` lines."""
 
@@ -471,7 +473,7 @@ def run_stream(stream: BinaryIO, options: RunOptions, sink: Sink | None = None) 
                 taken |= defined_templates(data)
         merged = FileResult(display, Status.UNCHANGED, markers=[])
         for part in parts:
-            here = settings._replace(file_taken=frozenset(taken))
+            here = dataclasses.replace(settings, file_taken=frozenset(taken))
             result = process_job(Job("", display, Role(), read(part), edit), here)
             taken.update(_template_key(t) for t in result.templates)
             if sink is not None:
@@ -494,8 +496,8 @@ def _absorb(merged: FileResult, part: FileResult, offset: int) -> None:
         m.line, m.first, m.last = moved(m.line), moved(m.first), moved(m.last)
     assert merged.markers is not None
     merged.markers.extend(markers)
-    merged.findings.extend(f._replace(line=moved(f.line)) for f in part.findings)
-    merged.inventory.extend(i.replace(line=moved(i.line)) for i in part.inventory)
+    merged.findings.extend(dataclasses.replace(f, line=moved(f.line)) for f in part.findings)
+    merged.inventory.extend(dataclasses.replace(i, line=moved(i.line)) for i in part.inventory)
     # the generated templates are not kept: their names are taken (run_stream), and a
     # stream has no other file whose templates could collide with them
     ranks = (Status.UNCHANGED, Status.CHANGED, Status.REPORTED, Status.FAILED)

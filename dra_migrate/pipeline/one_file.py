@@ -13,26 +13,27 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from dataclasses import dataclass
 
 from yaml.nodes import Node
 
 from dra_migrate.convert import unconverted
 from dra_migrate.convert.edit import EditError, apply_regions
 from dra_migrate.convert.mapping import Config, Context, Settings
-from dra_migrate.convert.plan import Names, PodPlan, plan_site
+from dra_migrate.convert.naming import Names
+from dra_migrate.convert.plan import PodPlan, plan_site
 from dra_migrate.k8s.quantity import whole_count
 from dra_migrate.manifests import compose, locate, scalars, sources, templates, trees
 from dra_migrate.manifests.kinds import api_group
 from dra_migrate.manifests.sources import Document, Source
 from dra_migrate.manifests.trees import entries, get, scalar
 from dra_migrate.pipeline import suppress
-from dra_migrate.record import NamedTuple
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.roles import Role
 from dra_migrate.report.findings import Finding, InputProblem, Severity, finding
 from dra_migrate.report.model import FileResult, InventoryItem, Status
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:  # nor pathlib (resources.py)
     from pathlib import Path
 
@@ -40,7 +41,8 @@ if TYPE_CHECKING:  # nor pathlib (resources.py)
 INFO = Severity.INFO
 
 
-class Job(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Job:
     """Everything a worker needs for one file (picklable)."""
 
     path: str  # filesystem path, "" for stdin

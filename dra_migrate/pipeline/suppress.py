@@ -31,13 +31,13 @@ import os
 import re
 from bisect import bisect_right
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from dra_migrate.convert.mapping import Config, IgnoreEntry
-from dra_migrate.record import Record
 from dra_migrate.report.findings import CODES, Finding, InputProblem, finding
 from dra_migrate.report.model import FileResult, Report, Suppressed
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
@@ -63,42 +63,20 @@ HOLD = "DRA401"  # an ignore of this code (or of all) keeps the object on the de
 SERIES = {"convert": "0129", "validate": "039"}
 
 
-class Marker(Record):
-    """One ignore comment and what it covers."""
+@dataclass(slots=True)
+class Marker:
+    """One ignore comment and what it covers. Not frozen: ``used`` collects the codes it
+    silenced as findings are checked against it."""
 
-    __slots__ = _fields = (
-        "line",
-        "col",
-        "codes",
-        "first",
-        "last",
-        "whole_object",
-        "unknown",
-        "used",
-        "malformed",
-    )
-
-    def __init__(
-        self,
-        line: int,
-        col: int,
-        codes: frozenset[str] | None,  # None: every code
-        first: int,  # lines covered, inclusive
-        last: int,
-        whole_object: bool,
-        unknown: tuple[str, ...] = (),
-        used: set[str] | None = None,  # codes it silenced ("*" for any)
-        malformed: str = "",  # not a documented form: what it says (it silences nothing)
-    ) -> None:
-        self.line = line
-        self.col = col
-        self.codes = codes
-        self.first = first
-        self.last = last
-        self.whole_object = whole_object
-        self.unknown = unknown
-        self.used: set[str] = set() if used is None else used
-        self.malformed = malformed
+    line: int
+    col: int
+    codes: frozenset[str] | None  # None: every code
+    first: int  # lines covered, inclusive
+    last: int
+    whole_object: bool
+    unknown: tuple[str, ...] = ()
+    used: set[str] = field(default_factory=set)  # codes it silenced ("*" for any)
+    malformed: str = ""  # not a documented form: what it says (it silences nothing)
 
     def covers(self, f: Finding) -> bool:
         return self.first <= f.line <= self.last and (self.codes is None or f.code in self.codes)

@@ -14,11 +14,11 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from dra_migrate import git
-from dra_migrate.record import NamedTuple
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:  # nor pathlib: paths are strings here (resources.py)
     from os import PathLike
     from pathlib import Path
@@ -28,7 +28,8 @@ DEFAULT_MAX_FILE_SIZE = 64 * 2**20  # bytes; rendered charts of thousands of obj
 _ALWAYS_SKIPPED = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
 
 
-class Candidate(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Candidate:
     path: str  # as found: the path named, or joined below it
     display: str  # as the user will see it: relative to where they named it
     explicit: bool  # named on the command line (not found by walking a directory)

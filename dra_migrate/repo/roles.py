@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from dra_migrate import cache, git
-from dra_migrate.record import NamedTuple, Record
 from dra_migrate.repo import discover
 from dra_migrate.report.findings import InputProblem
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 
 if TYPE_CHECKING:  # the parser is imported where a kustomization is parsed
     from pathlib import Path
@@ -31,14 +31,16 @@ KUSTOMIZATION = "kustomization"
 HELM_UNITTEST = "helm-unittest"  # a helm-unittest suite (chart tests/*_test.yaml): skipped
 
 
-class Overlay(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Overlay:
     """A kustomization whose patches set GPU resources of objects it builds from bases."""
 
     display: str
     targets: frozenset[tuple[str, str]] | None  # (kind, name) patched; None: not known
 
 
-class Role(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Role:
     kind: str | None = None  # one of the constants above, None for a plain manifest
     via: str = ""  # the kustomization or chart that gives the file its role
     overlays: tuple[Overlay, ...] = ()  # overlays that patch GPU resources of this file
@@ -49,7 +51,8 @@ def patched_by(role: Role, kind: str, name: str) -> list[str]:
     return [o.display for o in role.overlays if o.targets is None or (kind, name) in o.targets]
 
 
-class Renaming(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Renaming:
     """A kustomization with namePrefix or nameSuffix, and what it builds."""
 
     path: str  # real path
@@ -60,26 +63,20 @@ class Renaming(NamedTuple):
     references_templates: bool  # its configurations teach kustomize resourceClaimTemplateName
 
 
-class Layout(Record):
+@dataclass(slots=True)
+class Layout:
     """What kustomizations and Helm charts say about the files of a run. Paths are real
     paths as strings (a repository has thousands of files: a ``Path`` a file cost
-    more than the look at it)."""
+    more than the look at it). Not frozen: ``overlays`` and ``charts`` are filled in
+    as files are asked about."""
 
-    __slots__ = _fields = ("patches", "renamings", "overlays", "charts", "patching")
-
-    def __init__(
-        self,
-        patches: dict[str, str] | None = None,  # resolved patch file -> kustomization
-        renamings: list[Renaming] | None = None,
-        overlays: dict[str, list[Overlay]] | None = None,  # base file -> overlays (asked)
-        charts: dict[str, str | None] | None = None,  # folder -> its chart
-        patching: list[_Patching] | None = None,  # kustomizations with patches, in order
-    ) -> None:
-        self.patches: dict[str, str] = {} if patches is None else patches
-        self.renamings: list[Renaming] = [] if renamings is None else renamings
-        self.overlays: dict[str, list[Overlay]] = {} if overlays is None else overlays
-        self.charts: dict[str, str | None] = {} if charts is None else charts
-        self.patching: list[_Patching] = [] if patching is None else patching
+    patches: dict[str, str] = field(default_factory=dict)  # resolved patch file -> kustomization
+    renamings: list[Renaming] = field(default_factory=list)
+    # base file -> overlays (asked)
+    overlays: dict[str, list[Overlay]] = field(default_factory=dict)
+    charts: dict[str, str | None] = field(default_factory=dict)  # folder -> its chart
+    # kustomizations with patches, in order
+    patching: list[_Patching] = field(default_factory=list)
 
     def overlays_of(self, resolved: str) -> list[Overlay]:
         """The overlays that build the file ``resolved`` and patch GPU resources: only
@@ -284,7 +281,8 @@ class _Patching:
         return self.found
 
 
-class _Facts(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class _Facts:
     """What the layout needs of a kustomization (its first document), kept between runs
     by the kustomization's content: parsing a repository's kustomizations was most of
     the layout's cost (a hook in a repository of 100 of them: 9 ms of 15)."""
@@ -294,6 +292,10 @@ class _Facts(NamedTuple):
     patches: bool  # it has patches (of any kind)
     renaming: tuple[int, int] | None  # line and column of its namePrefix or nameSuffix
     configurations: tuple[str, ...]  # its configurations entries
+
+    def to_json(self) -> list[object]:
+        """The fields in order: what ``_facts_shape`` reads back."""
+        return [self.builds, self.patch_files, self.patches, self.renaming, self.configurations]
 
 
 def _facts_shape(held: dict[str, list[object]]) -> dict[str, _Facts]:
@@ -392,7 +394,7 @@ class _Reader:
         facts = self.kept
         if len(facts) > 4 * len(self.used) + 256:
             facts = {key: facts[key] for key in self.used}
-        cache.write("layout", self._cwd(), self.stamp, {k: list(f) for k, f in facts.items()})
+        cache.write("layout", self._cwd(), self.stamp, {k: f.to_json() for k, f in facts.items()})
         self.learnt = False
 
     def root(self, path: str, data: bytes | None = None) -> Node | None:

@@ -27,13 +27,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from dra_migrate.record import NamedTuple
 from dra_migrate.repo import discover, roles
 from dra_migrate.report.findings import ConfigError, InputProblem, quote_path
 from dra_migrate.report.model import Report
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 
 if TYPE_CHECKING:  # the parser is imported where a changed file is parsed
     from dra_migrate.manifests import sources
@@ -131,7 +131,8 @@ def _base(ref: str, top: str) -> str:
     return base
 
 
-class Changes(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Changes:
     """What changed since the merge base: the real paths of the files changed (added,
     modified, untracked, deleted: a deleted one no longer exists), and each changed
     or deleted file's content at the base (what it defined may be gone)."""

@@ -3,7 +3,7 @@ spec is (``LOCATION``) and what a container asks for (``REQUEST``)."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 

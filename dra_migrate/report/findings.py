@@ -11,8 +11,7 @@ from __future__ import annotations
 import enum
 import re
 import unicodedata
-
-from dra_migrate.record import NamedTuple
+from dataclasses import dataclass
 
 
 class Severity(enum.StrEnum):
@@ -24,7 +23,8 @@ class Severity(enum.StrEnum):
         return self.value
 
 
-class Code(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Code:
     code: str
     severity: Severity
     title: str
@@ -236,7 +236,8 @@ CODES: dict[str, Code] = _table(
 )
 
 
-class Finding(NamedTuple):
+@dataclass(frozen=True, order=True, slots=True)
+class Finding:
     """One thing to tell the user, at a place in a file (line and column 1-based);
     ordered by place, then code."""
 
@@ -375,7 +376,8 @@ def _weightless(char: str) -> bool:
     return char in _WEIGHTLESS_LETTERS or unicodedata.category(char) in _WEIGHTLESS_CATEGORIES
 
 
-class Inert(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Inert:
     """How a format writes ``#`` and ``:`` so that they mean the same to its reader
     and nothing to the Actions runner."""
 

@@ -18,7 +18,7 @@ from dra_migrate.report.model import Report
 BAR_WIDTH = 360  # pixels of the longest bar
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Bar:
     label: str
     value: int

@@ -24,7 +24,7 @@ def age_text(seconds: int) -> str:
     return "".join(shown) or "0s"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class GpuRequest:
     """One container's extended GPU resource, as the pods of a workload ask for it."""
 
@@ -39,9 +39,10 @@ class GpuRequest:
         return as_json(self, REQUEST)
 
 
-@dataclass
+@dataclass(slots=True)
 class Workload:
-    """Pods that use extended GPU resources, grouped under their top owner."""
+    """Pods that use extended GPU resources, grouped under their top owner. Not frozen:
+    the cluster inventory counts its pods, phases, GPUs and nodes as it reads them."""
 
     namespace: str
     api_version: str
@@ -71,9 +72,10 @@ class Workload:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeGpus:
-    """A node with GPU extended resources, DRA devices, or both."""
+    """A node with GPU extended resources, DRA devices, or both. Not frozen: the
+    cluster inventory adds its DRA drivers and devices as it reads ResourceSlices."""
 
     name: str
     product: str | None  # from the GPU feature discovery label, when there is one
@@ -101,7 +103,7 @@ class NodeGpus:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeviceClassInfo:
     name: str
     selectors: tuple[str, ...]
@@ -117,7 +119,7 @@ class DeviceClassInfo:
         }
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class DeviceGroup:
     """Devices of one driver and product in the ResourceSlices."""
 
@@ -137,7 +139,7 @@ class DeviceGroup:
         }
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class PendingClaim:
     """A ResourceClaim without an allocation, older than the threshold."""
 
@@ -157,8 +159,11 @@ class PendingClaim:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class ClusterInventory:
+    """What a cluster says about its GPU workloads, nodes, classes, devices and claims.
+    Not frozen: ``build_inventory`` fills in each part as it reads it."""
+
     source: str  # "context NAME (server)" or the dump files; never a credential
     namespace: str | None  # None: all namespaces
     dra_version: str | None  # resource.k8s.io/v1, v1beta2, v1beta1; None: no DRA API

@@ -16,7 +16,7 @@ from dra_migrate.report.fields import REQUEST, as_json, location_dict
 PLAN_VERSION = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuContainer:
     container: str
     role: str  # app, init or sidecar
@@ -31,9 +31,10 @@ class GpuContainer:
         return {**as_json(self, fields), "selectors": list(self.selectors)}
 
 
-@dataclass
+@dataclass(slots=True)
 class Workload:
-    """One pod spec that asks for GPUs (a workload has one, or one per role)."""
+    """One pod spec that asks for GPUs (a workload has one, or one per role). Not
+    frozen: the stages fill in its strategy, risk and wave after reading the scan."""
 
     path: str
     line: int
@@ -84,7 +85,7 @@ class Workload:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Total:
     """GPUs asked for, grouped by one key (namespace, resource or product)."""
 
@@ -102,7 +103,7 @@ class Total:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unanalysed:
     path: str
     line: int
@@ -120,7 +121,7 @@ class Unanalysed:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prerequisite:
     topic: str  # "Kubernetes", "API", "Feature gate", "DRA driver", "Device plugin"
     requirement: str
@@ -130,7 +131,7 @@ class Prerequisite:
         return {"topic": self.topic, "requirement": self.requirement, "detail": self.detail}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CapacityRow:
     """Demand and supply of one device class (with the mapping's selectors)."""
 
@@ -157,7 +158,7 @@ class CapacityRow:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Capacity:
     source: str  # the --resource-slices file, or the live inventory
     devices: int
@@ -175,7 +176,7 @@ class Capacity:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Wave:
     number: int  # 1 is the pilot
     title: str
@@ -193,7 +194,7 @@ class Wave:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Risk:
     code: str  # the finding code that evidences it
     title: str
@@ -209,13 +210,13 @@ class Risk:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LiveNode:
     name: str
     allocatable: tuple[tuple[str, int], ...]  # extended resources the node advertises
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class LiveInventory:
     """What a running cluster says: merged into stages 1 and 2.
 
@@ -239,8 +240,10 @@ class LiveInventory:
         }
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class MigrationPlan:
+    """The five-stage migration plan of ``report``, as every format renders it."""
+
     strategy: str  # as requested: rewrite, bridge or auto
     kube_version: str | None
     target: str

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+from dataclasses import dataclass, field
 
-from dra_migrate.record import NamedTuple, Record
 from dra_migrate.report.fields import REQUEST, as_json, location_dict
 from dra_migrate.report.findings import Finding, Severity, finding
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -68,78 +68,34 @@ class Status(enum.StrEnum):
     REPORTED = "reported"  # never modified by design (Helm template, kustomize patch...)
 
 
-class InventoryItem(Record):
-    """One extended GPU request of one container: a row of ``scan``."""
+@dataclass(slots=True)
+class InventoryItem:
+    """One extended GPU request of one container: a row of ``scan``. Not frozen: the
+    file's stage fills in ``kept`` when a refusal or a blocked file keeps it as it is."""
 
-    __slots__ = _fields = (
-        "path",
-        "line",
-        "col",
-        "api_version",
-        "kind",
-        "namespace",
-        "name",
-        "pod_path",
-        "container",
-        "role",
-        "resource",
-        "count",
-        "value",
-        "device_class",
-        "replicas",
-        "selectors",
-        "driver_config",
-        "shared",
-        "rule",
-        "kept",
-    )
-
-    def __init__(
-        self,
-        path: str,
-        line: int,
-        col: int,
-        api_version: str,
-        kind: str,
-        namespace: str | None,
-        name: str,
-        pod_path: str,
-        container: str,
-        role: str,
-        resource: str,
-        count: int | None,  # None when the value is not a valid count
-        value: str,  # the value as written
-        device_class: str | None,  # None when the mapping does not convert it
-        # What the migration report needs beyond scan's row (not in scan's JSON):
-        replicas: int | None = 1,  # pods the pod spec makes at once; None: per node or unknown
-        selectors: tuple[str, ...] = (),  # CEL selectors the mapping adds to the request
-        driver_config: bool = False,  # the mapping adds opaque driver configuration
-        shared: bool = False,  # a time-sliced share of a GPU (mapping ``shared: true``)
-        rule: bool = False,  # a context rule of the mapping chose the class or selectors
-        # the code of the finding that keeps it on the device plugin ("": convert rewrites
-        # it): a refusal (DRA106, DRA215, ...), a blocked file, an ignore of DRA401
-        kept: str = "",
-    ) -> None:
-        self.path = path
-        self.line = line
-        self.col = col
-        self.api_version = api_version
-        self.kind = kind
-        self.namespace = namespace
-        self.name = name
-        self.pod_path = pod_path
-        self.container = container
-        self.role = role
-        self.resource = resource
-        self.count = count
-        self.value = value
-        self.device_class = device_class
-        self.replicas = replicas
-        self.selectors = selectors
-        self.driver_config = driver_config
-        self.shared = shared
-        self.rule = rule
-        self.kept = kept
+    path: str
+    line: int
+    col: int
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+    pod_path: str
+    container: str
+    role: str
+    resource: str
+    count: int | None  # None when the value is not a valid count
+    value: str  # the value as written
+    device_class: str | None  # None when the mapping does not convert it
+    # What the migration report needs beyond scan's row (not in scan's JSON):
+    replicas: int | None = 1  # pods the pod spec makes at once; None: per node or unknown
+    selectors: tuple[str, ...] = ()  # CEL selectors the mapping adds to the request
+    driver_config: bool = False  # the mapping adds opaque driver configuration
+    shared: bool = False  # a time-sliced share of a GPU (mapping ``shared: true``)
+    rule: bool = False  # a context rule of the mapping chose the class or selectors
+    # the code of the finding that keeps it on the device plugin ("": convert rewrites
+    # it): a refusal (DRA106, DRA215, ...), a blocked file, an ignore of DRA401
+    kept: str = ""
 
     @property
     def gpu(self) -> bool:
@@ -151,52 +107,27 @@ class InventoryItem(Record):
         return {**location_dict(self), **as_json(self, REQUEST)}
 
 
-class FileResult(Record):
-    """What a run found and made of one file (or of standard input)."""
+@dataclass(slots=True)
+class FileResult:
+    """What a run found and made of one file (or of standard input). Not frozen: the
+    stages after the file's own (suppression, the cross-file checks, writing) change
+    its status, findings and text."""
 
-    __slots__ = _fields = (
-        "path",
-        "status",
-        "findings",
-        "inventory",
-        "original",
-        "converted",
-        "templates",
-        "template_positions",
-        "regions",
-        "markers",
-    )
-
-    def __init__(
-        self,
-        path: str,
-        status: Status,
-        findings: list[Finding] | None = None,
-        inventory: list[InventoryItem] | None = None,
-        original: bytes | None = None,
-        converted: bytes | None = None,  # set when status is CHANGED
-        templates: list[dict[str, Any]] | None = None,  # generated objects
-        # (line, col) of the workload each template was generated for: where DRA217 points
-        template_positions: list[tuple[int, int]] | None = None,
-        # the line ranges the edits changed (old start, old end, new start, new end): the
-        # diff looks only there, so it stays linear in the size of the file
-        regions: list[tuple[int, int, int, int]] | None = None,
-        # a stream read part by part: its ignore comments (suppress.Marker), found while
-        # each part's text was at hand; None: found in ``original`` when needed
-        markers: list[Any] | None = None,
-    ) -> None:
-        self.path = path
-        self.status = status
-        self.findings: list[Finding] = [] if findings is None else findings
-        self.inventory: list[InventoryItem] = [] if inventory is None else inventory
-        self.original = original
-        self.converted = converted
-        self.templates: list[dict[str, Any]] = [] if templates is None else templates
-        self.template_positions: list[tuple[int, int]] = (
-            [] if template_positions is None else template_positions
-        )
-        self.regions = regions
-        self.markers = markers
+    path: str
+    status: Status
+    findings: list[Finding] = field(default_factory=list)
+    inventory: list[InventoryItem] = field(default_factory=list)
+    original: bytes | None = None
+    converted: bytes | None = None  # set when status is CHANGED
+    templates: list[dict[str, Any]] = field(default_factory=list)  # generated objects
+    # (line, col) of the workload each template was generated for: where DRA217 points
+    template_positions: list[tuple[int, int]] = field(default_factory=list)
+    # the line ranges the edits changed (old start, old end, new start, new end): the
+    # diff looks only there, so it stays linear in the size of the file
+    regions: list[tuple[int, int, int, int]] | None = None
+    # a stream read part by part: its ignore comments (suppress.Marker), found while
+    # each part's text was at hand; None: found in ``original`` when needed
+    markers: list[Any] | None = None
 
     @classmethod
     def unreadable(cls, path: str, code: str, message: str) -> FileResult:
@@ -204,7 +135,8 @@ class FileResult(Record):
         return cls(path, Status.FAILED, [finding(code, path, 1, 1, message)])
 
 
-class Suppressed(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Suppressed:
     """A finding silenced by an ignore comment or a ``.dra-migrate.yaml`` entry."""
 
     finding: Finding
@@ -215,42 +147,20 @@ class Suppressed(NamedTuple):
         return {**self.finding.to_dict(), "suppressedBy": self.kind, "ignore": self.source}
 
 
-class Report(Record):
-    """The one model of a run that every format renders."""
+@dataclass(slots=True)
+class Report:
+    """The one model of a run that every format renders. Not frozen: the pipeline and
+    the commands narrow its files and set how it is shown after building it."""
 
-    __slots__ = _fields = (
-        "files",
-        "findings",
-        "plan",
-        "suppressed",
-        "changes_fail",
-        "show_suppressed",
-        "api_version",
-        "config_path",
-        "cluster",
-    )
-
-    def __init__(
-        self,
-        files: list[FileResult],
-        findings: list[Finding] | None = None,  # run-level (no single file)
-        plan: MigrationPlan | None = None,  # the staged migration plan of ``report``
-        suppressed: list[Suppressed] | None = None,  # counted, never lost
-        changes_fail: bool = False,  # convert --check: a file that would change fails the run
-        show_suppressed: bool = False,  # text, Markdown and GitHub list suppressed findings
-        api_version: str = "",  # the resource.k8s.io version written (convert, scan)
-        config_path: str = "",  # the mapping file used, "" for the built-in mapping
-        cluster: ClusterInventory | None = None,  # inventory --cluster, or of kubectl dumps
-    ) -> None:
-        self.files = files
-        self.findings: list[Finding] = [] if findings is None else findings
-        self.plan = plan
-        self.suppressed: list[Suppressed] = [] if suppressed is None else suppressed
-        self.changes_fail = changes_fail
-        self.show_suppressed = show_suppressed
-        self.api_version = api_version
-        self.config_path = config_path
-        self.cluster = cluster
+    files: list[FileResult]
+    findings: list[Finding] = field(default_factory=list)  # run-level (no single file)
+    plan: MigrationPlan | None = None  # the staged migration plan of ``report``
+    suppressed: list[Suppressed] = field(default_factory=list)  # counted, never lost
+    changes_fail: bool = False  # convert --check: a file that would change fails the run
+    show_suppressed: bool = False  # text, Markdown and GitHub list suppressed findings
+    api_version: str = ""  # the resource.k8s.io version written (convert, scan)
+    config_path: str = ""  # the mapping file used, "" for the built-in mapping
+    cluster: ClusterInventory | None = None  # inventory --cluster, or of kubectl dumps
 
     def manual(self) -> list[tuple[str, list[str]]]:
         """(path, codes) of the files that need a person: left untouched by a blocking

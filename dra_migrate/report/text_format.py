@@ -9,7 +9,7 @@ from dra_migrate.report.findings import CODES, Finding, escape, inert, quote_pat
 from dra_migrate.report.model import Report, Status
 from dra_migrate.report.summary import summary_line
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up, record.py)
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 
 if TYPE_CHECKING:  # the cluster and plan views only: the scan and convert views never load them
     from dra_migrate.report.inventory import ClusterInventory

@@ -24,8 +24,8 @@ from tests.validate.test_validate import TEMPLATE
 
 # Runs ``python -m dra_migrate ARGS`` in this interpreter, then writes the modules it
 # imported, the dataclasses defined in the package's loaded modules and the cyclic
-# garbage collections the run made to $PROBE_OUT, from an exit function (the run ends
-# the process without the interpreter's teardown, after running those: entry.leave).
+# garbage collections the run made to $PROBE_OUT, from an exit function (run as the
+# process ends through sys.exit).
 PROBE = """\
 import atexit, gc, json, os, runpy, sys
 def collected():
@@ -70,6 +70,7 @@ RECORDS = ("RunOptions", "ClusterOptions")
 STAGES = (
     "dra_migrate.pipeline.one_file",
     "dra_migrate.convert.plan",
+    "dra_migrate.convert.naming",
     "dra_migrate.convert.edit",
     "dra_migrate.validate",
     "dra_migrate.k8s.catalog",

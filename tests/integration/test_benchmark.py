@@ -4,6 +4,7 @@ the figures live in docs/performance.md."""
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -80,6 +81,30 @@ def test_benchmark_runs_and_prints_ratios(
     assert "convert -j 1, 20 in one file" in out  # --pods 5: 5 and 20 Pods
     assert "<= 0.5" in out and ("met" in out or "MISSED" in out)
     assert (tmp_path / "b.json").read_text().startswith("[")
+
+
+def test_start_up_rows_against_the_peers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--only startup_against_peers``: the hook on a file with and without a GPU
+    request, each against black --check on a module of that size, beside yamllint."""
+    bench = _bench()
+    argv = ["--files", "20", "--repeat", "1", "--only", "startup_against_peers"]
+    assert bench.main([*argv, "--keep", str(tmp_path / "work")]) == 0  # type: ignore[attr-defined]
+    out, err = capsys.readouterr()
+    if importlib.util.find_spec("black") is None or importlib.util.find_spec("yamllint") is None:
+        assert "rows are skipped" in err and "the hook on one file" not in out
+        return
+    for label in ("with a GPU request", "without one"):
+        assert f"the hook on one file {label}" in out
+    assert out.count("black --check, a formatted module of") == 2
+    assert out.count("yamllint on the same file") == 2
+    assert out.count("(vs black --check)") == 2  # a target each: met or MISSED
+    assert "convert --check" not in out  # the other rows did not run
+    # the module black checks is formatted: black's run is a pre-commit run on a clean file
+    [module, *_] = sorted((tmp_path / "work").glob("peer-*.py"))
+    black = subprocess.run([sys.executable, "-m", "black", "--check", "-q", str(module)])
+    assert black.returncode == 0
 
 
 def test_schema_baselines_run_on_dra_objects(tmp_path: Path) -> None:

@@ -1,0 +1,53 @@
+"""The records a worker of the process pool is sent (``Job``, ``Settings`` with its
+``Config``) and sends back (``FileResult`` with findings and inventory rows) pickle
+to equal values; records keep the value semantics the pipeline relies on."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import pytest
+
+from dra_migrate.convert.mapping import Settings, load_config
+from dra_migrate.pipeline.one_file import Job, process_job
+from dra_migrate.repo.roles import Overlay, Role
+from dra_migrate.report.findings import Finding
+from dra_migrate.report.model import FileResult, Status
+from tests.helpers.invariants import gpu_job
+
+
+def test_a_job_and_its_result_cross_the_process_pool() -> None:
+    config = load_config(None)
+    assert config.is_gpu("nvidia.com/gpu")  # its cache of answers travels too
+    settings = Settings("v1", config, reserved=frozenset({("ml", "taken")}))
+    role = Role(overlays=(Overlay("overlays/prod", frozenset({("Job", "train")})),))
+    job = Job("train.yaml", "train.yaml", role, gpu_job("train", 2).encode())
+    sent_job, sent_settings = pickle.loads(pickle.dumps((job, settings)))
+    assert (sent_job, sent_settings) == (job, settings) and sent_job is not job
+    assert sent_settings.config == load_config(None)  # caches are no part of the value
+
+    result = process_job(job, settings)
+    # an overlay patches its GPUs: reported (DRA222), its row kept on the device plugin
+    assert result.status is Status.REPORTED and result.inventory[0].kept == "DRA222"
+    back = pickle.loads(pickle.dumps(result))
+    assert back == result and back is not result
+    assert process_job(sent_job, sent_settings) == result
+
+
+def test_records_compare_by_value_and_copy_with_replace() -> None:
+    finding = Finding("a.yaml", 3, 1, "DRA401", "m")
+    later = dataclasses.replace(finding, line=4)
+    assert (later.line, finding.line) == (4, 3)
+    assert sorted([later, finding]) == [finding, later]  # by place, then code
+    assert len({finding, Finding("a.yaml", 3, 1, "DRA401", "m")}) == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        finding.line = 5  # type: ignore[misc]
+
+    result = FileResult("a.yaml", Status.CHANGED, [finding], original=b"x")
+    assert result != FileResult("a.yaml", Status.CHANGED)
+    one, other = FileResult("a.yaml", Status.UNCHANGED), FileResult("b.yaml", Status.UNCHANGED)
+    one.findings.append(finding)
+    assert other.findings == []  # each result has a list of its own
+    with pytest.raises(TypeError):
+        hash(result)  # filled in by later stages: equal by value, never a dict key
