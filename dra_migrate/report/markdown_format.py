@@ -30,6 +30,8 @@ _WWW = re.compile(r"(?i)\b(www)\.")  # GitHub links www.example.com by itself
 def text(value: object) -> str:
     """Plain text in a Markdown table cell or list item."""
     one_line = escape(re.sub(r"[ \t\r\n]+", " ", str(value)))
+    if one_line and not one_line.strip():  # blanks alone: CommonMark would drop them
+        return "".join(f"&#{ord(c)};" for c in one_line)
     return _WWW.sub(r"\1\\.", _MARKDOWN.sub(r"\\\1", html.escape(one_line, quote=False)))
 
 

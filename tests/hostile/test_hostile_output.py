@@ -179,6 +179,17 @@ def test_markdown_holds_no_element_the_tool_did_not_write(
     assert not _commands(hostile)
 
 
+@pytest.mark.parametrize("command", ["scan", "convert", "validate"])
+@pytest.mark.parametrize("value", ["\n", " ", " \t", "\u00a0", "\u3000", "\u2028"])
+def test_a_name_of_blanks_alone_keeps_its_markdown_cell(command: str, value: str) -> None:
+    """CommonMark drops a table cell's or list item's blanks: a value of blanks alone
+    is written as character references, so the cell is still there (and says what the
+    input held)."""
+    render = renderer("markdown")
+    hostile = render(hostile_report(value, True), command)
+    assert _structure(hostile) == _structure(render(hostile_report("x", True), command))
+
+
 def _commands(text: str) -> list[str]:
     """The lines the Actions runner would read as workflow commands (ignoring the
     characters its comparison skips)."""
