@@ -542,55 +542,24 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
 
 def _check_schema(data: dict[str, Any], root: Node, display: str, raw: bytes) -> None:
     """The file against the configuration schema, by jsonschema; ConfigError at the
-    first error's line. A valid file's verdict is kept in the user's cache folder for
-    its bytes: the configuration is read on every run, and importing jsonschema
-    would cost a one-file hook run more than the rest of its work."""
-    from dra_migrate import cache
+    first error's line. A valid file's verdict is kept for its bytes
+    (``schemas.kept_check``): the configuration is read on every run."""
+    from dra_migrate.k8s import schemas
     from dra_migrate.manifests import trees
 
-    stamp = _config_stamp()
-    key = cache.digest(raw)
-    if stamp is not None and cache.read("config-valid", key, stamp, _valid) is True:
-        return
-    errors = sorted(
-        _config_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path))
-    )
+    def check() -> list[Any]:
+        return sorted(
+            _config_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path))
+        )
+
+    errors = schemas.kept_check(schema_path("config.schema.json"), raw, check)
     if not errors:
-        if stamp is not None:
-            cache.write("config-valid", key, stamp, True)
         return
     error = errors[0]
     node = trees.node_at(root, tuple(error.absolute_path))
     line, col = trees.position(node)
     where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
     raise ConfigError(f"invalid configuration at {where}: {error.message}", display, line, col)
-
-
-def _valid(held: Any) -> bool:
-    """A kept verdict: only ``true`` is ever written."""
-    if held is not True:
-        raise ValueError("not a verdict")
-    return True
-
-
-@functools.cache
-def _config_stamp() -> str | None:
-    """What a verdict depends on besides the file: this package's code, the schema and
-    jsonschema's own files (an upgrade changes them); None where one cannot be found."""
-    import importlib.util
-
-    from dra_migrate import cache
-
-    code = cache.package_stamp()
-    spec = importlib.util.find_spec("jsonschema")
-    if code is None or spec is None or spec.origin is None:
-        return None
-    library = os.path.dirname(spec.origin)
-    files = [schema_path("config.schema.json")] + [
-        os.path.join(library, name) for name in ("__init__.py", "_keywords.py", "validators.py")
-    ]
-    stamp = cache.files_stamp(files)
-    return None if stamp is None else f"{code} {stamp}"
 
 
 @functools.cache

@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime
 import difflib
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,10 @@ from dra_migrate.package_data import schema_path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    T = TypeVar("T")
     from typing import Any
 
 __all__ = [
@@ -150,6 +155,59 @@ def _choose_object_file(api_version: str, kind: str, kube_version: str | None) -
     name = _object_file(version, api_version, kind)
     assert name is not None
     return name
+
+
+# --- verdicts kept between runs ---------------------------------------------------
+
+VERDICTS = "schema-valid"  # the cache kind of kept verdicts
+
+
+def kept_check(schema_file: str, data: bytes, check: Callable[[], list[T]]) -> list[T]:
+    """What ``check()`` finds wrong with ``data`` against ``schema_file``; once it
+    found nothing, that verdict is kept in the user's cache folder (``cache.py``),
+    keyed by the schema's path and the bytes, stamped with this package's code, the
+    schema file and jsonschema's own files, so a later run on the same bytes needs
+    no jsonschema (its import costs a one-file hook run more than the rest of its
+    work). Only a valid verdict is kept: what is wrong is checked, and reported, on
+    every run."""
+    from dra_migrate import cache as kept
+
+    stamp = _verdict_stamp(schema_file)
+    key = kept.digest(schema_file.encode() + b"\0" + data)
+    if stamp is not None and kept.read(VERDICTS, key, stamp, _verdict) is True:
+        return []
+    errors = check()
+    if not errors and stamp is not None:
+        kept.write(VERDICTS, key, stamp, True)
+    return errors
+
+
+def _verdict(held: Any) -> bool:
+    """A kept verdict: only ``true`` is ever written."""
+    if held is not True:
+        raise ValueError("not a verdict")
+    return True
+
+
+@cache
+def _verdict_stamp(schema_file: str) -> str | None:
+    """What a verdict depends on besides the bytes: this package's code, the schema
+    and jsonschema's own files (an upgrade changes them); None where one cannot be
+    found (nothing is kept)."""
+    import importlib.util
+
+    from dra_migrate import cache as kept
+
+    code = kept.package_stamp()
+    spec = importlib.util.find_spec("jsonschema")
+    if code is None or spec is None or spec.origin is None:
+        return None
+    library = os.path.dirname(spec.origin)
+    files = [schema_file] + [
+        os.path.join(library, name) for name in ("__init__.py", "_keywords.py", "validators.py")
+    ]
+    stamp = kept.files_stamp(files)
+    return None if stamp is None else f"{code} {stamp}"
 
 
 # --- validators --------------------------------------------------------------
@@ -293,17 +351,28 @@ def _sort_key(error: SchemaError) -> tuple[tuple[tuple[int, int, str], ...], str
     )
 
 
-def _run(name: str, instance: Any) -> list[SchemaError]:
-    found: set[SchemaError] = set()
-    for error in _validator(name).iter_errors(instance):
-        found.update(_convert(error))
-    return sorted(found, key=_sort_key)
+def _run(name: str, instance: Any, keep: bool = False) -> list[SchemaError]:
+    """The errors of ``instance`` against the schema file ``name``, sorted; with
+    ``keep``, a valid verdict is kept for the instance's canonical JSON."""
+
+    def check() -> list[SchemaError]:
+        found: set[SchemaError] = set()
+        for error in _validator(name).iter_errors(instance):
+            found.update(_convert(error))
+        return sorted(found, key=_sort_key)
+
+    if not keep:
+        return check()
+    data = json.dumps(instance, sort_keys=True, separators=(",", ":"), default=str)
+    return kept_check(schema_path(f"kubernetes/{name}"), data.encode(), check)
 
 
 # --- public API --------------------------------------------------------------
 
 
-def validate_object(obj: Mapping[str, Any], kube_version: str | None = None) -> list[SchemaError]:
+def validate_object(
+    obj: Mapping[str, Any], kube_version: str | None = None, keep: bool = False
+) -> list[SchemaError]:
     """Validate a whole object (Pod, Deployment, ResourceClaimTemplate, ...) strictly.
 
     The schema is chosen by the object's ``apiVersion`` and ``kind`` and by
@@ -316,6 +385,8 @@ def validate_object(obj: Mapping[str, Any], kube_version: str | None = None) -> 
     Raises SchemaNotFound when no bundled schema covers the apiVersion/kind, or
     when that Kubernetes version does not serve the apiVersion (for example
     ``resource.k8s.io/v1`` on 1.33), and ValueError for a malformed version.
+    ``keep``: a valid verdict is kept between runs (:func:`kept_check`), for what a
+    conversion generates and checks again on every run until it is written.
     """
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     missing = [
@@ -326,7 +397,7 @@ def validate_object(obj: Mapping[str, Any], kube_version: str | None = None) -> 
     if missing:
         return missing
     assert isinstance(api_version, str) and isinstance(kind, str)
-    errors = _run(_choose_object_file(api_version, kind, kube_version), obj)
+    errors = _run(_choose_object_file(api_version, kind, kube_version), obj, keep)
     # Required in the OpenAPI document, optional for the API server: a DeviceClass
     # without spec is accepted (every field of its spec is optional).
     optional = _OPTIONAL_REQUIRED.get(kind, ())
@@ -337,13 +408,13 @@ _OPTIONAL_REQUIRED: dict[str, tuple[tuple[str | int, ...], ...]] = {"DeviceClass
 
 
 def validate_pod_spec(
-    spec: Mapping[str, Any], kube_version: str | None = None
+    spec: Mapping[str, Any], kube_version: str | None = None, keep: bool = False
 ) -> list[SchemaError]:
     """Validate a core/v1 PodSpec on its own (e.g. one embedded in a custom resource).
 
-    Paths in the errors are relative to ``spec``. ``kube_version`` as in
+    Paths in the errors are relative to ``spec``. ``kube_version`` and ``keep`` as in
     :func:`validate_object` (None = newest bundled).
     """
     version = KUBE_VERSIONS[-1] if kube_version is None else _bundled_version(kube_version)
     name: str = _index()["versions"][version][_POD_SPEC]
-    return _run(name, spec)
+    return _run(name, spec, keep)

@@ -404,7 +404,7 @@ def _check_generated(plans: list[PodPlan], settings: Settings, path: str) -> lis
     for plan in plans:
         obj = plan.template_object
         try:
-            errors = schemas.validate_object(obj, settings.kube_version)
+            errors = schemas.validate_object(obj, settings.kube_version, keep=True)
         except schemas.SchemaNotFound as exc:
             errors = [schemas.SchemaError((), str(exc))]
         line, col = trees.position(plan.site.pod)

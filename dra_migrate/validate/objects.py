@@ -203,7 +203,11 @@ def check_schema(checker: Checker, root: Node, data: Any, obj: locate.Workload) 
     from dra_migrate.k8s import schemas
 
     try:
-        errors = schemas.validate_object(data, checker.settings.kube_version)
+        # convert checks its output on every run until it is written: the verdict of
+        # a valid object is kept
+        errors = schemas.validate_object(
+            data, checker.settings.kube_version, keep=checker.settings.claims_only
+        )
     except schemas.SchemaNotFound as exc:
         checker.add("DRA302", get(root, "apiVersion") or root, str(exc))
         return

@@ -24,7 +24,11 @@ def check_pod(checker: Checker, site: locate.PodSite) -> None:
     spec_data = trees.to_data(site.pod)
     if site.style == locate.kinds.POD and workload.entry is not None and not site.generic:
         try:
-            errors = schemas.validate_pod_spec(spec_data, checker.settings.kube_version)
+            # convert checks its output on every run until it is written: the verdict
+            # of a valid pod spec is kept
+            errors = schemas.validate_pod_spec(
+                spec_data, checker.settings.kube_version, keep=checker.settings.claims_only
+            )
         except (schemas.SchemaNotFound, ValueError):
             errors = []
         # The whole pod spec of a built-in kind; in a custom resource (Knative adds

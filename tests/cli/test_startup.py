@@ -177,6 +177,11 @@ def test_the_hook_on_a_gpu_file_imports_its_stages_and_nothing_heavy(
     # here, nor the records, which are dataclasses on this path)
     assert {f"dra_migrate.pipeline.options.{name}" for name in RECORDS} <= set(classes)
     assert "dra_migrate.manifests.sources.Source" in classes
+    # the generated template's valid verdict is kept: the next run on the same file
+    # (a hook run until the file is converted) needs no jsonschema, and says the same
+    again, _ = probe(tmp_path, repo, "convert", "--check", "--diff", "--context", ".", "gpu.yaml")
+    assert loaded(again, HEAVY) == []
+    assert loaded(again, ("dra_migrate.pipeline.one_file",)) == ["dra_migrate.pipeline.one_file"]
 
 
 def test_the_command_runs_with_its_imports_frozen_for_the_collector(

@@ -465,6 +465,6 @@ def test_a_valid_configuration_is_checked_once(tmp_path: Path) -> None:
     assert run().startswith("invalid configuration at target:")  # an error is never kept
     config.write_text("version: 1\ntarget: v1\n")
     assert run() == "valid False"  # the same bytes as before
-    for kept in (tmp_path / "cache" / "dra-migrate").glob("config-valid-*.json"):
+    for kept in (tmp_path / "cache" / "dra-migrate").glob("schema-valid-*.json"):
         kept.write_text('{"value": tru')
     assert run() == "valid True"
