@@ -3,9 +3,26 @@ spec is (``LOCATION``) and what a container asks for (``REQUEST``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
+
+
+@dataclass(slots=True)
+class Location:
+    """The pod spec a row is about: the first fields of every row of the model that
+    is about one (an inventory row, a workload of the plan), in ``LOCATION``'s order."""
+
+    path: str
+    line: int
+    col: int
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+    pod_path: str
 
 
 # The pod spec a row is about, as every report model names it: (field, JSON key).

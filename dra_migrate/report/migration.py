@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dra_migrate.report.fields import REQUEST, as_json, location_dict
+from dra_migrate.report.fields import REQUEST, Location, as_json, location_dict
 
 PLAN_VERSION = 1
 
@@ -32,18 +32,10 @@ class GpuContainer:
 
 
 @dataclass(slots=True)
-class Workload:
+class Workload(Location):
     """One pod spec that asks for GPUs (a workload has one, or one per role). Not
     frozen: the stages fill in its strategy, risk and wave after reading the scan."""
 
-    path: str
-    line: int
-    col: int
-    api_version: str
-    kind: str
-    namespace: str | None
-    name: str
-    pod_path: str
     containers: list[GpuContainer]
     gpus_per_pod: int  # max(largest init container, app containers + sidecars)
     replicas: int | None  # None: one pod per node (DaemonSet), or not a fixed number

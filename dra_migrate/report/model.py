@@ -6,7 +6,7 @@ import enum
 import fnmatch
 from dataclasses import dataclass, field
 
-from dra_migrate.report.fields import REQUEST, as_json, location_dict
+from dra_migrate.report.fields import REQUEST, Location, as_json, location_dict
 from dra_migrate.report.findings import Finding, Severity, finding
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
@@ -69,18 +69,10 @@ class Status(enum.StrEnum):
 
 
 @dataclass(slots=True)
-class InventoryItem:
+class InventoryItem(Location):
     """One extended GPU request of one container: a row of ``scan``. Not frozen: the
     file's stage fills in ``kept`` when a refusal or a blocked file keeps it as it is."""
 
-    path: str
-    line: int
-    col: int
-    api_version: str
-    kind: str
-    namespace: str | None
-    name: str
-    pod_path: str
     container: str
     role: str
     resource: str
