@@ -1,6 +1,7 @@
 """The command line: the click group (``dra-migrate COMMAND``), the version, shell
 completion, and the top-level error handling (usage errors exit 2 with one line naming
-the option, output that cannot be written exits 123, never a traceback). Each command
+the option, output that cannot be written exits 123, a closed pipe 141 quietly,
+never a traceback). Each command
 is a module of this package, imported only when it is the one named."""
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ import click
 
 from dra_migrate import __version__, cache, git
 from dra_migrate.cli.run import err
-from dra_migrate.report.model import EXIT_INTERRUPTED, EXIT_UNPROCESSED, EXIT_USAGE
+from dra_migrate.report.model import (
+    EXIT_CLOSED_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_UNPROCESSED,
+    EXIT_USAGE,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -85,8 +91,9 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """``dra-migrate COMMAND ...``: one command's options parsed, the command run.
 
-    Output that cannot be written (a closed pipe, a full disk) ends the run with one
-    line on stderr and exit status 123, never a traceback."""
+    Output that cannot be written (a full disk) ends the run with one line on stderr
+    and exit status 123, never a traceback; a pipe its reader closed (``| head``)
+    ends it quietly, with status 141 as SIGPIPE would."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         if os.environ.get(COMPLETE_VAR):
@@ -98,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         with contextlib.suppress(OSError):  # nothing more may reach the broken stream
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
+        if exc.errno == errno.EPIPE:  # the reader has what it wanted (| head): quietly,
+            sys.exit(EXIT_CLOSED_PIPE)  # with the status of a process SIGPIPE ended
         with contextlib.suppress(OSError):
             err(f"dra-migrate: error: cannot write the output: {exc.strerror}")
         sys.exit(EXIT_UNPROCESSED)

@@ -65,11 +65,16 @@ def convert(
             raise ConfigError("--check writes nothing: it cannot be combined with --write")
         if options.stdin and output_dir is not None:
             raise ConfigError("--output-dir needs paths, not - (stdin)")
+        if options.stdin and write:  # nothing to write in place: the stream goes to stdout
+            raise ConfigError(
+                "--write needs paths: the converted stream of - (stdin) goes to stdout"
+            )
         stream = _StreamOut(mode, check, options.stdin_filename) if options.stdin else None
         report = run.execute(options, sink=stream.add if stream is not None else None)
     except ConfigError as error:
         run.fail_usage(error)
     report.changes_fail = check
+    report.stream = options.stdin
     if check:
         from dra_migrate.pipeline.many_files import mark_pending
 

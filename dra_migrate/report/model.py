@@ -57,6 +57,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1  # --check found changes, or findings of error severity
 EXIT_USAGE = 2
 EXIT_UNPROCESSED = 123  # some input could not be processed
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: the reader of stdout closed it (| head), as git ends
 AUTOMATIC = frozenset({"DRA401"})  # errors that convert --write fixes: no manual action
 EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM: what was written is said on stderr
 
@@ -150,6 +151,7 @@ class Report:
     suppressed: list[Suppressed] = field(default_factory=list)  # counted, never lost
     changes_fail: bool = False  # convert --check: a file that would change fails the run
     show_suppressed: bool = False  # text, Markdown and GitHub list suppressed findings
+    stream: bool = False  # convert -: the converted stream went to stdout (no file to write)
     api_version: str = ""  # the resource.k8s.io version written (convert, scan)
     config_path: str = ""  # the mapping file used, "" for the built-in mapping
     cluster: ClusterInventory | None = None  # inventory --cluster, or of kubectl dumps

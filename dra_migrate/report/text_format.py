@@ -346,7 +346,13 @@ def _next_step(report: Report, done: bool, check: bool, manual: bool) -> str:
         steps.append("fix the input that could not be processed (see the findings)")
     if manual:
         steps.append("make the edits the findings above ask for in the files listed")
-    if changed and not done:
+    if changed and report.stream:  # - (stdin): no file here to write
+        steps.append(
+            "run dra-migrate convert - without --check: the converted stream goes to stdout"
+            if check
+            else "review the converted stream on stdout, then keep it where the input came from"
+        )
+    elif changed and not done:
         steps.append(
             "apply the conversion with dra-migrate convert --write"
             if check

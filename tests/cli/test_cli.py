@@ -6,11 +6,12 @@ import json
 import os
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import REPO, run_cli
 from tests.helpers.cli_runner import invoke
 from tests.helpers.invariants import TRAIN_JOB as _JOB
 from tests.helpers.invariants import claim_template
@@ -425,3 +426,53 @@ def test_context_names_avoid_templates_defined_in_untouched_files(
     assert "DRA210" in result.stderr
     # only the staged file is reported (and the other GPU file is not converted)
     assert "other.yaml" not in result.stdout + result.stderr
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(tmp_path: Path) -> None:
+    """``helm template ... | dra-migrate convert - | head -1``: no "Broken pipe" line
+    and no traceback, status 141 (128 + SIGPIPE) as git and grep end. The stream is
+    many times what a pipe holds, so the run meets the closed pipe while it writes."""
+    stream = tmp_path / "stream.yaml"
+    document = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  k: v\n"
+    stream.write_text("---\n".join(document.format(i=i) for i in range(20_000)))
+    with stream.open("rb") as stdin:
+        done = subprocess.Popen(
+            [sys.executable, "-m", "dra_migrate", "convert", "-"],
+            cwd=tmp_path,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+        assert done.stdout is not None and done.stderr is not None
+        assert done.stdout.readline() == b"apiVersion: v1\n"
+        done.stdout.close()
+        err = done.stderr.read().decode()
+        assert done.wait(timeout=120) == 141
+    assert "Broken pipe" not in err and "Traceback" not in err and "error" not in err
+
+
+def test_write_with_stdin_is_a_usage_error(repo: Path) -> None:
+    """``convert --write -``: there is no file to write (the stream goes to stdout)."""
+    done = run_cli(["convert", "--write", "-"], repo, stdin=DEPLOYMENT.encode())
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert b"--write needs paths" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "step"),
+    [
+        (["convert", "-"], "review the converted stream on stdout"),
+        (["convert", "--check", "-"], "run dra-migrate convert - without --check"),
+    ],
+)
+def test_a_stream_ends_with_a_next_step_that_applies_to_a_stream(
+    repo: Path, args: list[str], step: str
+) -> None:
+    """``helm template ... | convert -`` printed YAML, not a diff: the next step says
+    what to do with a stream, never ``convert --write``."""
+    done = run_cli(args, repo, stdin=DEPLOYMENT.encode())
+    last = done.stderr.decode().splitlines()[-1]
+    assert last.startswith("dra-migrate: next: " + step), last
+    assert "--write" not in last
