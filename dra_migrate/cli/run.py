@@ -141,27 +141,32 @@ def progress_bar(fmt: str = "text") -> Iterator[Callable[[int, int], None] | Non
     if fmt != "text" or not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console  # lazy: rich's progress code costs start-up time
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    shown: list[Any] = []  # the bar and its task, once a run is long enough for one
 
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task: list[Any] = []
+    def update(done: int, total: int) -> None:
+        if total < PROGRESS_FROM:
+            return
+        if not shown:  # rich (and its hidden cursor) only for a bar that is shown
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-        def update(done: int, total: int) -> None:
-            if total < PROGRESS_FROM:
-                return
-            if not task:
-                task.append(bar.add_task("files", total=total))
-            bar.update(task[0], completed=done)
+            bar = Progress(
+                "[progress.description]{task.description}",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            bar.start()
+            shown.extend((bar, bar.add_task("files", total=total)))
+        shown[0].update(shown[1], completed=done)
 
+    try:
         yield update
+    finally:
+        if shown:
+            shown[0].stop()
 
 
 def execute(options: RunOptions, sink: Callable[[FileResult], None] | None = None) -> Report:

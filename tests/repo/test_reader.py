@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.helpers.cli_runner import invoke
 from tests.manifests.test_load import ALIAS_BOMB
 
@@ -216,3 +217,51 @@ def test_pipeline_reports_progress(tmp_path: Path) -> None:
 
     many_files.run(RunOptions((str(tmp_path),), settings, jobs=1, progress=progress))
     assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+def _stderr_on_a_terminal(cwd: Path, *args: str) -> bytes:
+    """What ``dra-migrate ARGS`` writes on stderr when stderr is a terminal (a pty)."""
+    import os
+    import subprocess
+    import sys
+
+    pty = pytest.importorskip("pty")
+    leader, follower = pty.openpty()
+    done = subprocess.Popen(
+        [sys.executable, "-m", "dra_migrate", *args],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm"},
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the run ended: the pty is closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    done.wait(timeout=120)
+    return b"".join(chunks)
+
+
+def test_a_short_run_on_a_terminal_leaves_the_cursor_alone(tmp_path: Path) -> None:
+    """No progress bar below PROGRESS_FROM files, and none of its escapes: the cursor is
+    never hidden (rich's live display hid it on every run on a terminal)."""
+    (tmp_path / "p.yaml").write_text(GPU_POD)
+    err = _stderr_on_a_terminal(tmp_path, "scan", "p.yaml")
+    assert b"p.yaml" in err or b"dra-migrate" in err  # the run did write to the terminal
+    assert b"\x1b[?25l" not in err
+
+
+def test_a_long_run_on_a_terminal_shows_the_bar(tmp_path: Path) -> None:
+    from dra_migrate.cli.run import PROGRESS_FROM
+
+    for i in range(PROGRESS_FROM):
+        (tmp_path / f"p{i:03}.yaml").write_text(GPU_POD)
+    err = _stderr_on_a_terminal(tmp_path, "scan", ".", "--jobs", "1")
+    assert b"\x1b[?25l" in err and b"\x1b[?25h" in err  # hidden while shown, then back
