@@ -20,6 +20,7 @@ every bundled one).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import difflib
 import json
@@ -33,7 +34,7 @@ from dra_migrate.package_data import schema_path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import TypeVar
 
     T = TypeVar("T")
@@ -159,7 +160,9 @@ def _choose_object_file(api_version: str, kind: str, kube_version: str | None) -
 
 # --- verdicts kept between runs ---------------------------------------------------
 
-VERDICTS = "schema-valid"  # the cache kind of kept verdicts
+VERDICTS = "schema-valid"  # the cache kind of a kept verdict of one input
+BOOKS = "schema-book"  # the cache kind of the verdicts of one file's conversion
+MAX_BOOK = 4096  # verdicts a book holds (a file of 2,000 converted pods fills it)
 
 
 def kept_check(schema_file: str, data: bytes, check: Callable[[], list[T]]) -> list[T]:
@@ -169,7 +172,7 @@ def kept_check(schema_file: str, data: bytes, check: Callable[[], list[T]]) -> l
     schema file and jsonschema's own files, so a later run on the same bytes needs
     no jsonschema (its import costs a one-file hook run more than the rest of its
     work). Only a valid verdict is kept: what is wrong is checked, and reported, on
-    every run."""
+    every run. For one input read on every run (the configuration)."""
     from dra_migrate import cache as kept
 
     stamp = _verdict_stamp(schema_file)
@@ -182,6 +185,68 @@ def kept_check(schema_file: str, data: bytes, check: Callable[[], list[T]]) -> l
     return errors
 
 
+class VerdictBook:
+    """The valid verdicts of the objects one file's conversion checks (the generated
+    templates, the converted pod specs), kept together in one cache file for the
+    file's bytes: a hook runs on a file until it is converted, and checks the same
+    objects each time. One file, not one a verdict, so a file of a thousand pods
+    does not fill the cache folder; ``validate_object``/``validate_pod_spec`` with
+    ``keep`` consult the book of the file being converted (``open_book``)."""
+
+    def __init__(self, key: str, stamp: str | None, held: frozenset[str]) -> None:
+        self.key, self.stamp, self.held = key, stamp, held
+        self.found: set[str] = set()  # verdicts of this run
+
+    def check(self, schema_file: str, data: bytes, check: Callable[[], list[T]]) -> list[T]:
+        from dra_migrate import cache as kept
+
+        verdict = kept.digest(schema_file.encode() + b"\0" + data)
+        if verdict in self.held:
+            self.found.add(verdict)
+            return []
+        errors = check()
+        if not errors:
+            self.found.add(verdict)
+        return errors
+
+    def close(self) -> None:
+        """Keep this run's verdicts (only those: a file that changed drops the old
+        ones) when they differ from what was held."""
+        from dra_migrate import cache as kept
+
+        if self.stamp is not None and self.found and self.found != self.held:
+            kept.write(BOOKS, self.key, self.stamp, sorted(self.found)[:MAX_BOOK])
+
+
+_BOOK: list[VerdictBook] = []  # the book of the file being converted, in this process
+
+
+@contextlib.contextmanager
+def open_book(data: bytes) -> Iterator[None]:
+    """While one file (``data``, its bytes) is converted: its kept verdicts."""
+    from dra_migrate import cache as kept
+
+    key = kept.digest(data)
+    stamp = _verdict_stamp(schema_path("kubernetes/index.json"))
+    held = None if stamp is None else kept.read(BOOKS, key, stamp, _book)
+    book = VerdictBook(key, stamp, held or frozenset())
+    _BOOK.append(book)
+    try:
+        yield
+    finally:
+        _BOOK.remove(book)
+        book.close()
+
+
+def _book(held: Any) -> frozenset[str]:
+    """A kept book: a list of at most ``MAX_BOOK`` verdict digests."""
+    if not isinstance(held, list) or len(held) > MAX_BOOK:
+        raise ValueError("not a book")
+    if not all(isinstance(v, str) and len(v) == 64 for v in held):
+        raise ValueError("not a book")
+    return frozenset(held)
+
+
 def _verdict(held: Any) -> bool:
     """A kept verdict: only ``true`` is ever written."""
     if held is not True:
@@ -192,8 +257,9 @@ def _verdict(held: Any) -> bool:
 @cache
 def _verdict_stamp(schema_file: str) -> str | None:
     """What a verdict depends on besides the bytes: this package's code, the schema
-    and jsonschema's own files (an upgrade changes them); None where one cannot be
-    found (nothing is kept)."""
+    (for a book, the index of the bundled schemas, rewritten with their digests
+    whenever one changes) and jsonschema's own files (an upgrade changes them); None
+    where one cannot be found (nothing is kept)."""
     import importlib.util
 
     from dra_migrate import cache as kept
@@ -361,10 +427,10 @@ def _run(name: str, instance: Any, keep: bool = False) -> list[SchemaError]:
             found.update(_convert(error))
         return sorted(found, key=_sort_key)
 
-    if not keep:
+    if not keep or not _BOOK:
         return check()
     data = json.dumps(instance, sort_keys=True, separators=(",", ":"), default=str)
-    return kept_check(schema_path(f"kubernetes/{name}"), data.encode(), check)
+    return _BOOK[-1].check(schema_path(f"kubernetes/{name}"), data.encode(), check)
 
 
 # --- public API --------------------------------------------------------------
@@ -385,8 +451,9 @@ def validate_object(
     Raises SchemaNotFound when no bundled schema covers the apiVersion/kind, or
     when that Kubernetes version does not serve the apiVersion (for example
     ``resource.k8s.io/v1`` on 1.33), and ValueError for a malformed version.
-    ``keep``: a valid verdict is kept between runs (:func:`kept_check`), for what a
-    conversion generates and checks again on every run until it is written.
+    ``keep``: a valid verdict is kept between runs in the book of the file being
+    converted (:func:`open_book`), for what a conversion generates and checks again
+    on every run until it is written.
     """
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     missing = [

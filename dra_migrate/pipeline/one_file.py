@@ -133,7 +133,10 @@ def process(
         )
     if role.kind == roles.KUSTOMIZATION:
         return _reported(display, unconverted.kustomization(source, docs, settings.config), raw)
-    return _convert(source, raw, docs, settings, edit, role)
+    from dra_migrate.k8s import schemas
+
+    with schemas.open_book(raw):  # the verdicts of the objects this file's run checks
+        return _convert(source, raw, docs, settings, edit, role)
 
 
 def _needles(config: Config) -> tuple[str, ...]:

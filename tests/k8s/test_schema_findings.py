@@ -468,3 +468,22 @@ def test_a_valid_configuration_is_checked_once(tmp_path: Path) -> None:
     for kept in (tmp_path / "cache" / "dra-migrate").glob("schema-valid-*.json"):
         kept.write_text('{"value": tru')
     assert run() == "valid True"
+
+
+def test_a_verdict_book_keeps_only_what_was_found_valid() -> None:
+    """The book of one file's conversion: a valid verdict is held and answers without
+    checking; what was wrong is checked again (and reported) on every run."""
+    from dra_migrate.k8s.schemas import VerdictBook
+
+    book = VerdictBook("key", None, frozenset())
+    assert book.check("pod.json", b"bad", lambda: ["wrong"]) == ["wrong"]
+    assert book.check("pod.json", b"good", lambda: []) == []
+    assert len(book.found) == 1
+    again = VerdictBook("key", None, frozenset(book.found))
+
+    def never() -> list[str]:
+        raise AssertionError("a held verdict is not checked again")
+
+    assert again.check("pod.json", b"good", never) == []
+    assert again.check("pod.json", b"bad", lambda: ["wrong"]) == ["wrong"]
+    assert again.check("other.json", b"good", lambda: ["wrong"]) == ["wrong"]  # per schema
