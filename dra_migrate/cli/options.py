@@ -309,13 +309,19 @@ cluster_options = compose(
     ),
 )
 
-CLUSTER = ("kubeconfig", "kube_context", "request_timeout", "page_size", "max_pages")
+CLUSTER = (
+    "kubeconfig",
+    "kube_context",
+    "request_timeout",
+    "page_size",
+    "max_pages",
+    "max_response_size",
+)
 
 
 def cluster(params: dict[str, Any]) -> ClusterOptions:
     """Take the cluster options out of a command's parameters."""
-    values = {name: params.pop(name) for name in CLUSTER}
-    return ClusterOptions(**values, max_response_size=params.pop("max_response_size"))
+    return ClusterOptions(**{name: params.pop(name) for name in CLUSTER})
 
 
 def color(choice: str) -> str:

@@ -191,17 +191,31 @@ class VerdictBook:
     file's bytes: a hook runs on a file until it is converted, and checks the same
     objects each time. One file, not one a verdict, so a file of a thousand pods
     does not fill the cache folder; ``validate_object``/``validate_pod_spec`` with
-    ``keep`` consult the book of the file being converted (``open_book``)."""
+    ``keep`` consult the book of the file being converted (``open_book``). The book
+    is read on its first check: a run that checks nothing (scan) reads no cache."""
 
-    def __init__(self, key: str, stamp: str | None, held: frozenset[str]) -> None:
-        self.key, self.stamp, self.held = key, stamp, held
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.held: frozenset[str] | None = None  # read on the first check
+        self.key = ""  # the digest of ``data``, and the stamp, once read
+        self.stamp: str | None = None
         self.found: set[str] = set()  # verdicts of this run
+
+    def _open(self) -> frozenset[str]:
+        from dra_migrate import cache as kept
+
+        if self.held is None:
+            self.key = kept.digest(self.data)
+            self.stamp = _verdict_stamp(schema_path("kubernetes/index.json"))
+            read = None if self.stamp is None else kept.read(BOOKS, self.key, self.stamp, _book)
+            self.held = read or frozenset()
+        return self.held
 
     def check(self, schema_file: str, data: bytes, check: Callable[[], list[T]]) -> list[T]:
         from dra_migrate import cache as kept
 
         verdict = kept.digest(schema_file.encode() + b"\0" + data)
-        if verdict in self.held:
+        if verdict in self._open():
             self.found.add(verdict)
             return []
         errors = check()
@@ -214,7 +228,7 @@ class VerdictBook:
         ones) when they differ from what was held."""
         from dra_migrate import cache as kept
 
-        if self.stamp is not None and self.found and self.found != self.held:
+        if self.held is not None and self.stamp is not None and self.found != self.held:
             kept.write(BOOKS, self.key, self.stamp, sorted(self.found)[:MAX_BOOK])
 
 
@@ -224,12 +238,7 @@ _BOOK: list[VerdictBook] = []  # the book of the file being converted, in this p
 @contextlib.contextmanager
 def open_book(data: bytes) -> Iterator[None]:
     """While one file (``data``, its bytes) is converted: its kept verdicts."""
-    from dra_migrate import cache as kept
-
-    key = kept.digest(data)
-    stamp = _verdict_stamp(schema_path("kubernetes/index.json"))
-    held = None if stamp is None else kept.read(BOOKS, key, stamp, _book)
-    book = VerdictBook(key, stamp, held or frozenset())
+    book = VerdictBook(data)
     _BOOK.append(book)
     try:
         yield

@@ -475,11 +475,13 @@ def test_a_verdict_book_keeps_only_what_was_found_valid() -> None:
     checking; what was wrong is checked again (and reported) on every run."""
     from dra_migrate.k8s.schemas import VerdictBook
 
-    book = VerdictBook("key", None, frozenset())
+    book = VerdictBook(b"the file")
+    book.held = frozenset()  # nothing kept from a run before
     assert book.check("pod.json", b"bad", lambda: ["wrong"]) == ["wrong"]
     assert book.check("pod.json", b"good", lambda: []) == []
     assert len(book.found) == 1
-    again = VerdictBook("key", None, frozenset(book.found))
+    again = VerdictBook(b"the file")
+    again.held = frozenset(book.found)
 
     def never() -> list[str]:
         raise AssertionError("a held verdict is not checked again")
