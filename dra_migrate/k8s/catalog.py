@@ -125,6 +125,9 @@ class DeviceClassInfo:
     selector: str
     extended_resource_name: str = ""
     note: str = ""
+    # the resource.k8s.io versions on which the driver's chart sets
+    # extendedResourceName by default (empty: only when its values ask for it)
+    bridges_by_default_on: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +160,15 @@ class Catalog:
             if k not in out:
                 out.append(k)
         return out
+
+    def driver_bridge(self, resource: str, target: str) -> DeviceClassInfo | None:
+        """The DeviceClass a known driver installs that maps the extended resource
+        ``resource`` by default when its chart renders resource.k8s.io ``target``
+        (the bridge strategy needs no class of its own then); None when none does."""
+        for info in self.device_classes:
+            if info.extended_resource_name == resource and target in info.bridges_by_default_on:
+                return info
+        return None
 
     # -- names ----------------------------------------------------------------
     def attribute(self, domain: str, name: str) -> AttributeInfo | None:
@@ -358,6 +370,10 @@ def parse_catalog(documents: Iterable[tuple[str, Any]]) -> Catalog:
                     ),
                     extended_resource_name=str(spec_map.get("extended_resource_name") or ""),
                     note=str(spec_map.get("note") or ""),
+                    bridges_by_default_on=_str_tuple(
+                        spec_map.get("bridges_by_default_on") or [],
+                        f"{source}: device_classes[{i}].bridges_by_default_on",
+                    ),
                 )
             )
     for entry in stale:
