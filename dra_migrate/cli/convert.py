@@ -37,6 +37,13 @@ if TYPE_CHECKING:
     help="With --write, also rewrite the targets of symbolic links that lie outside the "
     "paths given (skipped by default, DRA013).",
 )
+@click.option(
+    "--verify-builds",
+    is_flag=True,
+    help="Build every kustomization that uses a changed file with kubectl kustomize (or "
+    "kustomize build) before and after, and write nothing unless the build after equals "
+    "the conversion of the build before (DRA231, DRA232).",
+)
 @workflow_options
 def convert(
     diff: bool,
@@ -44,6 +51,7 @@ def convert(
     write: bool,
     output_dir: Path | None,
     write_through_links: bool,
+    verify_builds: bool,
     **params: Any,
 ) -> None:
     """Rewrite GPU requests as ResourceClaimTemplates and claims."""
@@ -69,10 +77,26 @@ def convert(
             raise ConfigError(
                 "--write needs paths: the converted stream of - (stdin) goes to stdout"
             )
+        if verify_builds and options.stdin:
+            raise ConfigError("--verify-builds needs paths, not - (stdin)")
+        build = None
+        if verify_builds:
+            from dra_migrate.pipeline import builds
+
+            build = builds.builder()
+            if build is None:
+                raise ConfigError(
+                    "--verify-builds needs kubectl (or kustomize) on PATH to build the "
+                    "kustomizations"
+                )
         stream = _StreamOut(mode, check, options.stdin_filename) if options.stdin else None
         report = run.execute(options, sink=stream.add if stream is not None else None)
     except ConfigError as error:
         run.fail_usage(error)
+    if build is not None:
+        builds.verify(report, options.paths, options.settings, build)
+        if any(f.code == "DRA231" for f in report.findings):  # nothing is written
+            mode, output_dir = (None if mode == "write" else mode), None
     report.changes_fail = check
     report.stream = options.stdin
     if check:
@@ -219,7 +243,10 @@ def _files_written(
         for result in report.files:
             if result.status is Status.CHANGED:
                 targets.setdefault(writer.output_path(output_dir, result.path), []).append(result)
-    for result in report.files:
+    failed_units: set[str] = set()
+    # a kustomize overlay's new files first: if one cannot be written, neither is the rest
+    # of its unit (the base and the patches would build pods that ask for nothing)
+    for result in sorted(report.files, key=lambda r: not r.created):
         if result.status is not Status.CHANGED or result.converted is None:
             continue
         if output_dir is not None or mode == "write":
@@ -227,6 +254,21 @@ def _files_written(
             try:
                 from pathlib import Path  # a run that writes (resources.py)
 
+                if result.units & failed_units:
+                    raise writer.Refused(
+                        "DRA012",
+                        "not written: another file of its kustomize overlay unit "
+                        f"({', '.join(sorted(result.units & failed_units))}) could not be",
+                    )
+                if output_dir is None and result.created:
+                    writer.write_new(
+                        Path(result.path),
+                        result.converted,
+                        tuple(Path(p) for p in roots),
+                        through_links,
+                    )
+                    written.append(result.path)
+                    continue
                 if output_dir is None:
                     writer.write_in_place(
                         Path(result.path),
@@ -246,9 +288,11 @@ def _files_written(
                 writer.write_copy(output_dir, result.path, result.converted, Path(result.path))
                 written.append(str(target))
             except writer.Refused as refused:
+                failed_units |= result.units
                 result.status = Status.FAILED
                 result.findings.append(finding(refused.code, result.path, 1, 1, refused.message))
             except OSError as exc:
+                failed_units |= result.units
                 reason = exc.strerror or str(exc)
                 where = writer.output_path(output_dir, result.path) if output_dir else result.path
                 result.status = Status.FAILED

@@ -366,12 +366,10 @@ def _keys(node: Node | None, prefix: str, parent: str = "") -> list[tuple[str, N
     return out
 
 
+# (what stopped it is added where the overlays are converted: convert/overlays.py)
 PATCH_HINT = (
-    "migrate the base and this overlay together by hand: give the overlay a "
-    "ResourceClaimTemplate of its own for this count (a new name: a template's spec is "
-    "immutable, so patching the count of a live one is rejected), and make this patch set "
-    "the pod's resourceClaims and the container's resources.claims instead of the extended "
-    "resource"
+    "convert runs the base and its overlays as one unit: change what stopped it, or "
+    "migrate the unit by hand as docs/conversion.md#kustomize-overlays shows"
 )
 
 
@@ -384,9 +382,9 @@ def kustomize_patch(
             source.path,
             line,
             col,
-            f"kustomize patch (applied by {via}) sets {name}: {value} on {target}; "
-            "patches are never converted, and the objects it patches stay on the device "
-            "plugin with it (DRA222 where the base asks for GPUs)",
+            f"kustomize patch (applied by {via}) sets {name}: {value} on {target} and is "
+            "not converted with its base"
+            + ("" if config.maps(name) else f" ({name} is not in the mapping)"),
             PATCH_HINT,
         )
         for target, line, col, name, value in _patch_requests(docs, config)
@@ -454,8 +452,8 @@ def kustomization(source: Source, docs: list[Document], config: Config) -> list[
                         source.path,
                         line,
                         col,
-                        f"inline kustomize patch sets {name}: {value}; the objects it patches "
-                        "stay on the device plugin with it (DRA222 where the base asks for GPUs)",
+                        f"inline kustomize patch sets {name}: {value} and is not converted "
+                        "with its base",
                         PATCH_HINT,
                     )
                 )

@@ -303,6 +303,42 @@ def write_in_place(
 _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
+def write_new(path: Path, data: bytes, roots: Sequence[Path], through_links: bool) -> None:
+    """``--write`` of a file the conversion adds (a kustomize overlay's templates): only
+    where no file of that name exists, in a folder under the paths given."""
+    from dra_migrate.repo.discover import real_path
+
+    if os.path.lexists(path):
+        raise Refused("DRA012", "a file of this name appeared during the run; not written")
+    folder_real = real_path(path.parent)
+    if not through_links and not any(_under(folder_real, r) for r in roots):
+        raise Refused(
+            "DRA013",
+            f"this folder leads through a symbolic link to {folder_real}, outside the paths "
+            "given; not written (--write-through-links writes through it)",
+        )
+    try:
+        folder = _open_real_folder(str(folder_real))
+    except OSError:
+        raise Refused(
+            "DRA012", "a folder of this path changed during the run (a link now?); not written"
+        ) from None
+    try:
+        if _exists_in(folder, path.name):
+            raise Refused("DRA012", "a file of this name appeared during the run; not written")
+        write_atomic(folder_real / path.name, data, folder=folder)
+    finally:
+        os.close(folder)
+
+
+def _exists_in(folder: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def _open_real_folder(real: str) -> int:
     """The folder at the real path ``real``, opened from the root one name at a time
     without following a link: the folder opened is the one at that path, now."""

@@ -144,8 +144,32 @@ def run(options: RunOptions) -> Report:
         blocked = [f for f, files in renamed if candidates[i].real in files]
         if blocked and result.status is Status.CHANGED:
             results[i] = _held_back(result, blocked[0])
+    if repo_layout.patching:  # kustomize overlays converted with their bases, or held
+        _with_overlays(repo_layout, candidates, results, set(reals), settings)
     files = [results[i] for i in sorted(results)]
     return Report(files, _collisions(files) + [f for f, _files in renamed])
+
+
+def _with_overlays(
+    layout: roles.Layout,
+    candidates: list[discover.Candidate],
+    results: dict[int, FileResult],
+    in_run: set[str],
+    settings: Settings,
+) -> None:
+    """The overlays of the bases converted: their patches rewritten and their templates
+    added (new results after the others), or the bases held (convert/overlays.py)."""
+    from dra_migrate.convert import overlays
+
+    index = {candidates[i].real: i for i in results if i < len(candidates)}
+    by_real = {real: results[i] for real, i in index.items()}
+    added = overlays.carry_out(layout, by_real, in_run, settings)
+    for real, i in index.items():
+        results[i] = by_real[real]
+    next_index = max(results, default=-1) + 1
+    for result in added:
+        results[next_index] = result
+        next_index += 1
 
 
 def _defined_in(files: Iterable[str], limit: int) -> set[tuple[str, str]]:

@@ -191,14 +191,10 @@ def _convert(
                 continue
             sites = locate.pod_sites(workload)
             covered: list[Node] = []
-            overlays = roles.patched_by(role or Role(), workload.kind, workload.name)
             for site in sites:
                 rows = _inventory(site, config, path)
                 inventory.extend(rows)
                 plan, found = plan_site(site, settings, names, path)
-                if plan is not None and overlays:
-                    found = [*found, _overlaid(workload, overlays, path)]
-                    plan = None
                 if plan is None:  # what keeps it on the device plugin, for the plan: the
                     # refusal comes after the notes about single requests (DRA104, DRA031)
                     _kept(
@@ -233,8 +229,8 @@ def _convert(
         templates=[dict(p.template_object) for p in plans],
         template_positions=[p.site.workload.position for p in plans],
     )
-    if not edit:  # scan
-        return changed()
+    if not edit and not (role is not None and role.overlays):  # scan (a base that overlays
+        return changed()  # patch is edited: the overlays' conversion reads the text)
     edits = [e for p in plans for e in p.edits]
     try:
         if source.is_json and any(not p.site.workload.list_item for p in plans):
@@ -297,22 +293,6 @@ def _kept(rows: list[InventoryItem], code: str) -> list[InventoryItem]:
     for row in rows:
         row.kept = row.kept or code
     return rows
-
-
-def _overlaid(workload: locate.Workload, overlays: list[str], path: str) -> Finding:
-    line, col = workload.position
-    return finding(
-        "DRA222",
-        path,
-        line,
-        col,
-        f"{workload.kind} {workload.name} is patched with GPU resources by the kustomize "
-        f"overlay(s) {', '.join(sorted(overlays))}: converting the base alone would build "
-        "pods that ask for claims and the extended resource at once, so it is left as it is",
-        "convert the base and its overlays together by hand: each distinct count needs its "
-        "own ResourceClaimTemplate (a new name: template specs are immutable) and an overlay "
-        "patch that sets resourceClaimTemplateName to it (docs/findings.md#dra222)",
-    )
 
 
 def _untouched(findings: list[Finding]) -> Status:

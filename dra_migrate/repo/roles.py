@@ -46,11 +46,6 @@ class Role:
     overlays: tuple[Overlay, ...] = ()  # overlays that patch GPU resources of this file
 
 
-def patched_by(role: Role, kind: str, name: str) -> list[str]:
-    """The overlays that patch GPU resources of the object ``kind``/``name``."""
-    return [o.display for o in role.overlays if o.targets is None or (kind, name) in o.targets]
-
-
 @dataclass(frozen=True, slots=True)
 class Renaming:
     """A kustomization with namePrefix or nameSuffix, and what it builds."""
@@ -87,6 +82,15 @@ class Layout:
             found = [o for p in self.patching if resolved in p.builds() and (o := p.overlay())]
             self.overlays[resolved] = found
         return found
+
+    def gpu_overlays(self) -> list[tuple[str, str, set[str], frozenset[tuple[str, str]] | None]]:
+        """(real path, display, files built, (kind, name) patched or None: not known) of
+        every kustomization read whose patches set GPU resources."""
+        return [
+            (p.path, o.display, p.builds(), o.targets)
+            for p in self.patching
+            if (o := p.overlay()) is not None
+        ]
 
     def role(self, path: Path | str, real: str | None = None) -> Role:
         """The role of the file at ``path`` (``real``: its real path, when known)."""
@@ -269,8 +273,11 @@ class _Patching:
         self.found: Overlay | None = None
 
     def builds(self) -> set[str]:
+        """The files it builds; for a component (or any kustomization listed under
+        another's ``components:``), also what the kustomizations that include it build:
+        its patches apply there."""
         if self.built is None:
-            self.built = _built(self.path, set(), self.reader)
+            self.built = _built(self.path, set(), self.reader) | self.reader.including(self.path)
         return self.built
 
     def overlay(self) -> Overlay | None:
@@ -292,10 +299,18 @@ class _Facts:
     patches: bool  # it has patches (of any kind)
     renaming: tuple[int, int] | None  # line and column of its namePrefix or nameSuffix
     configurations: tuple[str, ...]  # its configurations entries
+    components: tuple[str, ...] = ()  # its components entries (also among ``builds``)
 
     def to_json(self) -> list[object]:
         """The fields in order: what ``_facts_shape`` reads back."""
-        return [self.builds, self.patch_files, self.patches, self.renaming, self.configurations]
+        return [
+            self.builds,
+            self.patch_files,
+            self.patches,
+            self.renaming,
+            self.configurations,
+            self.components,
+        ]
 
 
 def _facts_shape(held: dict[str, list[object]]) -> dict[str, _Facts]:
@@ -307,7 +322,7 @@ def _facts_shape(held: dict[str, list[object]]) -> dict[str, _Facts]:
         return tuple(value)
 
     facts = {}
-    for key, (builds, patch_files, patches, renaming, configurations) in held.items():
+    for key, (builds, patch_files, patches, renaming, configurations, components) in held.items():
         if renaming is not None:
             if not isinstance(renaming, list) or [type(n) for n in renaming] != [int, int]:
                 raise TypeError("not a line and column")
@@ -315,7 +330,12 @@ def _facts_shape(held: dict[str, list[object]]) -> dict[str, _Facts]:
         if not isinstance(key, str) or type(patches) is not bool:
             raise TypeError("not kept facts")
         facts[key] = _Facts(
-            texts(builds), texts(patch_files), patches, renaming, texts(configurations)
+            texts(builds),
+            texts(patch_files),
+            patches,
+            renaming,
+            texts(configurations),
+            texts(components),
         )
     return facts
 
@@ -324,7 +344,7 @@ def _facts_of(root: Node | None) -> _Facts:
     from dra_migrate.manifests import trees
 
     if root is None:  # empty, unreadable or not YAML: reported when the file is processed
-        return _Facts((), (), False, None, ())
+        return _Facts((), (), False, None, (), ())
     key = next((k for name, k, _v in trees.entries(root) if name in _RENAMING_NAMES), None)
     return _Facts(
         tuple(
@@ -336,6 +356,7 @@ def _facts_of(root: Node | None) -> _Facts:
         bool(_patch_entries(root)),
         trees.position(key) if key is not None else None,
         tuple(trees.scalar(c) or "" for c in trees.items(trees.get(root, "configurations"))),
+        tuple(trees.scalar(c) or "" for c in trees.items(trees.get(root, "components"))),
     )
 
 
@@ -374,6 +395,17 @@ class _Reader:
             self.learnt = True
         self.used.add(key)
         self.known[path] = found
+        return found
+
+    def including(self, path: str) -> set[str]:
+        """What the kustomizations read so far that list ``path``'s folder under
+        ``components:`` build."""
+        folder = os.path.dirname(path)
+        found: set[str] = set()
+        for other, facts in list(self.known.items()):
+            here = os.path.dirname(other)
+            if any(self.real(os.path.join(here, c)) == folder for c in facts.components):
+                found |= _built(other, {path}, self)
         return found
 
     def _kept(self) -> dict[str, _Facts]:
@@ -554,7 +586,7 @@ _PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 # what a kustomization holds when the layout has to parse it (a base that only lists
 # resources is parsed when an overlay's build asks for it), or an escape that may
 # spell it (discover.mentions: a "p\x61tches" key is a patch list too)
-_LAYOUT_KEYS = (b"patches", *_RENAMING_KEYS)
+_LAYOUT_KEYS = (b"patches", b"components", *_RENAMING_KEYS)
 
 
 def _patch_entries(root: Node) -> list[Node]:

@@ -82,7 +82,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA109", E, "name or namespace that Kubernetes would refuse", blocks=True),
     # 2xx: what the migration did, and what it could not do by itself
     Code("DRA201", W, "unknown kind with a pod spec: converted through the generic fallback"),
-    Code("DRA202", E, "kustomize patch sets GPU resources: edit it by hand"),
+    Code("DRA202", E, "kustomize patch sets GPU resources and cannot be converted with its base"),
     Code("DRA203", W, "Helm chart template sets GPU resources: never modified"),
     Code("DRA204", W, "Helm values file sets GPU resources: never modified"),
     Code("DRA205", W, "shared or fractional GPU without a sharing configuration: left as it is"),
@@ -119,7 +119,7 @@ CODES: dict[str, Code] = _table(
     Code(
         "DRA222",
         E,
-        "kustomize overlays patch GPU resources of this base: converted neither",
+        "kustomize overlays patch GPU resources of this base in a way not converted: neither is",
         blocks=True,
     ),
     Code("DRA223", W, "Kueue quota on a GPU extended resource does not count DRA claims"),
@@ -143,6 +143,14 @@ CODES: dict[str, Code] = _table(
         "setting an operator derived from the GPU limit, written",
         writes="operator setting(s) derived from the GPU limit",
     ),
+    Code(
+        "DRA230",
+        N,
+        "kustomize patch converted with its base",
+        writes="kustomize overlay patch(es) converted with their bases",
+    ),
+    Code("DRA231", E, "kustomize build after the conversion differs from the converted build"),
+    Code("DRA232", N, "kustomize builds verified before and after the conversion"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),

@@ -121,6 +121,10 @@ class FileResult:
     # a stream read part by part: its ignore comments (suppress.Marker), found while
     # each part's text was at hand; None: found in ``original`` when needed
     markers: list[Any] | None = None
+    created: bool = False  # a new file (a kustomize overlay's templates): written only if absent
+    # the kustomizations whose overlay conversion this file is part of: a file of such a
+    # unit is not written once another of its files could not be (convert/overlays.py)
+    units: set[str] = field(default_factory=set)
 
     @classmethod
     def unreadable(cls, path: str, code: str, message: str) -> FileResult:

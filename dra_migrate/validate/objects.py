@@ -60,6 +60,8 @@ def check_documents(
 
 def document(checker: Checker, doc: Document) -> None:
     for obj in locate.objects(doc):
+        if get(obj.root, "$patch") is not None:  # a kustomize patch directive, not an
+            continue  # object (a patch that deletes a base's template from a build)
         if obj.kind and not obj.api_version:
             near = [k for k, _kn, _v in entries(obj.root) if k.lower() == "apiversion"]
             checker.add(

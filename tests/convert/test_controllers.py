@@ -137,15 +137,16 @@ def test_the_toleration_is_configurable_and_said(tmp_path: Path) -> None:
 
 
 def test_a_refused_pod_spec_says_nothing_was_written(tmp_path: Path) -> None:
-    """A pod spec left on the device plugin (here: an overlay patches its count) gets no
-    note that a toleration or num-gpus was written."""
+    """A pod spec left on the device plugin (here: an overlay removes its GPU count, a
+    JSON 6902 operation that is not rewritten) gets no note that a toleration or
+    num-gpus was written."""
     files = {
         "base/job.yaml": job(),
         "base/kustomization.yaml": "resources: [job.yaml]\n",
         "prod/kustomization.yaml": (
             "resources: [../base]\npatches:\n- target: {kind: Job, name: train}\n  patch: |-\n"
-            "    - op: replace\n      path: /spec/template/spec/containers/0/resources/limits/"
-            "nvidia.com~1gpu\n      value: 4\n"
+            "    - op: remove\n      path: /spec/template/spec/containers/0/resources/limits/"
+            "nvidia.com~1gpu\n"
         ),
     }
     result = run(tmp_path, ["convert", "."], files)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from dra_migrate.convert import overlays
 from tests.conftest import FIXTURES
 from tests.helpers.cli_runner import invoke
 
@@ -61,7 +62,11 @@ def test_golden(case: str, tmp_path: Path, update_goldens: bool) -> None:
     code, findings = _run(work, args)
     after = _files(work)
     changed = {name: data for name, data in after.items() if before.get(name) != data}
-    assert set(after) == set(before), "convert must not create or delete files"
+    assert set(before) <= set(after), "convert must not delete files"
+    # the only files convert creates: a kustomize overlay's templates and the patch that
+    # takes the base's templates it replaces out of its build
+    created = {name.rpartition("/")[2] for name in set(after) - set(before)}
+    assert created <= {overlays.TEMPLATES_FILE, overlays.REPLACED_FILE}
 
     expected_dir = folder / "expected"
     findings_file = folder / "findings.txt"

@@ -585,7 +585,8 @@ def test_an_overlay_whose_patches_key_is_escaped_still_guards_its_base(
     tmp_path: Path, key: str
 ) -> None:
     # the layout's byte search for kustomizations to parse takes escapes as mentions:
-    # the overlay's GPU patch is seen, so the base it patches is not converted alone
+    # the overlay's GPU patch is seen, so the base it patches is never converted alone
+    # (here the patch holds a $patch directive, which keeps the unit as it is)
     root = tmp_path / "r"
     (root / "base").mkdir(parents=True)
     (root / "overlay").mkdir()
@@ -594,7 +595,9 @@ def test_an_overlay_whose_patches_key_is_escaped_still_guards_its_base(
     (root / "overlay" / "kustomization.yaml").write_text(
         f"resources: [../base]\n{key}:\n- path: gpu.yaml\n"
     )
-    (root / "overlay" / "gpu.yaml").write_text(gpu_pod("p").replace("gpu: 1", "gpu: 2"))
+    (root / "overlay" / "gpu.yaml").write_text(
+        "$patch: replace\n" + gpu_pod("p").replace("gpu: 1", "gpu: 2")
+    )
     done = _run(root, "convert", ".", home=tmp_path / "cache")
     assert b"DRA222" in done.stderr + done.stdout, (done.stdout + done.stderr).decode()
     assert b"+kind: ResourceClaimTemplate" not in done.stdout

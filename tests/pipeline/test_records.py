@@ -28,8 +28,12 @@ def test_a_job_and_its_result_cross_the_process_pool() -> None:
     assert sent_settings.config == load_config(None)  # caches are no part of the value
 
     result = process_job(job, settings)
-    # an overlay patches its GPUs: reported (DRA222), its row kept on the device plugin
-    assert result.status is Status.REPORTED and result.inventory[0].kept == "DRA222"
+    # an overlay patches its GPUs: converted, and edited even by scan (the overlay's
+    # conversion reads the base's converted text)
+    assert result.status is Status.CHANGED and result.converted is not None
+    assert result.templates and result.inventory[0].kept == ""
+    scanned = process_job(dataclasses.replace(job, edit=False), settings)
+    assert scanned.converted == result.converted
     back = pickle.loads(pickle.dumps(result))
     assert back == result and back is not result
     assert process_job(sent_job, sent_settings) == result

@@ -13,7 +13,9 @@ The examples of the device-evaluation codes (DRA340 to DRA344, DRA351) have a
 input path (the other files are passed by name).
 Examples of the DRA5xx codes run through ``report`` (``deviceclasses`` for
 DRA501 to DRA509); a ``# args: ...`` first line gives their options, and a
-``nodes.yaml`` file is passed with ``--nodes``.
+``nodes.yaml`` file is passed with ``--nodes``. A convert example may have a
+``# args:`` line too (``--verify-builds``: the examples of DRA231 and DRA232 run
+with the real kubectl on PATH).
 Codes whose input cannot be shown as text (unreadable, non-UTF-8, binary files,
 tabs, an explicit empty path, a generated oversized pod) are built by the
 builders in ``BUILT`` below, from the section's example where it has one.
@@ -57,6 +59,8 @@ CLUSTER_COMMANDS = {"DRA610": "validate"}
 # ResourceSlices of a device-evaluation example: --resource-slices, not an input.
 SLICES = "slices.yaml"
 DEVICE_CODES = ("DRA340", "DRA341", "DRA342", "DRA343", "DRA344", "DRA351")
+# Examples that build kustomizations (convert --verify-builds): the real kubectl on PATH.
+KUBECTL_CODES = ("DRA231", "DRA232")
 
 ACCOMPANYING = "DRA224"  # the toleration note of every converted pod that has none
 
@@ -426,7 +430,9 @@ def _arguments(code: str, files: dict[str, bytes]) -> list[str]:
                 options += [option, name]
         inputs = sorted(n for n in files if n not in dumps and not n.startswith("."))
         return [*options, *(inputs or ["."])]
-    assert not options, f"{code}: # args is for report and deviceclasses examples"
+    if options:  # convert's options (--verify-builds)
+        assert _command(code) == "convert", f"{code}: # args is for report and convert examples"
+        return [*options, "."]
     if _command(code) == "inventory":
         return sorted(files)  # kubectl dumps, given as files
     if SLICES not in files:
@@ -486,9 +492,12 @@ def test_section_title_and_severity(code: str) -> None:
 
 @pytest.mark.parametrize("code", [c for c in CODES if c not in EXEMPT])
 def test_trigger_produces_the_code(
-    code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     section = BY_CODE[code]
+    if code in KUBECTL_CODES:
+        tools = request.getfixturevalue("tools")
+        monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
     command = _command(code)
     if code in BUILT:
         args = BUILT[code](section, tmp_path)

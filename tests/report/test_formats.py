@@ -84,7 +84,7 @@ def test_github_annotations_point_at_lines_from_the_repository_root(repo: Path) 
     lines = done.stdout.decode().splitlines()
     assert (
         "::error file=deploy/overlays/prod/gpu-patch.yaml,line=12,col=13,"
-        "title=DRA202 kustomize patch sets GPU resources%3A edit it by hand::"
+        "title=DRA202 kustomize patch sets GPU resources and cannot be converted with its base::"
     ) in "\n".join(lines)
     assert lines[-1].startswith("dra-migrate convert: ")
 

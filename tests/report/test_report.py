@@ -131,7 +131,10 @@ def test_examples_report_has_every_stage_in_every_format(tmp_path: Path) -> None
     assert set(stages) == {"inventory", "prerequisites", "deviceClasses", "pilot", "rollout"}
     assert len(stages["inventory"]["workloads"]) == 12
     assert stages["pilot"]["number"] == 1 and stages["pilot"]["workloads"]
-    assert {u["code"] for u in stages["inventory"]["unanalysed"]} == {"DRA202", "DRA203"}
+    # the chart template is the one file left; the kustomize base converts with its overlay
+    assert {u["code"] for u in stages["inventory"]["unanalysed"]} == {"DRA203"}
+    ocr = [w for w in stages["inventory"]["workloads"] if w["name"] == "ocr-server"]
+    assert [w["strategy"] for w in ocr] != ["manual"] and ocr[0]["wave"]
     for fmt, marks in {
         "text": ["== Stage 1", "== Stage 2", "== Stage 3", "== Stage 4", "== Stage 5", "== Risks"],
         "markdown": ["### Stage 1", "### Stage 2", "### Stage 3", "### Stage 4", "### Stage 5"],
@@ -139,7 +142,7 @@ def test_examples_report_has_every_stage_in_every_format(tmp_path: Path) -> None
     }.items():
         done = run_cli(["report", "--format", fmt, "--kube-version", "1.36", "examples"], REPO)
         out = done.stdout.decode()
-        assert done.returncode == 1  # DRA202 in the examples is an error
+        assert done.returncode == 0  # the chart template (DRA203) is a warning
         for mark in marks:
             assert mark in out, (fmt, mark)
 

@@ -239,7 +239,7 @@ def test_colour_does_not_depend_on_the_environment(
     reports: dict[str, tuple[Report, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """rich reads NO_COLOR, TERM, FORCE_COLOR and COLUMNS itself: render is told."""
-    report, command = reports["scan examples"]
+    report, command = reports["scan bad count"]  # an error finding: red
     expected = {c: terminal.render(report, command, width=100, color=c) for c in (True, False)}
     assert "\x1b[31m" in expected[True]
     for name, value in (("NO_COLOR", "1"), ("TERM", "dumb"), ("FORCE_COLOR", "1")):

@@ -1,0 +1,269 @@
+"""``convert --verify-builds``: what kustomize builds is what the conversion meant.
+
+For every kustomization under the paths that builds a file the run changes,
+``kubectl kustomize`` (or ``kustomize build``) of the tree as it is, converted
+object by object as ``convert -`` converts a stream, must equal the build of the
+tree as the run would write it (a copy in a temporary folder), up to the names the
+conversion gives ResourceClaimTemplates: a template is compared by what it asks
+for and by the pod claims that refer to it, never by its name (nor by the labels
+and annotations the kustomization's transformers give it). Kustomize is run as
+the user has it; nothing is written to the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+
+from dra_migrate.repo import roles
+from dra_migrate.report.findings import finding
+from dra_migrate.report.model import FileResult, Report, Status
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from dra_migrate.convert.mapping import Settings
+
+TIMEOUT = 120  # seconds for one build
+_SKIPPED = (".git", "node_modules", ".venv", "__pycache__")
+
+
+def builder() -> list[str] | None:
+    """The command that builds a kustomization folder: kubectl, else kustomize."""
+    kubectl = shutil.which("kubectl")
+    if kubectl:
+        return [kubectl, "kustomize"]
+    kustomize = shutil.which("kustomize")
+    return [kustomize, "build"] if kustomize else None
+
+
+def verify(report: Report, paths: Sequence[str], settings: Settings, command: list[str]) -> None:
+    """Add DRA231 (a build that differs or fails after the conversion) and DRA232 (the
+    builds proven equal) to the report's run-level findings."""
+    changed = {
+        os.path.realpath(r.path): r
+        for r in report.files
+        if r.status is Status.CHANGED and r.converted is not None
+    }
+    if not changed:
+        return
+    folders = sorted(
+        {
+            os.path.dirname(os.path.realpath(k))
+            for k in _kustomizations(paths)
+            if roles.references(k) & set(changed) or os.path.realpath(k) in changed
+        }
+    )
+    if not folders:
+        return
+    root = os.path.commonpath([*folders, *(os.path.dirname(p) for p in changed)])
+    import tempfile
+
+    proven: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="dra-migrate-builds-") as tmp:
+        copy = os.path.join(tmp, "tree")
+        shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(*_SKIPPED))
+        for real, result in changed.items():
+            target = os.path.join(copy, os.path.relpath(real, root))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as handle:
+                assert result.converted is not None
+                handle.write(result.converted)
+        for folder in folders:
+            shown = os.path.relpath(folder)
+            before, error = _build(command, folder)
+            if before is None:
+                report.findings.append(
+                    finding(
+                        "DRA232",
+                        shown,
+                        0,
+                        0,
+                        f"not verified: the build fails before the conversion ({error})",
+                    )
+                )
+                continue
+            after, error = _build(command, os.path.join(copy, os.path.relpath(folder, root)))
+            if after is None:
+                report.findings.append(
+                    finding(
+                        "DRA231",
+                        shown,
+                        0,
+                        0,
+                        f"the kustomize build fails after the conversion: {error}",
+                        "nothing is written; please report this with the kustomization",
+                    )
+                )
+                continue
+            difference = _difference(_converted(before, shown, settings), after)
+            if difference:
+                report.findings.append(
+                    finding(
+                        "DRA231",
+                        shown,
+                        0,
+                        0,
+                        "the kustomize build after the conversion differs from the "
+                        f"conversion of the build before: {difference}",
+                        "nothing is written; please report this with the kustomization",
+                    )
+                )
+            else:
+                proven.append(shown)
+    if proven:
+        report.findings.append(
+            finding(
+                "DRA232",
+                "",
+                0,
+                0,
+                f"{len(proven)} kustomize build(s) proven equal before and after the "
+                f"conversion: {', '.join(proven)}",
+            )
+        )
+
+
+def _kustomizations(paths: Sequence[str]) -> Iterable[str]:
+    for path in paths:
+        if os.path.isfile(path):
+            if os.path.basename(path) in roles.KUSTOMIZATION_NAMES:
+                yield path
+            continue
+        for folder, subfolders, names in os.walk(path):
+            subfolders[:] = sorted(s for s in subfolders if s not in _SKIPPED)
+            for name in roles.KUSTOMIZATION_NAMES:
+                if name in names:
+                    path = os.path.join(folder, name)
+                    if not _component(path):  # built by the kustomizations that include it
+                        yield path
+                    break
+
+
+def _component(path: str) -> bool:
+    return b"Component" in roles.read_bytes(path) and any(
+        line.replace(" ", "") == "kind:Component"
+        for line in roles.read_bytes(path).decode("utf-8", "replace").splitlines()
+    )
+
+
+def _build(command: list[str], folder: str) -> tuple[bytes | None, str]:
+    try:
+        done = subprocess.run([*command, folder], capture_output=True, timeout=TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, str(exc)
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return None, (lines[0] if lines else f"exit {done.returncode}")
+    return done.stdout, ""
+
+
+def _converted(built: bytes, shown: str, settings: Settings) -> bytes:
+    """The build converted as ``convert -`` would convert it."""
+    from dra_migrate.pipeline.one_file import process
+    from dra_migrate.repo.roles import Role
+
+    result: FileResult = process(f"kustomize build of {shown}", built, Role(), settings)
+    if result.status is Status.CHANGED and result.converted is not None:
+        return result.converted
+    return built
+
+
+def _difference(expected: bytes, actual: bytes) -> str:
+    """The first difference between two builds, names of templates aside; "" when none."""
+    want, got = _objects(expected), _objects(actual)
+    for key in sorted(set(want) | set(got)):
+        if key not in got:
+            return f"{_shown(key)} is missing"
+        if key not in want:
+            return f"{_shown(key)} is extra"
+        where = _first_difference(want[key], got[key], "")
+        if where is not None:
+            return f"{_shown(key)} differs at {where or '/'}"
+    return ""
+
+
+def _shown(key: tuple[str, ...]) -> str:
+    kind, namespace, name = key[1], key[2], key[3]
+    return f"{kind} {namespace + '/' if namespace else ''}{name}"
+
+
+def _objects(data: bytes) -> dict[tuple[str, ...], Any]:
+    """The objects of a build by (apiVersion, kind, namespace, name), each
+    ResourceClaimTemplate that pods refer to named by the claims that refer to it."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    objects = [d for d in yaml.load_all(data, Loader=loader) if isinstance(d, dict)]
+    referrers: dict[tuple[str, str], list[str]] = {}
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        owner = f"{obj.get('kind')}/{meta.get('name')}"
+        _references(obj, owner, meta.get("namespace") or "", referrers, "")
+    renamed = {
+        key: f"<template of {', '.join(sorted(owners))}>" for key, owners in referrers.items()
+    }
+    out: dict[tuple[str, ...], Any] = {}
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") or ""
+        _rename(obj, namespace, renamed)
+        name = meta.get("name") or ""
+        if obj.get("kind") == "ResourceClaimTemplate":  # by what it asks for and who uses
+            # it: the labels and annotations a kustomization's transformers give it are
+            # the build's, not the conversion's
+            name = renamed.get((namespace, name), name)
+            kept = {k: v for k, v in meta.items() if k not in ("labels", "annotations")}
+            obj = {**obj, "metadata": {**kept, "name": name}}
+        out[(str(obj.get("apiVersion")), str(obj.get("kind")), namespace, name)] = obj
+    return out
+
+
+def _references(
+    value: Any, owner: str, namespace: str, found: dict[tuple[str, str], list[str]], path: str
+) -> None:
+    """Who refers to which template: (namespace, name) -> owner/path/claim."""
+    if isinstance(value, dict):
+        name = value.get("resourceClaimTemplateName")
+        if isinstance(name, str):
+            found.setdefault((namespace, name), []).append(f"{owner}{path}:{value.get('name')}")
+        for key, item in value.items():
+            _references(item, owner, namespace, found, f"{path}/{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _references(item, owner, namespace, found, f"{path}/{i}")
+
+
+def _rename(value: Any, namespace: str, renamed: dict[tuple[str, str], str]) -> None:
+    if isinstance(value, dict):
+        name = value.get("resourceClaimTemplateName")
+        if isinstance(name, str) and (namespace, name) in renamed:
+            value["resourceClaimTemplateName"] = renamed[(namespace, name)]
+        for item in value.values():
+            _rename(item, namespace, renamed)
+    elif isinstance(value, list):
+        for item in value:
+            _rename(item, namespace, renamed)
+
+
+def _first_difference(a: Any, b: Any, path: str) -> str | None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            if key not in a or key not in b:
+                return f"{path}/{key}"
+            found = _first_difference(a[key], b[key], f"{path}/{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            found = _first_difference(x, y, f"{path}/{i}")
+            if found is not None:
+                return found
+        return None
+    return None if a == b else path
