@@ -421,9 +421,9 @@ def _lifetime(spec: Mapping[str, Any], releases: list[str], where: str) -> Lifet
             raise CatalogError(
                 f"{where}.{key}: {values[key]!r} is not one of the releases {releases}"
             )
-    if values["since"] and values["until"]:
-        if releases.index(values["since"]) >= releases.index(values["until"]):
-            raise CatalogError(f"{where}: since must come before until")
+    since, until = values["since"], values["until"]
+    if since and until and releases.index(since) >= releases.index(until):
+        raise CatalogError(f"{where}: since must come before until")
     return Lifetime(**values)
 
 

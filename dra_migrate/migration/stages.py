@@ -199,7 +199,9 @@ def build(
         resources=_resource_totals(workloads),
         products=_product_totals(workloads),
         unanalysed=_unanalysed(report),
-        prerequisites=_prerequisites(workloads, classes, settings, minor, live),
+        prerequisites=_prerequisites(
+            workloads, classes, settings, minor, live, dict(config.driver_releases)
+        ),
         capacity=capacity,
         classes=[c.to_dict() for c in classes.classes],
         installed_classes=[c.to_dict() for c in classes.installed],
@@ -432,7 +434,9 @@ def _prerequisites(
     settings: PlanSettings,
     minor: int | None,
     live: LiveInventory | None,
+    releases: Mapping[str, str] | None = None,
 ) -> list[Prerequisite]:
+    from dra_migrate.k8s.catalog import load_catalog
     from dra_migrate.k8s.versions import APIS, warnings
 
     out: list[Prerequisite] = []
@@ -472,21 +476,36 @@ def _prerequisites(
         {c["driver"] for c in [*[x.to_dict() for x in classes.classes]]}
         | {c.driver for c in classes.installed}
     )
+    assumed = load_catalog().assumed_releases(releases or {})
     for driver in drivers:
         version = live.drivers.get(driver) if live else None
         detail = DRIVERS.get(driver, "install the DRA driver that publishes these devices")
         if version:
             detail += f"; the cluster runs {version}"
+        if driver in assumed:
+            release, why = assumed[driver]
+            detail += f"; selectors are checked against its release {release} ({why})"
         out.append(Prerequisite("DRA driver", driver, detail))
     plugin = sorted({c.resource for w in workloads for c in w.containers})
     if plugin:
+        # kubernetes/enhancements keps/sig-scheduling/5004-dra-extended-resource/README.md
+        # @64765b4b (non-goals; "one node in a cluster cannot have both ..."; "replaced by
+        # DRA drivers ... on a per-node basis, one node at a time"); NVIDIA GPU Operator
+        # docs, dra-intro-install ("either a GPUCluster resource for DRA or a ClusterPolicy
+        # resource for the Device Plugin, but not both": per cluster, where the issue said
+        # per node); AMD GPU Operator docs, device_plugin/device-plugin ("cannot be enabled
+        # at the same time as the DRA driver")
         out.append(
             Prerequisite(
                 "Device plugin",
                 f"keep it for {', '.join(plugin)} until the last wave",
-                "during coexistence run the device plugin and the DRA driver on disjoint nodes "
-                "(label the nodes and move them wave by wave): both on one node hand out the "
-                "same GPUs twice",
+                "a node must not serve a name from the device plugin and a DRA driver at once "
+                "(KEP-5004: a node advertises it in status.capacity or in ResourceSlices, not "
+                "both; both on one node hand out the same GPUs twice): migrate node by node, "
+                "labelling the nodes each wave moves and taking the device plugin off them "
+                "before the DRA driver starts there. The GPU operators refuse both stacks: "
+                "NVIDIA's takes a GPUCluster (DRA) or a ClusterPolicy (device plugin), not "
+                "both, in a cluster; AMD's DeviceConfig cannot enable both",
             )
         )
     return out
@@ -715,8 +734,10 @@ def _rollback(members: Sequence[Workload], classes: ClassPlan) -> list[str]:
             undo.append(f"delete DeviceClass(es) {', '.join(sorted(names & created))}")
         if names - created:
             undo.append(
-                f"turn extendedResourceName off on {', '.join(sorted(names - created))} in the "
-                "driver's chart values"
+                f"{', '.join(sorted(names - created))} is the driver's own class, whose chart "
+                "maps the name whatever its values say: move the wave's nodes back to the device "
+                "plugin (the DRA driver's kubelet plugin off them first), as a node serves a "
+                "name from one of the two (KEP-5004)"
             )
         steps.append(
             "Bridged: "
