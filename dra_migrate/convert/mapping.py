@@ -88,6 +88,8 @@ class Choice:
     config: tuple[Mapping[str, Any], ...]
     shared: bool
     rule: int | None  # index of the matching rule, None for the resource's default
+    # capacity.requests of the device request: (capacity name, quantity), in order
+    capacity: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,7 @@ class ResourceMapping:
     config: tuple[Mapping[str, Any], ...] = ()
     shared: bool = False
     rules: tuple[Rule, ...] = ()
+    capacity: tuple[tuple[str, str], ...] = ()  # capacity.requests, placeholders allowed
 
     def match(self, resource: str) -> dict[str, str] | None:
         """The placeholders' values when ``resource`` matches the name, else None."""
@@ -122,7 +125,13 @@ class ResourceMapping:
                 break
         selectors = tuple(_fill(s, captured) for s in selectors)
         return Choice(
-            resource, _fill(device_class, captured), selectors, config, self.shared, index
+            resource,
+            _fill(device_class, captured),
+            selectors,
+            config,
+            self.shared,
+            index,
+            tuple((_fill(k, captured), v) for k, v in self.capacity),
         )
 
 
@@ -641,4 +650,5 @@ def _resource(data: Mapping[str, Any]) -> ResourceMapping:
         config=tuple(data.get("config") or ()),
         shared=bool(data.get("shared", False)),
         rules=tuple(rules),
+        capacity=tuple((str(k), str(v)) for k, v in (data.get("capacity") or {}).items()),
     )

@@ -96,6 +96,12 @@ RISKS: dict[str, tuple[str, str]] = {
         "Extended resources that look like accelerators but are not in the mapping stay on "
         "the device plugin: add them to .dra-migrate.yaml, or keep their device plugin.",
     ),
+    "DRA110": (
+        "Workloads on HAMi's shared GPUs",
+        "HAMi's nvidia.com/gpumem, gpumem-percentage and gpucores are shares of a GPU that "
+        "HAMi's scheduler and device plugin hand out; no DRA driver publishes them. Keep "
+        "these workloads on HAMi until HAMi-DRA or the driver's GPU sharing serves them.",
+    ),
     "DRA202": (
         "kustomize patches that set GPUs",
         "A patch that sets the extended resource would add it back after the base is "

@@ -80,6 +80,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA107", E, "more than 32 device requests in one pod", blocks=True),
     Code("DRA108", E, "GPU count larger than Kubernetes can hold (int64)", blocks=True),
     Code("DRA109", E, "name or namespace that Kubernetes would refuse", blocks=True),
+    Code("DRA110", W, "HAMi resource (a share of a GPU): no DRA driver publishes it"),
     # 2xx: what the migration did, and what it could not do by itself
     Code("DRA201", W, "unknown kind with a pod spec: converted through the generic fallback"),
     Code("DRA202", E, "kustomize patch sets GPU resources: edit it by hand"),
