@@ -217,7 +217,7 @@ def plan_classes(
         plan.bridge[item.resource] = created.name
     plan.findings.extend(_duplicates(plan, target))
     for planned in plan.classes:
-        problems = check_class(planned)
+        problems = check_class(planned, dict(config.driver_releases))
         if not any(p.code == "DRA501" for p in problems):
             problems += schema_findings(planned, target, kube_version)
         plan.findings.extend(problems)
@@ -323,9 +323,12 @@ def _duplicates(plan: ClassPlan, target: str) -> list[Finding]:
     return found
 
 
-def check_class(c: PlannedClass) -> list[Finding]:
-    """DRA501 for names and the extended resource name, DRA502 for CEL, DRA505 for gates."""
+def check_class(c: PlannedClass, releases: Mapping[str, str] | None = None) -> list[Finding]:
+    """DRA501 for names and the extended resource name, DRA502 for CEL, DRA505 for gates,
+    DRA506 for config fields the driver release (``releases``, else the catalog's
+    default) does not decode."""
     from dra_migrate.cel import check_selector
+    from dra_migrate.k8s.catalog import load_catalog
 
     found: list[Finding] = []
 
@@ -368,6 +371,23 @@ def check_class(c: PlannedClass) -> list[Finding]:
                 f"gate {gate} (alpha, off by default); without it the driver rejects the claim",
                 f"install the driver with featureGates.{gate}=true",
             )
+        if isinstance(parameters, Mapping):
+            catalog = load_catalog()
+            assumed = catalog.assumed_releases(releases or {})
+            for field_ in catalog.config_fields:
+                if field_.driver != entry.get("driver") or not field_.value_in(parameters):
+                    continue
+                release, why = assumed.get(field_.driver, ("", ""))
+                order = [r.release for r in catalog.domains[field_.driver].releases]
+                if release in order and order.index(release) < order.index(field_.since):
+                    add(
+                        "DRA506",
+                        f"DeviceClass {c.name}: {field_.path} is decoded by {field_.driver} "
+                        f"from driver release {field_.since}; this run assumes {release} "
+                        f"({why}), whose strict decoding rejects the config ({field_.note})",
+                        f"drop {field_.path}, or say the release the cluster runs: drivers: "
+                        f'{{{field_.driver}: "{field_.since}"}} in .dra-migrate.yaml',
+                    )
     return found
 
 

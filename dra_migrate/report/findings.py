@@ -211,6 +211,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA503", E, "rendered DeviceClass does not read back as the values given", blocks=True),
     Code("DRA504", W, "mapping names a DeviceClass that nothing creates"),
     Code("DRA505", N, "driver configuration needs a driver feature gate"),
+    Code("DRA506", E, "driver configuration field the driver release does not decode"),
     Code("DRA510", E, "two DeviceClasses map the same extended resource"),
     Code("DRA511", E, "bridged extended resource has no DeviceClass of its own"),
     Code("DRA512", W, "node still advertises the bridged extended resource from the device plugin"),

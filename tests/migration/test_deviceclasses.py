@@ -219,3 +219,27 @@ def test_intel_chart_bridges_intel_com_gpu_not_the_device_plugin_names() -> None
     )
     assert [c.name for c in plan.classes] == ["i915.extended.gpu.intel.com"]
     assert plan.installed[0].extended_resource_name is None  # not mapped unless asked
+
+
+def test_nvidia_main_mps_multi_user_against_v0_4_1(tmp_path: Path) -> None:
+    """api/nvidia.com/resource/v1beta1/sharing.go MpsConfig.MultiUser: main (421c0f49),
+    not v0.4.1; the driver decodes its config strictly."""
+    body = (
+        "deviceClasses:\n"
+        "  - name: mps.gpu.nvidia.com\n"
+        "    driver: gpu.nvidia.com\n"
+        "    config:\n"
+        "      - driver: gpu.nvidia.com\n"
+        "        parameters:\n"
+        "          apiVersion: resource.nvidia.com/v1beta1\n"
+        "          kind: GpuConfig\n"
+        "          sharing: {strategy: MPS, mpsConfig: {multiUser: true}}\n"
+    )
+    path = tmp_path / ".dra-migrate.yaml"
+    path.write_text(body)
+    [found] = [f for f in plan_classes(load_config(path), []).findings if f.code == "DRA506"]
+    assert "from driver release 0.5; this run assumes 0.4 (the newest tagged release" in (
+        found.message
+    )
+    path.write_text('drivers: {gpu.nvidia.com: "0.5"}\n' + body)
+    assert not [f for f in plan_classes(load_config(path), []).findings if f.code == "DRA506"]
