@@ -294,14 +294,14 @@ def _duplicates(plan: ClassPlan, target: str) -> list[Finding]:
         if c.extended_resource_name:
             owners.setdefault(c.extended_resource_name, []).append(c.name)
             where.setdefault(c.extended_resource_name, (c.path, c.line, c.col))
-    installed = {i.name: i.extended_resource_name for i in plan.installed}
+    installed: dict[str, str] = {i.name: i.extended_resource_name or "" for i in plan.installed}
     for resource in list(owners):
         driver_class = load_catalog().driver_bridge(resource, target)
         if driver_class is not None:
             installed.setdefault(driver_class.name, resource)
-    for name, resource in installed.items():
-        if resource:
-            owners.setdefault(resource, []).append(f"{name} (installed)")
+    for name, mapped in installed.items():
+        if mapped:
+            owners.setdefault(mapped, []).append(f"{name} (installed)")
     found = []
     for resource, names in sorted(owners.items()):
         if len(names) > 1:
