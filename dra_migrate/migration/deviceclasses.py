@@ -39,6 +39,42 @@ SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
 
 CONFIGURATION, BRIDGE = "configuration", "bridge"
 
+# The rule of coexistence, for the plan's prerequisites. Sources: kubernetes/enhancements
+# keps/sig-scheduling/5004-dra-extended-resource/README.md @64765b4b (non-goals; "one
+# node in a cluster cannot have both ..."; device plugins "can be replaced with DRA
+# drivers for the same devices on a per-node basis, one node at a time"); the NVIDIA GPU
+# Operator docs, dra-intro-install ("either a GPUCluster resource for DRA or a
+# ClusterPolicy resource for the Device Plugin, but not both": per cluster, where
+# issue 26 said per node); the AMD GPU Operator docs, device_plugin/device-plugin (the
+# device plugin "cannot be enabled at the same time as the DRA driver").
+COEXISTENCE = (
+    "a node must not serve a name from the device plugin and a DRA driver at once "
+    "(KEP-5004: a node advertises it in status.capacity or in ResourceSlices, not both; "
+    "both on one node hand out the same GPUs twice): migrate node by node, labelling the "
+    "nodes each wave moves and taking the device plugin off them before the DRA driver "
+    "starts there. The GPU operators refuse both stacks: NVIDIA's takes a GPUCluster (DRA) "
+    "or a ClusterPolicy (device plugin), not both, in a cluster; AMD's DeviceConfig cannot "
+    "enable both"
+)
+# The rollback of a bridge served by a class its driver installs with the name.
+DRIVER_CLASS_ROLLBACK = (
+    "is the driver's own class, whose chart maps the name whatever its values say: move the "
+    "wave's nodes back to the device plugin (the DRA driver's kubelet plugin off them first), "
+    "as a node serves a name from one of the two (KEP-5004)"
+)
+
+
+def release_note(driver: str, configured: Iterable[tuple[str, str]]) -> str:
+    """'; selectors are checked against its release R (why)' for a driver the catalog
+    versions, '' for another: the release a run assumes (``drivers:``, else the newest tag)."""
+    from dra_migrate.k8s.catalog import load_catalog
+
+    assumed = load_catalog().assumed_releases(dict(configured))
+    if driver not in assumed:
+        return ""
+    release, why = assumed[driver]
+    return f"; selectors are checked against its release {release} ({why})"
+
 
 @dataclass(frozen=True, slots=True)
 class PlannedClass:

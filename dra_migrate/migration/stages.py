@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_migrate.convert.mapping import Config
+from dra_migrate.migration import deviceclasses as dc
 from dra_migrate.migration import strategy
 from dra_migrate.migration.deviceclasses import Bridged, ClassPlan, plan_classes
 from dra_migrate.report.fields import location
@@ -98,9 +99,8 @@ RISKS: dict[str, tuple[str, str]] = {
     ),
     "DRA110": (
         "Workloads on HAMi's shared GPUs",
-        "HAMi's nvidia.com/gpumem, gpumem-percentage and gpucores are shares of a GPU that "
-        "HAMi's scheduler and device plugin hand out; no DRA driver publishes them. Keep "
-        "these workloads on HAMi until HAMi-DRA or the driver's GPU sharing serves them.",
+        "No DRA driver publishes HAMi's GPU shares (nvidia.com/gpumem, gpucores): keep these "
+        "workloads on HAMi until HAMi-DRA or the driver's GPU sharing serves them.",
     ),
     "DRA202": (
         "kustomize patches that set GPUs",
@@ -205,9 +205,7 @@ def build(
         resources=_resource_totals(workloads),
         products=_product_totals(workloads),
         unanalysed=_unanalysed(report),
-        prerequisites=_prerequisites(
-            workloads, classes, settings, minor, live, dict(config.driver_releases)
-        ),
+        prerequisites=_prerequisites(workloads, classes, settings, minor, live, config),
         capacity=capacity,
         classes=[c.to_dict() for c in classes.classes],
         installed_classes=[c.to_dict() for c in classes.installed],
@@ -440,9 +438,8 @@ def _prerequisites(
     settings: PlanSettings,
     minor: int | None,
     live: LiveInventory | None,
-    releases: Mapping[str, str] | None = None,
+    config: Config | None = None,
 ) -> list[Prerequisite]:
-    from dra_migrate.k8s.catalog import load_catalog
     from dra_migrate.k8s.versions import APIS, warnings
 
     out: list[Prerequisite] = []
@@ -482,36 +479,20 @@ def _prerequisites(
         {c["driver"] for c in [*[x.to_dict() for x in classes.classes]]}
         | {c.driver for c in classes.installed}
     )
-    assumed = load_catalog().assumed_releases(releases or {})
     for driver in drivers:
         version = live.drivers.get(driver) if live else None
         detail = DRIVERS.get(driver, "install the DRA driver that publishes these devices")
         if version:
             detail += f"; the cluster runs {version}"
-        if driver in assumed:
-            release, why = assumed[driver]
-            detail += f"; selectors are checked against its release {release} ({why})"
+        detail += dc.release_note(driver, config.driver_releases if config else ())
         out.append(Prerequisite("DRA driver", driver, detail))
     plugin = sorted({c.resource for w in workloads for c in w.containers})
     if plugin:
-        # kubernetes/enhancements keps/sig-scheduling/5004-dra-extended-resource/README.md
-        # @64765b4b (non-goals; "one node in a cluster cannot have both ..."; "replaced by
-        # DRA drivers ... on a per-node basis, one node at a time"); NVIDIA GPU Operator
-        # docs, dra-intro-install ("either a GPUCluster resource for DRA or a ClusterPolicy
-        # resource for the Device Plugin, but not both": per cluster, where the issue said
-        # per node); AMD GPU Operator docs, device_plugin/device-plugin ("cannot be enabled
-        # at the same time as the DRA driver")
         out.append(
             Prerequisite(
                 "Device plugin",
                 f"keep it for {', '.join(plugin)} until the last wave",
-                "a node must not serve a name from the device plugin and a DRA driver at once "
-                "(KEP-5004: a node advertises it in status.capacity or in ResourceSlices, not "
-                "both; both on one node hand out the same GPUs twice): migrate node by node, "
-                "labelling the nodes each wave moves and taking the device plugin off them "
-                "before the DRA driver starts there. The GPU operators refuse both stacks: "
-                "NVIDIA's takes a GPUCluster (DRA) or a ClusterPolicy (device plugin), not "
-                "both, in a cluster; AMD's DeviceConfig cannot enable both",
+                dc.COEXISTENCE,
             )
         )
     return out
@@ -739,12 +720,7 @@ def _rollback(members: Sequence[Workload], classes: ClassPlan) -> list[str]:
         if names & created:
             undo.append(f"delete DeviceClass(es) {', '.join(sorted(names & created))}")
         if names - created:
-            undo.append(
-                f"{', '.join(sorted(names - created))} is the driver's own class, whose chart "
-                "maps the name whatever its values say: move the wave's nodes back to the device "
-                "plugin (the DRA driver's kubelet plugin off them first), as a node serves a "
-                "name from one of the two (KEP-5004)"
-            )
+            undo.append(f"{', '.join(sorted(names - created))} {dc.DRIVER_CLASS_ROLLBACK}")
         steps.append(
             "Bridged: "
             + ("; ".join(undo) or "remove the extendedResourceName of their classes")
