@@ -147,6 +147,7 @@ class _CheckRules:
             return self.t(_DYN, node, origin="attribute", domain=domain, name=name)
         attr = info.attributes.get(name)
         if attr is not None:
+            self.report_lifetime(info, name, offset, "attribute")
             return self.t(
                 _ATTR_KIND[attr.type],
                 node,
@@ -181,6 +182,8 @@ class _CheckRules:
         result = self.t("quantity", node, origin="capacity", domain=domain, name=name)
         info = self.published_in(domain, name, offset, "capacity")
         if info is None or domain is None or info.has_capacity(name):
+            if info is not None and domain is not None:
+                self.report_lifetime(info, name, offset, "capacity")
             return result
         if name in info.attributes:
             attr = info.attributes[name]
@@ -195,6 +198,37 @@ class _CheckRules:
             info.complete, "unknown-capacity", domain, name, offset, list(info.capacity)
         )
         return result
+
+    def report_lifetime(self, info: DomainInfo, name: str, offset: int, where: str) -> None:
+        """A name only some releases of its driver publish (``driver-release``: the
+        caller keeps it or not by the release its run assumes, so the answer stays
+        the same for every release), and one its driver has deprecated."""
+        life = info.lifetime(name)
+        if life is None:
+            return
+        subject = f"{info.domain}/{name}"
+        if life.since or life.until:
+            bounds = f"from {life.since}" if life.since else f"before {life.until}"
+            self.add(
+                "driver-release",
+                offset,
+                f"{where} {name!r} of {info.domain} is published by driver releases {bounds} only",
+                f"use {life.replacement}" if life.replacement else "",
+                subject=subject,
+            )
+        if life.deprecated:
+            self.add(
+                "deprecated-name",
+                offset,
+                f"{where} {name!r} is deprecated by {info.domain} since driver release "
+                f"{life.deprecated}: use {life.replacement}"
+                + (f"; {life.note}" if life.note else ""),
+                f"device.attributes['{life.replacement.partition('/')[0]}']."
+                f"{life.replacement.partition('/')[2]}"
+                if "/" in life.replacement
+                else f"use {life.replacement}",
+                subject=subject,
+            )
 
     def report_stale(
         self, stale: StaleName, domain: str, name: str, offset: int, where: str

@@ -38,6 +38,14 @@ PROBLEM_CODES: dict[str, ProblemCode] = {
         ProblemCode(
             "stale-name", "error", "attribute or capacity name that the driver no longer publishes"
         ),
+        ProblemCode(
+            "driver-release",
+            "warning",
+            "name only some releases of its driver publish (kept by the release a run assumes)",
+        ),
+        ProblemCode(
+            "deprecated-name", "warning", "name the driver still publishes but has deprecated"
+        ),
         ProblemCode("unknown-attribute", "error", "attribute the driver does not publish"),
         ProblemCode("unknown-capacity", "error", "capacity the driver does not publish"),
         ProblemCode(

@@ -21,3 +21,16 @@ class Ask:
     count: int
     choice: Choice
     key: Node  # the key node in limits, where findings point
+
+
+# HAMi's pseudo-resources for NVIDIA GPUs (Project-HAMi/HAMi charts/hami/values.yaml
+# resourceMem, resourceMemPercentage, resourceCores, resourcePriority @4707fb02): its
+# scheduler extender and device plugin read them as a share of the GPU the container
+# asks for with nvidia.com/gpu, not as devices. No DRA driver publishes them: DRA110
+# says so where DRA104 would call them unknown.
+HAMI_RESOURCES = {
+    "nvidia.com/gpumem": "the GPU memory of the share, in MiB",
+    "nvidia.com/gpumem-percentage": "the GPU memory of the share, in percent of the GPU",
+    "nvidia.com/gpucores": "the compute of the share, in percent of the GPU",
+    "nvidia.com/priority": "the task priority of the share",
+}

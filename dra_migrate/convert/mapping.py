@@ -88,6 +88,8 @@ class Choice:
     config: tuple[Mapping[str, Any], ...]
     shared: bool
     rule: int | None  # index of the matching rule, None for the resource's default
+    # capacity.requests of the device request: (capacity name, quantity), in order
+    capacity: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,7 @@ class ResourceMapping:
     config: tuple[Mapping[str, Any], ...] = ()
     shared: bool = False
     rules: tuple[Rule, ...] = ()
+    capacity: tuple[tuple[str, str], ...] = ()  # capacity.requests, placeholders allowed
 
     def match(self, resource: str) -> dict[str, str] | None:
         """The placeholders' values when ``resource`` matches the name, else None."""
@@ -122,7 +125,13 @@ class ResourceMapping:
                 break
         selectors = tuple(_fill(s, captured) for s in selectors)
         return Choice(
-            resource, _fill(device_class, captured), selectors, config, self.shared, index
+            resource,
+            _fill(device_class, captured),
+            selectors,
+            config,
+            self.shared,
+            index,
+            tuple((_fill(k, captured), v) for k, v in self.capacity),
         )
 
 
@@ -250,6 +259,8 @@ class Config:
     max_file_size: int = discover.DEFAULT_MAX_FILE_SIZE  # larger files are refused
     # drivers the catalog does not list: domain -> the attribute and capacity names
     drivers: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # catalogued drivers' releases the cluster runs (drivers: {gpu.nvidia.com: "0.5"})
+    driver_releases: tuple[tuple[str, str], ...] = ()
     # featureGates: DRA feature gates of the cluster (name, on), under --feature-gates
     feature_gates: tuple[tuple[str, bool], ...] = ()
     # write the toleration ExtendedResourceToleration added (controllers.py)
@@ -395,7 +406,13 @@ def load_config(path: StrPath | None) -> Config:
         drivers={
             domain: frozenset([*(spec.get("attributes") or ()), *(spec.get("capacity") or ())])
             for domain, spec in (data.get("drivers") or {}).items()
+            if isinstance(spec, dict)
         },
+        driver_releases=tuple(
+            (domain, spec)
+            for domain, spec in sorted((data.get("drivers") or {}).items())
+            if isinstance(spec, str)
+        ),
         device_classes=tuple(
             _class_definition(entry, root, i)
             for i, entry in enumerate(data.get("deviceClasses") or ())
@@ -538,6 +555,26 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
                 problems = [p for p in check_selector(filled) if p.code in _CEL_ERRORS]
                 if problems:
                     fail(path, f"the selector is not valid CEL: {problems[0].message}")
+    for domain, spec in (data.get("drivers") or {}).items():
+        if isinstance(spec, str):
+            _check_release(domain, spec, lambda message, d=domain: fail(("drivers", d), message))
+
+
+def _check_release(domain: str, release: str, fail: Any) -> None:
+    """``drivers: {domain: release}`` names a catalogued driver and one of its releases."""
+    from dra_migrate.k8s.catalog import load_catalog
+
+    info = load_catalog().domains.get(domain)
+    if info is None or not info.releases:
+        known = sorted(d for d, i in load_catalog().domains.items() if i.releases)
+        fail(
+            f"{domain} is not a driver whose releases the catalog knows ({', '.join(known)}); "
+            "for another driver give its names: {attributes: [...], capacity: [...]}"
+        )
+        return
+    releases = [r.release for r in info.releases]
+    if release not in releases:
+        fail(f"{domain} release {release!r} is not one the catalog knows: {', '.join(releases)}")
 
 
 def _check_schema(data: dict[str, Any], root: Node, display: str, raw: bytes) -> None:
@@ -613,4 +650,5 @@ def _resource(data: Mapping[str, Any]) -> ResourceMapping:
         config=tuple(data.get("config") or ()),
         shared=bool(data.get("shared", False)),
         rules=tuple(rules),
+        capacity=tuple((str(k), str(v)) for k, v in (data.get("capacity") or {}).items()),
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from yaml.nodes import MappingNode, Node
 
 from dra_migrate.convert import controllers
-from dra_migrate.convert.asks import Ask
+from dra_migrate.convert.asks import HAMI_RESOURCES, Ask
 from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.convert.naming import (
     PLACEHOLDER,
@@ -303,6 +303,10 @@ def _container_asks(
             continue
         key, value = limit_entries[name]
         line, col = trees.position(value)
+        if not config.maps(name) and name in HAMI_RESOURCES:
+            findings.append(_hami(who, name, path, key))
+            unmapped.append(name)
+            continue
         if not config.maps(name):
             findings.append(
                 finding(
@@ -360,6 +364,22 @@ def _container_asks(
         else:
             removals.extend(RemoveEntry(mapping, k) for k in gone)
     return asks
+
+
+def _hami(who: str, name: str, path: str, key: Node) -> Finding:
+    """DRA110: a HAMi pseudo-resource, not a device a mapping could convert."""
+    return finding(
+        "DRA110",
+        path,
+        *trees.position(key),
+        f"{who} uses {name}, a HAMi resource ({HAMI_RESOURCES[name]}): HAMi (Project-HAMi, "
+        "a CNCF project) shares GPUs through its own scheduler extender and device plugin, "
+        "which read it as a share of the GPU the container asks for with nvidia.com/gpu; no "
+        "DRA driver publishes it, so it is left as it is",
+        "keep the workload on HAMi, or move it to DRA whole: HAMi-DRA (HAMi v2.8.0 and "
+        "later) or the NVIDIA DRA driver's GPU sharing (GpuConfig TimeSlicing or MPS), and "
+        "drop the HAMi resources from its limits",
+    )
 
 
 def _order(limit_entries: Mapping[str, tuple[Node, Node]]) -> Any:
@@ -728,6 +748,8 @@ def _device_request(request: DeviceRequest, target: str) -> dict[str, Any]:
     if request.choice.selectors:
         body["selectors"] = [{"cel": {"expression": s}} for s in request.choice.selectors]
     body["count"] = request.count
+    if request.choice.capacity:
+        body["capacity"] = {"requests": dict(request.choice.capacity)}
     if target == "v1beta1":
         return {"name": request.name, **body}
     return {"name": request.name, "exactly": body}

@@ -37,6 +37,30 @@ class CatalogError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class Release:
+    """One release of a driver the catalog describes, and where its facts were read."""
+
+    release: str  # major.minor, as the driver numbers its feature gates ("0.5")
+    tag: str  # the newest tag of that line, "" for a release not yet tagged (main)
+    commit: str  # the driver commit the catalog's facts for it were read at
+
+
+@dataclass(frozen=True, slots=True)
+class Lifetime:
+    """The releases of its driver that publish a name: from ``since`` (its domain's
+    first catalogued release when empty) up to, not including, ``until``; ``gate`` is
+    the driver feature gate it needs; ``deprecated`` the release that deprecated it,
+    with ``replacement`` the name to use instead (still published until ``until``)."""
+
+    since: str = ""
+    until: str = ""
+    gate: str = ""
+    deprecated: str = ""
+    replacement: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class AttributeInfo:
     """One attribute a driver publishes."""
 
@@ -46,6 +70,7 @@ class AttributeInfo:
     values: tuple[str, ...] = ()  # known values, when the set is closed
     devices: tuple[str, ...] = ()  # device kinds that carry it (informational)
     description: str = ""
+    lifetime: Lifetime | None = None  # the driver releases that publish it (None: every one)
 
     @property
     def qualified_name(self) -> str:
@@ -60,6 +85,7 @@ class CapacityInfo:
     name: str
     devices: tuple[str, ...] = ()
     description: str = ""
+    lifetime: Lifetime | None = None
 
     @property
     def qualified_name(self) -> str:
@@ -78,9 +104,32 @@ class DomainInfo:
     attributes: Mapping[str, AttributeInfo]
     capacity: Mapping[str, CapacityInfo]
     capacity_patterns: tuple[re.Pattern[str], ...] = ()
+    # the releases catalogued, oldest first; a run assumes ``default_release`` unless the
+    # configuration (``drivers: {domain: release}``) or the ResourceSlices say otherwise
+    releases: tuple[Release, ...] = ()
+    default_release: str = ""
 
     def has_capacity(self, name: str) -> bool:
         return name in self.capacity or any(p.fullmatch(name) for p in self.capacity_patterns)
+
+    def release(self, name: str) -> Release | None:
+        return next((r for r in self.releases if r.release == name), None)
+
+    def lifetime(self, name: str) -> Lifetime | None:
+        """The releases that publish attribute or capacity ``name`` (None: all of them)."""
+        info = self.attributes.get(name) or self.capacity.get(name)
+        return info.lifetime if info is not None else None
+
+    def published_on(self, name: str, release: str) -> bool:
+        """Whether ``release`` of the driver publishes ``name`` (a catalogued name)."""
+        life = self.lifetime(name)
+        if life is None or not self.releases:
+            return True
+        order = [r.release for r in self.releases]
+        at = order.index(release) if release in order else len(order) - 1
+        start = order.index(life.since) if life.since in order else 0
+        end = order.index(life.until) if life.until in order else len(order)
+        return start <= at < end
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +177,51 @@ class DeviceClassInfo:
     # the resource.k8s.io versions on which the driver's chart sets
     # extendedResourceName by default (empty: only when its values ask for it)
     bridges_by_default_on: tuple[str, ...] = ()
+    # where the fact was read: the chart template or demo, at the driver commit
+    source: str = ""
+    # a shape the driver's demos show, not a class its chart installs: ``name`` and
+    # ``extended_resource_name`` hold ``{placeholder}``s, filled from the extended
+    # resource name (``nvidia.com/mig-{profile}`` -> ``mig-{profile}.gpu.nvidia.com``)
+    opt_in: bool = False
+
+    def shaped(self, resource: str) -> tuple[str, str] | None:
+        """This opt-in shape for ``resource``: the class name and its selector, the
+        placeholders filled (in the name a value's dots become dashes, as the demos
+        write ``mig-1g-12gb.gpu.nvidia.com``); None when the shape does not take it."""
+        if not self.opt_in or not self.extended_resource_name:
+            return None
+        pattern = re.escape(self.extended_resource_name)
+        pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[A-Za-z0-9][-A-Za-z0-9_.]*)", pattern)
+        match = re.fullmatch(pattern, resource)
+        if match is None:
+            return None
+        name, selector = self.name, self.selector
+        for key, value in match.groupdict().items():
+            name = name.replace("{" + key + "}", value.lower().replace(".", "-"))
+            selector = selector.replace("{" + key + "}", value)
+        return name, selector
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigField:
+    """A field of a driver's opaque configuration that only some releases decode."""
+
+    driver: str
+    kinds: tuple[str, ...]  # the configuration kinds (parameters.kind) that have it
+    path: str  # dotted, under parameters: sharing.mpsConfig.multiUser
+    since: str
+    note: str = ""
+
+    def value_in(self, parameters: Mapping[str, Any]) -> bool:
+        """Whether ``parameters`` (one opaque config's) sets this field."""
+        if self.kinds and parameters.get("kind") not in self.kinds:
+            return False
+        node: Any = parameters
+        for part in self.path.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return False
+            node = node[part]
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +231,7 @@ class Catalog:
     wrong_domains: Mapping[str, WrongDomain]
     other_drivers: Mapping[str, str]
     device_classes: tuple[DeviceClassInfo, ...] = ()
+    config_fields: tuple[ConfigField, ...] = ()
 
     # -- drivers and domains -------------------------------------------------
     def known_drivers(self) -> frozenset[str]:
@@ -166,9 +261,74 @@ class Catalog:
         ``resource`` by default when its chart renders resource.k8s.io ``target``
         (the bridge strategy needs no class of its own then); None when none does."""
         for info in self.device_classes:
+            if info.opt_in:
+                continue
             if info.extended_resource_name == resource and target in info.bridges_by_default_on:
                 return info
         return None
+
+    def bridge_shape(self, resource: str) -> tuple[DeviceClassInfo, str, str] | None:
+        """The opt-in class shape a driver's demos give ``resource`` (the shape, the class
+        name, its selector), or None: ``nvidia.com/mig-1g.12gb`` ->
+        ``mig-1g-12gb.gpu.nvidia.com`` with the MIG profile's selector."""
+        for info in self.device_classes:
+            shaped = info.shaped(resource)
+            if shaped is not None:
+                return info, *shaped
+        return None
+
+    def opt_in_bridges(self, resource: str) -> list[DeviceClassInfo]:
+        """Installed classes that map ``resource`` only when the chart's values ask."""
+        return [
+            c
+            for c in self.device_classes
+            if not c.opt_in and c.extended_resource_name == resource and not c.bridges_by_default_on
+        ]
+
+    # -- driver releases --------------------------------------------------------
+    def assumed_releases(
+        self, configured: Mapping[str, str], published: Iterable[str] = ()
+    ) -> dict[str, tuple[str, str]]:
+        """Driver domain -> (release, why) for every domain with catalogued releases:
+        the configuration's ``drivers: {domain: release}`` first, then what the
+        ResourceSlices publish (the newest release whose own names they show, or
+        the oldest that still has a name they show and later releases dropped),
+        else the domain's default (its newest tagged release)."""
+        shown = frozenset(published)
+        out: dict[str, tuple[str, str]] = {}
+        for domain, info in self.domains.items():
+            if not info.releases:
+                continue
+            if domain in configured:
+                out[domain] = (configured[domain], "drivers: in the configuration")
+                continue
+            from_slices = _release_from_names(info, shown)
+            if from_slices:
+                out[domain] = (from_slices, "read from the ResourceSlices")
+                continue
+            tag = info.release(info.default_release)
+            why = f"the newest tagged release, {tag.tag}" if tag and tag.tag else "the default"
+            out[domain] = (info.default_release, why)
+        return out
+
+    def release_problem(self, domain: str, name: str, release: str) -> str:
+        """Why ``release`` of ``domain``'s driver does not publish the catalogued ``name``
+        ("" when it does): the release that added or removed it, and its gate."""
+        info = self.domains.get(domain)
+        if info is None or info.published_on(name, release):
+            return ""
+        life = info.lifetime(name)
+        assert life is not None  # published_on holds for names without one
+        order = [r.release for r in info.releases]
+        if life.since and order.index(life.since) > order.index(release):
+            text = f"{domain} publishes {name!r} from driver release {life.since}"
+            if life.gate:
+                text += f" (driver feature gate {life.gate})"
+        else:
+            text = f"{domain} stopped publishing {name!r} in driver release {life.until}"
+            if life.replacement:
+                text += f" (use {life.replacement})"
+        return text + (f"; {life.note}" if life.note else "")
 
     # -- names ----------------------------------------------------------------
     def attribute(self, domain: str, name: str) -> AttributeInfo | None:
@@ -196,6 +356,19 @@ class Catalog:
             if entry.where == "opaque-apiVersion" and entry.matches(api_version):
                 return entry
         return None
+
+
+def _release_from_names(info: DomainInfo, shown: frozenset[str]) -> str:
+    """The release of ``info``'s driver that the published names ``shown`` point to
+    ("" when they show none of its release-bound names)."""
+    order = [r.release for r in info.releases]
+    names = {n: info.lifetime(n) for n in (*info.attributes, *info.capacity)}
+    seen = [(n, life) for n, life in names.items() if life and f"{info.domain}/{n}" in shown]
+    added = [order.index(life.since) for _n, life in seen if life.since in order]
+    if added:
+        return order[max(added)]
+    dropped = [order.index(life.until) - 1 for _n, life in seen if life.until in order]
+    return order[max(0, min(dropped))] if dropped else ""
 
 
 def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
@@ -235,10 +408,51 @@ def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     return value
 
 
+_LIFETIME_KEYS = ("since", "until", "gate", "deprecated", "replacement", "note")
+
+
+def _lifetime(spec: Mapping[str, Any], releases: list[str], where: str) -> Lifetime | None:
+    """The ``since``/``until``/``gate``/``deprecated``/``replacement``/``note`` of a name."""
+    if not any(k in spec for k in _LIFETIME_KEYS):
+        return None
+    values = {k: str(spec.get(k) or "") for k in _LIFETIME_KEYS}
+    for key in ("since", "until", "deprecated"):
+        if values[key] and values[key] not in releases:
+            raise CatalogError(
+                f"{where}.{key}: {values[key]!r} is not one of the releases {releases}"
+            )
+    since, until = values["since"], values["until"]
+    if since and until and releases.index(since) >= releases.index(until):
+        raise CatalogError(f"{where}: since must come before until")
+    return Lifetime(**values)
+
+
+def _parse_releases(body: Mapping[str, Any], where: str) -> tuple[tuple[Release, ...], str]:
+    releases = []
+    for i, spec in enumerate(body.get("releases") or []):
+        spec_map = _mapping(spec, f"{where}.releases[{i}]")
+        releases.append(
+            Release(
+                release=_str(spec_map.get("release"), f"{where}.releases[{i}].release"),
+                tag=str(spec_map.get("tag") or ""),
+                commit=_str(spec_map.get("commit"), f"{where}.releases[{i}].commit"),
+            )
+        )
+    default = str(body.get("default_release") or "")
+    names = [r.release for r in releases]
+    if releases and default not in names:
+        raise CatalogError(f"{where}.default_release: {default!r} is not one of {names}")
+    if default and not releases:
+        raise CatalogError(f"{where}: default_release without releases")
+    return tuple(releases), default
+
+
 def _parse_domain(domain: str, raw: Any, where: str) -> DomainInfo:
     body = _mapping(raw, where)
     if not is_dns_subdomain(domain):
         raise CatalogError(f"{where}: {domain!r} is not a DNS subdomain")
+    releases, default_release = _parse_releases(body, where)
+    order = [r.release for r in releases]
     attributes: dict[str, AttributeInfo] = {}
     for name, spec in _mapping(body.get("attributes"), f"{where}.attributes").items():
         spec_map = _mapping(spec, f"{where}.attributes.{name}")
@@ -254,6 +468,7 @@ def _parse_domain(domain: str, raw: Any, where: str) -> DomainInfo:
             values=_str_tuple(spec_map.get("values"), f"{where}.attributes.{name}.values"),
             devices=_str_tuple(spec_map.get("devices"), f"{where}.attributes.{name}.devices"),
             description=str(spec_map.get("description", "")),
+            lifetime=_lifetime(spec_map, order, f"{where}.attributes.{name}"),
         )
     capacity: dict[str, CapacityInfo] = {}
     for name, spec in _mapping(body.get("capacity"), f"{where}.capacity").items():
@@ -265,6 +480,7 @@ def _parse_domain(domain: str, raw: Any, where: str) -> DomainInfo:
             name=str(name),
             devices=_str_tuple(spec_map.get("devices"), f"{where}.capacity.{name}.devices"),
             description=str(spec_map.get("description", "")),
+            lifetime=_lifetime(spec_map, order, f"{where}.capacity.{name}"),
         )
     patterns: list[re.Pattern[str]] = []
     for i, spec in enumerate(body.get("capacity_patterns") or []):
@@ -281,6 +497,8 @@ def _parse_domain(domain: str, raw: Any, where: str) -> DomainInfo:
         attributes=attributes,
         capacity=capacity,
         capacity_patterns=tuple(patterns),
+        releases=releases,
+        default_release=default_release,
     )
 
 
@@ -327,6 +545,7 @@ def parse_catalog(documents: Iterable[tuple[str, Any]]) -> Catalog:
     wrong: dict[str, WrongDomain] = {}
     other: dict[str, str] = {}
     classes: list[DeviceClassInfo] = []
+    fields: list[ConfigField] = []
     for source, data in documents:
         body = _mapping(data, source)
         unknown = set(body) - {
@@ -335,6 +554,7 @@ def parse_catalog(documents: Iterable[tuple[str, Any]]) -> Catalog:
             "wrong_domains",
             "other_drivers",
             "device_classes",
+            "config_fields",
         }
         if unknown:
             raise CatalogError(f"{source}: unknown top-level keys {sorted(unknown)}")
@@ -374,7 +594,32 @@ def parse_catalog(documents: Iterable[tuple[str, Any]]) -> Catalog:
                         spec_map.get("bridges_by_default_on") or [],
                         f"{source}: device_classes[{i}].bridges_by_default_on",
                     ),
+                    source=str(spec_map.get("source") or ""),
+                    opt_in=bool(spec_map.get("opt_in", False)),
                 )
+            )
+            if classes[-1].opt_in and "{" not in classes[-1].extended_resource_name:
+                raise CatalogError(
+                    f"{source}: device_classes[{i}]: an opt_in shape names its extended "
+                    "resource with a {placeholder}"
+                )
+        for i, spec in enumerate(body.get("config_fields") or []):
+            at = f"{source}: config_fields[{i}]"
+            spec_map = _mapping(spec, at)
+            fields.append(
+                ConfigField(
+                    driver=_str(spec_map.get("driver"), f"{at}.driver"),
+                    kinds=_str_tuple(spec_map.get("kinds"), f"{at}.kinds"),
+                    path=_str(spec_map.get("path"), f"{at}.path"),
+                    since=_str(spec_map.get("since"), f"{at}.since"),
+                    note=str(spec_map.get("note") or ""),
+                )
+            )
+    for entry in fields:
+        owner = domains.get(entry.driver)
+        if owner is None or owner.release(entry.since) is None:
+            raise CatalogError(
+                f"config field {entry.path!r}: {entry.since!r} is not a release of {entry.driver}"
             )
     for entry in stale:
         for example in entry.examples:
@@ -397,6 +642,7 @@ def parse_catalog(documents: Iterable[tuple[str, Any]]) -> Catalog:
         wrong_domains=wrong,
         other_drivers=other,
         device_classes=tuple(classes),
+        config_fields=tuple(fields),
     )
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dra_migrate.convert.mapping import ClassDefinition, Config
+from dra_migrate.k8s.catalog import DeviceClassInfo
 from dra_migrate.k8s.names import DNS_SUBDOMAIN
 from dra_migrate.report.findings import Finding, escape, finding, has_unsafe, unsafe
 
@@ -37,6 +38,42 @@ EXTENDED_RESOURCE = re.compile(
 SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
 
 CONFIGURATION, BRIDGE = "configuration", "bridge"
+
+# The rule of coexistence, for the plan's prerequisites. Sources: kubernetes/enhancements
+# keps/sig-scheduling/5004-dra-extended-resource/README.md @64765b4b (non-goals; "one
+# node in a cluster cannot have both ..."; device plugins "can be replaced with DRA
+# drivers for the same devices on a per-node basis, one node at a time"); the NVIDIA GPU
+# Operator docs, dra-intro-install ("either a GPUCluster resource for DRA or a
+# ClusterPolicy resource for the Device Plugin, but not both": per cluster, where
+# issue 26 said per node); the AMD GPU Operator docs, device_plugin/device-plugin (the
+# device plugin "cannot be enabled at the same time as the DRA driver").
+COEXISTENCE = (
+    "a node must not serve a name from the device plugin and a DRA driver at once "
+    "(KEP-5004: a node advertises it in status.capacity or in ResourceSlices, not both; "
+    "both on one node hand out the same GPUs twice): migrate node by node, labelling the "
+    "nodes each wave moves and taking the device plugin off them before the DRA driver "
+    "starts there. The GPU operators refuse both stacks: NVIDIA's takes a GPUCluster (DRA) "
+    "or a ClusterPolicy (device plugin), not both, in a cluster; AMD's DeviceConfig cannot "
+    "enable both"
+)
+# The rollback of a bridge served by a class its driver installs with the name.
+DRIVER_CLASS_ROLLBACK = (
+    "is the driver's own class, whose chart maps the name whatever its values say: move the "
+    "wave's nodes back to the device plugin (the DRA driver's kubelet plugin off them first), "
+    "as a node serves a name from one of the two (KEP-5004)"
+)
+
+
+def release_note(driver: str, configured: Iterable[tuple[str, str]]) -> str:
+    """'; selectors are checked against its release R (why)' for a driver the catalog
+    versions, '' for another: the release a run assumes (``drivers:``, else the newest tag)."""
+    from dra_migrate.k8s.catalog import load_catalog
+
+    assumed = load_catalog().assumed_releases(dict(configured))
+    if driver not in assumed:
+        return ""
+    release, why = assumed[driver]
+    return f"; selectors are checked against its release {release} ({why})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +172,16 @@ def plan_classes(
     target: str = "v1",
     kube_version: str | None = None,
 ) -> ClassPlan:
-    """The classes to create for the classes ``used`` by the mapping and the ``bridged`` names."""
+    """The classes to create for the classes ``used`` by the mapping and the ``bridged`` names.
+
+    A name a known driver's installed class maps by default on ``target`` gets no
+    class of its own (only one class may map a name, KEP-5004): DRA514 says which
+    class serves it. A name an opt-in shape of a driver's demos covers gets the
+    shape's name (``nvidia.com/mig-1g.12gb`` -> ``mig-1g-12gb.gpu.nvidia.com``)."""
     from dra_migrate.k8s.catalog import load_catalog
 
-    catalog = {c.name: c for c in load_catalog().device_classes}
+    known = load_catalog()
+    catalog = {c.name: c for c in known.device_classes if not c.opt_in}
     plan = ClassPlan()
     where = config.path or ""
     for definition in config.device_classes:
@@ -150,11 +193,7 @@ def plan_classes(
             continue
         info = catalog.get(name)
         if info is not None:
-            plan.installed.append(
-                InstalledClass(
-                    info.name, info.driver, info.extended_resource_name or None, info.note
-                )
-            )
+            plan.installed.append(_installed(info, target))
             continue
         plan.findings.append(
             finding(
@@ -170,13 +209,15 @@ def plan_classes(
         )
     for item in bridged:
         served = [c for c in plan.classes if c.extended_resource_name == item.resource]
-        served_installed = [
-            c
-            for c in plan.installed
-            if c.extended_resource_name == item.resource and not item.selectors
-        ]
-        if served or served_installed:
-            plan.bridge[item.resource] = (served or served_installed)[0].name
+        if served:
+            plan.bridge[item.resource] = served[0].name
+            continue
+        driver_class = known.driver_bridge(item.resource, target)
+        if driver_class is not None:
+            plan.bridge[item.resource] = driver_class.name
+            if not any(i.name == driver_class.name for i in plan.installed):
+                plan.installed.append(_installed(driver_class, target))
+            plan.findings.append(_served_by_driver(item, driver_class, target, where))
             continue
         base = defined.get(item.device_class)
         info = catalog.get(item.device_class)
@@ -195,20 +236,24 @@ def plan_classes(
             continue
         driver = base.driver if base else info.driver  # type: ignore[union-attr]
         class_selectors = base.selectors if base else (info.selector,)  # type: ignore[union-attr]
+        shape = known.bridge_shape(item.resource) if base is None else None
+        description = f"bridge: pods asking for {item.resource} get a device of this class"
+        if shape is not None:
+            description += f" (named as the {driver} driver's demos name it)"
         created = PlannedClass(
-            name=bridge_class_name(item.resource),
+            name=shape[1] if shape is not None else bridge_class_name(item.resource),
             driver=driver,
             selectors=(*class_selectors, *item.selectors),
             config=item.config,
             extended_resource_name=item.resource,
             origin=BRIDGE,
-            description=f"bridge: pods asking for {item.resource} get a device of this class",
+            description=description,
         )
         plan.classes.append(created)
         plan.bridge[item.resource] = created.name
-    plan.findings.extend(_duplicates(plan))
+    plan.findings.extend(_duplicates(plan, target))
     for planned in plan.classes:
-        problems = check_class(planned)
+        problems = check_class(planned, dict(config.driver_releases))
         if not any(p.code == "DRA501" for p in problems):
             problems += schema_findings(planned, target, kube_version)
         plan.findings.extend(problems)
@@ -217,6 +262,34 @@ def plan_classes(
         plan.findings.extend(problems)
         plan.yaml = "" if problems else text
     return plan
+
+
+def _installed(info: DeviceClassInfo, target: str) -> InstalledClass:
+    """A class a driver installs, with the name it maps by default on ``target`` (an
+    opt-in name is not mapped until the chart's values ask, so it is not shown)."""
+    maps = info.extended_resource_name if target in info.bridges_by_default_on else ""
+    return InstalledClass(info.name, info.driver, maps or None, info.note)
+
+
+def _served_by_driver(item: Bridged, info: DeviceClassInfo, target: str, where: str) -> Finding:
+    """DRA514: the driver's own class bridges ``item.resource``; none is generated."""
+    message = (
+        f"{item.resource} is bridged by DeviceClass {info.name}, which the {info.driver} "
+        f"driver's chart installs with extendedResourceName: {item.resource} on "
+        f"resource.k8s.io/{target}: no class is generated for it (one class may map a "
+        "name, KEP-5004)"
+    )
+    hint = "pods that keep the name in their limits get a device of that class"
+    if item.selectors or item.config or item.device_class != info.name:
+        message += (
+            f"; the mapping's class {item.device_class}"
+            + (", selectors" if item.selectors else "")
+            + (", config" if item.config else "")
+            + " do not apply to them: they get any device of "
+            + info.name
+        )
+        hint = "convert the workloads that need the mapping's choice with --strategy rewrite"
+    return finding("DRA514", where, 0, 0, message, hint)
 
 
 def _from_configuration(definition: ClassDefinition, where: str) -> PlannedClass:
@@ -245,17 +318,26 @@ def bridge_class_name(resource: str) -> str:
     return name
 
 
-def _duplicates(plan: ClassPlan) -> list[Finding]:
-    """Only one class may map an extended resource name (KEP-5004)."""
+def _duplicates(plan: ClassPlan, target: str) -> list[Finding]:
+    """Only one class may map an extended resource name (KEP-5004): the classes of
+    the plan, and those a known driver installs that map it by default on ``target``
+    (installed whether the mapping uses them or not)."""
+    from dra_migrate.k8s.catalog import load_catalog
+
     owners: dict[str, list[str]] = {}
     where: dict[str, tuple[str, int, int]] = {}
     for c in plan.classes:
         if c.extended_resource_name:
             owners.setdefault(c.extended_resource_name, []).append(c.name)
             where.setdefault(c.extended_resource_name, (c.path, c.line, c.col))
-    for i in plan.installed:
-        if i.extended_resource_name:
-            owners.setdefault(i.extended_resource_name, []).append(f"{i.name} (installed)")
+    installed: dict[str, str] = {i.name: i.extended_resource_name or "" for i in plan.installed}
+    for resource in list(owners):
+        driver_class = load_catalog().driver_bridge(resource, target)
+        if driver_class is not None:
+            installed.setdefault(driver_class.name, resource)
+    for name, mapped in installed.items():
+        if mapped:
+            owners.setdefault(mapped, []).append(f"{name} (installed)")
     found = []
     for resource, names in sorted(owners.items()):
         if len(names) > 1:
@@ -269,16 +351,20 @@ def _duplicates(plan: ClassPlan) -> list[Finding]:
                     f"{len(names)} DeviceClasses map extended resource {resource}: "
                     f"{', '.join(names)}; the scheduler uses only one of them (the newest, "
                     "then the first by name)",
-                    "give each extended resource name to one class; for an installed class, "
-                    "turn its extendedResourceName off in the driver's chart values",
+                    "give each extended resource name to one class; a class a driver installs "
+                    "keeps its name unless its chart can turn it off (NVIDIA's gpu.nvidia.com "
+                    "maps nvidia.com/gpu whenever the chart renders resource.k8s.io/v1)",
                 )
             )
     return found
 
 
-def check_class(c: PlannedClass) -> list[Finding]:
-    """DRA501 for names and the extended resource name, DRA502 for CEL, DRA505 for gates."""
+def check_class(c: PlannedClass, releases: Mapping[str, str] | None = None) -> list[Finding]:
+    """DRA501 for names and the extended resource name, DRA502 for CEL, DRA505 for gates,
+    DRA506 for config fields the driver release (``releases``, else the catalog's
+    default) does not decode."""
     from dra_migrate.cel import check_selector
+    from dra_migrate.k8s.catalog import load_catalog
 
     found: list[Finding] = []
 
@@ -321,6 +407,23 @@ def check_class(c: PlannedClass) -> list[Finding]:
                 f"gate {gate} (alpha, off by default); without it the driver rejects the claim",
                 f"install the driver with featureGates.{gate}=true",
             )
+        if isinstance(parameters, Mapping):
+            catalog = load_catalog()
+            assumed = catalog.assumed_releases(releases or {})
+            for field_ in catalog.config_fields:
+                if field_.driver != entry.get("driver") or not field_.value_in(parameters):
+                    continue
+                release, why = assumed.get(field_.driver, ("", ""))
+                order = [r.release for r in catalog.domains[field_.driver].releases]
+                if release in order and order.index(release) < order.index(field_.since):
+                    add(
+                        "DRA506",
+                        f"DeviceClass {c.name}: {field_.path} is decoded by {field_.driver} "
+                        f"from driver release {field_.since}; this run assumes {release} "
+                        f"({why}), whose strict decoding rejects the config ({field_.note})",
+                        f"drop {field_.path}, or say the release the cluster runs: drivers: "
+                        f'{{{field_.driver}: "{field_.since}"}} in .dra-migrate.yaml',
+                    )
     return found
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_migrate.convert.mapping import Config
+from dra_migrate.migration import deviceclasses as dc
 from dra_migrate.migration import strategy
 from dra_migrate.migration.deviceclasses import Bridged, ClassPlan, plan_classes
 from dra_migrate.report.fields import location
@@ -95,6 +96,11 @@ RISKS: dict[str, tuple[str, str]] = {
         "Unknown extended resources",
         "Extended resources that look like accelerators but are not in the mapping stay on "
         "the device plugin: add them to .dra-migrate.yaml, or keep their device plugin.",
+    ),
+    "DRA110": (
+        "Workloads on HAMi's shared GPUs",
+        "No DRA driver publishes HAMi's GPU shares (nvidia.com/gpumem, gpucores): keep these "
+        "workloads on HAMi until HAMi-DRA or the driver's GPU sharing serves them.",
     ),
     "DRA202": (
         "kustomize patches that set GPUs",
@@ -199,7 +205,7 @@ def build(
         resources=_resource_totals(workloads),
         products=_product_totals(workloads),
         unanalysed=_unanalysed(report),
-        prerequisites=_prerequisites(workloads, classes, settings, minor, live),
+        prerequisites=_prerequisites(workloads, classes, settings, minor, live, config),
         capacity=capacity,
         classes=[c.to_dict() for c in classes.classes],
         installed_classes=[c.to_dict() for c in classes.installed],
@@ -432,6 +438,7 @@ def _prerequisites(
     settings: PlanSettings,
     minor: int | None,
     live: LiveInventory | None,
+    config: Config | None = None,
 ) -> list[Prerequisite]:
     from dra_migrate.k8s.versions import APIS, warnings
 
@@ -477,6 +484,7 @@ def _prerequisites(
         detail = DRIVERS.get(driver, "install the DRA driver that publishes these devices")
         if version:
             detail += f"; the cluster runs {version}"
+        detail += dc.release_note(driver, config.driver_releases if config else ())
         out.append(Prerequisite("DRA driver", driver, detail))
     plugin = sorted({c.resource for w in workloads for c in w.containers})
     if plugin:
@@ -484,9 +492,7 @@ def _prerequisites(
             Prerequisite(
                 "Device plugin",
                 f"keep it for {', '.join(plugin)} until the last wave",
-                "during coexistence run the device plugin and the DRA driver on disjoint nodes "
-                "(label the nodes and move them wave by wave): both on one node hand out the "
-                "same GPUs twice",
+                dc.COEXISTENCE,
             )
         )
     return out
@@ -714,10 +720,7 @@ def _rollback(members: Sequence[Workload], classes: ClassPlan) -> list[str]:
         if names & created:
             undo.append(f"delete DeviceClass(es) {', '.join(sorted(names & created))}")
         if names - created:
-            undo.append(
-                f"turn extendedResourceName off on {', '.join(sorted(names - created))} in the "
-                "driver's chart values"
-            )
+            undo.append(f"{', '.join(sorted(names - created))} {dc.DRIVER_CLASS_ROLLBACK}")
         steps.append(
             "Bridged: "
             + ("; ".join(undo) or "remove the extendedResourceName of their classes")

@@ -532,6 +532,14 @@ def _absorb(merged: FileResult, part: FileResult, offset: int) -> None:
 # --- validate ---------------------------------------------------------------------
 
 
+def driver_releases(config: Any, published: frozenset[str]) -> tuple[tuple[str, str, str], ...]:
+    """(domain, release, why) of each catalogued driver, as the run assumes it."""
+    from dra_migrate.k8s.catalog import load_catalog
+
+    chosen = load_catalog().assumed_releases(dict(config.driver_releases), published)
+    return tuple((domain, release, why) for domain, (release, why) in sorted(chosen.items()))
+
+
 def run_validate(
     options: RunOptions,
     settings: Any,
@@ -551,6 +559,7 @@ def run_validate(
     published = config.published() | validate.published_names(devices or ())
     if published:
         settings = dataclasses.replace(settings, published=published)
+    settings = dataclasses.replace(settings, driver_releases=driver_releases(config, published))
 
     # (display, the bytes, or None for a file over HELD: read again where it is checked)
     jobs_: list[tuple[str, bytes | None, str]] = []

@@ -16,7 +16,7 @@ from dra_migrate.manifests.trees import get, items, scalar
 from dra_migrate.validate.checker import Checker
 from dra_migrate.validate.gated_fields import gated, request_fields
 from dra_migrate.validate.model import Constraint, Request
-from dra_migrate.validate.selectors import check_selectors
+from dra_migrate.validate.selectors import check_selectors, release_hint, release_message
 from dra_migrate.validate.values import fully_qualified_name_problem
 
 MAX_REQUESTS = MAX_CONSTRAINTS = MAX_CONFIG = 32
@@ -145,6 +145,9 @@ def constraint_attribute(
             )
         return
     if name in info.attributes:
+        message = release_message(checker.settings, domain, name)
+        if message:
+            checker.add("DRA336", node, f"{label}: {message}; {pending}", release_hint(domain, ""))
         return
     if info.has_capacity(name):
         checker.add(

@@ -20,6 +20,9 @@ class ValidateSettings:
     published: frozenset[str] = frozenset()
     # --feature-gates (name, on): over the defaults of kube_version's release
     feature_gates: tuple[tuple[str, bool], ...] = ()
+    # (driver domain, release, why) the run assumes: the configuration's drivers:, the
+    # ResourceSlices, else the catalog's default (k8s.catalog.Catalog.assumed_releases)
+    driver_releases: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,8 @@ CEL_CODES = {
     "unlisted-domain": "DRA350",
     "unknown-value": "DRA335",
     "unknown-driver": "DRA335",
+    "driver-release": "DRA336",  # kept or dropped by the release the run assumes
+    "deprecated-name": "DRA337",
 }
 
 
@@ -147,12 +149,39 @@ def _cel(checker: Checker, node: ScalarNode, owner: str) -> None:
         if problem.subject and problem.subject in checker.settings.published:
             continue  # the ResourceSlices show that the driver publishes it
         code = CEL_CODES.get(problem.code, "DRA330")
+        message, hint = problem.message, problem.hint
+        if problem.code == "driver-release":
+            domain, _slash, name = problem.subject.partition("/")
+            message = release_message(checker.settings, domain, name)
+            if not message:
+                continue  # the release this run assumes publishes it
+            hint = release_hint(domain, hint)
         line, col = _expression_position(checker.source.text, node, problem.offset)
         checker.findings.append(
-            finding(
-                code, checker.source.path, line, col, f"{owner}: {problem.message}", problem.hint
-            )
+            finding(code, checker.source.path, line, col, f"{owner}: {message}", hint)
         )
+
+
+def release_message(settings: Any, domain: str, name: str) -> str:
+    """Why the driver release ``settings`` assumes for ``domain`` does not publish
+    ``name``, and which release that is ("" when it does publish it)."""
+    from dra_migrate.k8s.catalog import load_catalog
+
+    catalog = load_catalog()
+    assumed = {d: (r, why) for d, r, why in settings.driver_releases}
+    if domain not in assumed:
+        assumed.update(catalog.assumed_releases({}, settings.published))
+    release, why = assumed.get(domain, ("", ""))
+    text = catalog.release_problem(domain, name, release) if release else ""
+    return f"{text}; this run assumes {domain} {release} ({why})" if text else ""
+
+
+def release_hint(domain: str, hint: str) -> str:
+    said = f"{hint}; " if hint else ""
+    return (
+        f"{said}if the cluster runs another release of the driver, say which: "
+        f'drivers: {{{domain}: "<release>"}} in .dra-migrate.yaml, or give --resource-slices'
+    )
 
 
 def _expression_position(text: str, node: ScalarNode, offset: int) -> tuple[int, int]:

@@ -82,3 +82,33 @@ def test_a_file_name_or_an_image_that_says_gpu_is_not_a_reason_to_parse() -> Non
     assert b"gpu" not in needles
     assert not discover.mentions(b"patches:\n  - path: gpu.yaml\n", needles)
     assert not discover.mentions(b"image: gpu-burn:latest\nname: gpu-operator\n", needles)
+
+
+def test_builtin_amd_partition_names_take_the_modes_and_one_partition() -> None:
+    """ROCm/k8s-device-plugin mixed naming (amd.com/cpx_nps4) to gpu.amd.com with the
+    DRA driver's computePartition/memoryPartition and capacity partitions."""
+    choice = load_config(None).choose("amd.com/cpx_nps4", Context())
+    assert choice is not None and choice.device_class == "gpu.amd.com"
+    assert choice.selectors == (
+        "device.attributes['gpu.amd.com'].computePartition == 'cpx'",
+        "device.attributes['gpu.amd.com'].memoryPartition == 'nps4'",
+    )
+    assert choice.capacity == (("partitions", "1"),)
+    # passthrough names of the same naming strategy are no partitions
+    assert load_config(None).choose("amd.com/gpu_vf", Context()) is None
+    gaudi = load_config(None).choose("habana.ai/gaudi", Context())
+    assert gaudi is not None and gaudi.device_class == "gaudi.intel.com"
+
+
+@pytest.mark.parametrize("value", ["'a lot'", "-1", "{requests: 1}"])
+def test_a_capacity_request_that_is_no_quantity_is_refused(tmp_path: Path, value: str) -> None:
+    from dra_migrate.convert.mapping import ConfigError
+
+    path = tmp_path / ".dra-migrate.yaml"
+    path.write_text(
+        f"resources:\n  - name: amd.com/gpu\n    deviceClass: gpu.amd.com\n"
+        f"    capacity:\n      partitions: {value}\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert caught.value.line == 5
