@@ -341,7 +341,11 @@ def git_init(root: Path) -> None:
     """Make ``root`` a git repository with everything committed: platform engineers keep
     their manifests in git, and the tool then asks git for the files (.gitignore)."""
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "generated"]):
+    # packed, as a clone (a CI runner's checkout) and a repository git has gc'ed keep
+    # their objects: a search of HEAD's tree (a first hook run, repo/context.py) over
+    # 5,000 loose objects, each a file to open and inflate, took 0.6 s against 0.05 s
+    steps = (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "generated"])
+    for args in (*steps, ["repack", "-a", "-d", "-q"], ["prune"]):
         subprocess.run([*git, *args], cwd=root, check=True, capture_output=True)
     # the files and git's objects just written (440 MB at 50,000 files) go to disk
     # now, not while the rows are timed
