@@ -115,12 +115,8 @@ class _Index:
     def __init__(self, top: str) -> None:
         self.top = top
         self.kept = self._load()
-        # started now: the run lists and reads its own files meanwhile; with nothing
-        # kept (a first run, a CI runner's), the search of HEAD's tree too
+        # started now: the run lists and reads its own files meanwhile
         self.diff = self._diff(self.kept[0]) if self.kept is not None else None
-        self.search: tuple[str, git.Git, git.Git] | None = None
-        if self.kept is None and (head := self._head()) is not None:
-            self.search = (head, self._grep(head), self._diff(head))
         self.answer: dict[str, Defines] | None = None
         self.done = False
 
@@ -132,24 +128,21 @@ class _Index:
         return self.answer
 
     def cancel(self) -> None:
-        started = [] if self.diff is None else [self.diff]
-        if self.search is not None:
-            started += self.search[1:]
-        for search in started:
-            search.cancel()
+        if self.diff is not None:
+            self.diff.cancel()
 
     def _files(self) -> dict[str, Defines] | None:
         changed = self.diff.names() if self.diff is not None else None
         if self.kept is None or changed is None:  # nothing kept, or the anchor is gone
-            head, search, diff = self.search or (self._head(), None, None)
+            head = self._head()
             if head is None:
                 return self._unborn()
-            kept = self._tree(head, search)
+            kept = self._tree(head)
             if kept is None:
                 return None
             self.kept = (head, kept)
             self._keep()
-            changed = (diff or self._diff(head)).names()
+            changed = self._diff(head).names()
             if changed is None:
                 return None
         if len(changed) > REANCHOR and self._move(self.kept[0]):
@@ -167,14 +160,10 @@ class _Index:
         out = git.Git(self.top, [b"rev-parse", b"--verify", b"-q", b"HEAD^{tree}"]).output()
         return out.decode("ascii", "replace").strip() if out else None
 
-    def _grep(self, tree: str) -> git.Git:
-        """The files of ``tree`` that hold the kind's name (or a backslash)."""
-        return git.Git(self.top, (*git.GREP, b"-l", *_MAY_DEFINE, tree.encode(), *_PATHSPECS))
-
-    def _tree(self, tree: str, search: git.Git | None = None) -> dict[str, Defines] | None:
-        """What each file of ``tree`` defines (the files that hold the kind's name);
-        ``search``: its ``_grep``, started already."""
-        names = (search or self._grep(tree)).names(ok=(0, 1))
+    def _tree(self, tree: str) -> dict[str, Defines] | None:
+        """What each file of ``tree`` defines (the files that hold the kind's name)."""
+        args = (*git.GREP, b"-l", *_MAY_DEFINE, tree.encode(), *_PATHSPECS)
+        names = git.Git(self.top, args).names(ok=(0, 1))
         if names is None:
             return None
         prefix = tree + ":"

@@ -141,44 +141,6 @@ def test_a_kept_answer_is_used_and_follows_every_change_since(
     assert _kept(_own_cache)["tree"] == anchor  # a few changes: the anchor stays
 
 
-def test_a_first_run_starts_searching_head_when_the_lookup_is_made(
-    tmp_path: Path, _own_cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Nothing kept (a CI runner's first run): the search of HEAD's tree and the diff
-    against it are started with the lookup, while the run lists and reads its own
-    files, not when it asks for the answer; the answer is the one from scratch."""
-    root = _repo(tmp_path / "r", {"t/one.yaml": claim_template("one"), "x.yaml": "a: 1\n"})
-    asked: list[bytes] = []
-    started = git.Git.__init__
-
-    def spy(self: git.Git, top: str, args: list[bytes], *rest: object, **kw: object) -> None:
-        asked.append(args[0])
-        started(self, top, args, *rest, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(git.Git, "__init__", spy)
-    lookup = context.Lookup([str(root)], (), LIMIT)
-    assert asked == [b"rev-parse", b"grep", b"diff-index"]
-    found = lookup.result()
-    assert found is not None
-    assert {os.path.relpath(p, os.path.realpath(root)) for p in found} == {"t/one.yaml"}
-    assert asked == [b"rev-parse", b"grep", b"diff-index", b"cat-file"]
-    assert _defined(root) == _from_scratch(root)  # kept: the next run only asks a diff
-    assert asked[4:] == [b"diff-index"]  # nothing changed since: nothing read
-
-
-def test_a_cancelled_first_lookup_stops_its_searches(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = _repo(tmp_path / "r", {"t/one.yaml": claim_template("one")})
-    stopped: list[git.Git] = []
-    cancel = git.Git.cancel
-    monkeypatch.setattr(git.Git, "cancel", lambda self: (stopped.append(self), cancel(self)))
-    lookup = context.Lookup([str(root)], (), LIMIT)
-    lookup.cancel()
-    assert len(stopped) == 2  # the search of HEAD's tree and the diff against it
-    assert all(search.code is not None for search in stopped)
-
-
 def test_many_changes_move_the_anchor_to_head(
     tmp_path: Path, _own_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
