@@ -78,6 +78,7 @@ def test_benchmark_runs_and_prints_ratios(
     assert "scan, kserve-like" in out and "convert - (stdin), 20 documents" in out
     assert "scan, with GPU requests" in out and "empty cache folder" in out
     assert "actions in one file" in out and "scan, snapshot (real)" in out
+    assert "the same C loader as a process" in out and "one-GPU Pods in one file" in out
     assert "convert -j 1, 20 in one file" in out  # --pods 5: 5 and 20 Pods
     assert "<= 0.5" in out and ("met" in out or "MISSED" in out)
     assert (tmp_path / "b.json").read_text().startswith("[")

@@ -119,6 +119,16 @@ _LINES = st.sampled_from(
         "# {{{{ .Values.x }}}} in a comment",
         "limits{i}:\n  nvidia.com/gpu: 1",
         "kind{i}: CustomResourceDefinition",
+        # keys, folded and multi-line scalars, flow mappings, a trailing comment
+        '"{{{{ .Values.key }}}}{i}": v',
+        "{{{{ .Values.key }}}}{i}: v",
+        "fk{i}: {{'{{{{ .k }}}}': v, '{{{{ .w }}}}{i}': [{{{{ .z }}}}]}}",
+        "flow{i}: {{k: '{{{{ .v }}}}'}}",
+        "folded{i}: >-\n  {{{{ $labels.x }}}}\n  and {{{{ .y }}}}",
+        'multi{i}: "first {{{{ .a }}}}\n  second {{{{ .b }}}}"',
+        "plain{i}: first {{{{ .a }}}}\n  second {{{{ .b }}}}",
+        "c{i}: v # {{{{ .x }}}}",
+        "seq{i}:\n  - '{{{{ .a }}}}'\n  - {{{{ .b }}}}",
     ]
 )
 
