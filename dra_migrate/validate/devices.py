@@ -11,6 +11,7 @@ from collections.abc import Callable
 from yaml.nodes import MappingNode, Node
 
 from dra_migrate.k8s.names import DNS_LABEL, DNS_SUBDOMAIN, qualified_key_problem
+from dra_migrate.k8s.versions import GATES
 from dra_migrate.manifests import trees
 from dra_migrate.manifests.trees import entries, get, items
 from dra_migrate.validate.checker import Checker
@@ -19,6 +20,8 @@ from dra_migrate.validate.values import (
     class_name_problem,
     device_name_problem,
     driver_name_problem,
+    extended_resource_problem,
+    fully_qualified_name_problem,
     label_value_problem,
     node_name_problem,
     pool_name_problem,
@@ -80,6 +83,20 @@ def resource_slice(checker: Checker, root: Node, owner: str, shape: str) -> None
                 "Kubernetes 1.35 shared counters live in a ResourceSlice of their own",
                 "move the devices to another ResourceSlice of the same pool",
             )
+    partition_type = get(spec, "partitionTypeAttribute")
+    if gated(
+        checker, partition_type, "DRAPartitionableDevicesType", owner, "partitionTypeAttribute"
+    ):
+        named(
+            checker,
+            partition_type,
+            fully_qualified_name_problem,
+            "DRA357",
+            f"{owner}: partitionTypeAttribute",
+        )
+    skip = get(spec, "skipNodeOperations")
+    if gated(checker, skip, "DRAOptionalNodeOperations", owner, "skipNodeOperations"):
+        skip_node_operations(checker, skip, owner)
     devices_node = get(spec, "devices")
     devices = items(devices_node)
     bodies = [_device_body(d, shape) for d in devices]
@@ -349,13 +366,7 @@ def check_device(
         and body is not None
     ):
         binding_conditions(checker, body, label)
-    gated(
-        checker,
-        get(body, "nodeAllocatableResourceMappings"),
-        "DRANodeAllocatableResources",
-        label,
-        "nodeAllocatableResourceMappings",
-    )
+    node_allocatable(checker, body, label, {n for n, _k, _v in capacities})
 
 
 def attribute(checker: Checker, name: str, key_node: Node, value: Node, label: str) -> None:
@@ -478,17 +489,171 @@ def request_policy(checker: Checker, policy: Node, capacity: Fraction, label: st
             problems.append((high_node, "max is more than the capacity"))
         if default is not None and default > high:
             problems.append((default_node or policy, "default is more than max"))
+    # Fractional min, max or step (DRAFractionalCapacityRange, on from 1.37): milli-unit
+    # arithmetic; with the gate off each value is rounded up to a whole unit before the
+    # step alignment is checked (pkg/apis/resource/validation TestValidateDeviceCapacity).
+    fractional = any(v is not None and v.denominator != 1 for v in (low, high, step))
+    milli = fractional and _fractional_range(checker, range_node, label)
+    if milli:
+        unrepresentable = [
+            (node, what)
+            for node, value, what in (
+                (default_node, default, "default"),
+                (low_node, low, "min"),
+                (high_node, high, "max"),
+                (step_node, step, "step"),
+            )
+            if node is not None and value is not None and not _milli(value)
+        ]
+        for node, what in unrepresentable:
+            problems.append(
+                (node, f"{what} {scalar_text(node)} cannot be represented in milli-units")
+            )
+        if unrepresentable:
+            step = None  # no alignment to check in values the API server cannot hold
     if step is not None and step_node is not None:
         if step <= 0:
             problems.append((step_node, "step must be above 0"))
         else:
             if low + step > capacity:
                 problems.append((step_node, "one step from min is more than the capacity"))
+            whole = not milli  # integer arithmetic: each value rounded up to a whole unit
+            base, stride = (_ceil(low), _ceil(step)) if whole else (low, step)
             for value, what in ((default, "default"), (high, "max")):
-                if value is not None and (value - low) % step != 0:
+                if value is None:
+                    continue
+                if ((_ceil(value) if whole else value) - base) % stride != 0:
                     problems.append((step_node, f"{what} is not min plus a multiple of step"))
     for node, message in problems:
         checker.add("DRA355", node, f"{label}: requestPolicy validRange: {message}")
+
+
+MAX_MILLI = (2**63 - 1) // 1000  # resource.MaxMilliValue
+
+
+def _milli(value: Fraction) -> bool:
+    """Whether ``value`` is a whole number of milli-units that int64 holds."""
+    thousandths = value * 1000
+    return thousandths.denominator == 1 and abs(value) <= MAX_MILLI
+
+
+def _ceil(value: Fraction) -> int:
+    """resource.Quantity.Value(): rounded up, away from zero."""
+    return -((-value.numerator) // value.denominator) if value >= 0 else -_ceil(-value)
+
+
+def _fractional_range(checker: Checker, range_node: Node, label: str) -> bool:
+    """Whether a validRange with fractional values gets milli-unit arithmetic; when the
+    gate is off it does not, and a warning says each value is rounded up."""
+    gate = "DRAFractionalCapacityRange"
+    if checker.gates.enabled(gate):
+        return True
+    checker.add(
+        "DRA361",
+        range_node,
+        f"{label}: requestPolicy validRange has fractional values, which need the feature "
+        f"gate {gate}; "
+        + (
+            checker.gates.why_off(gate)
+            if checker.gates.exists(gate)
+            else f"Kubernetes 1.{checker.gates.minor} does not have it (beta and on from "
+            f"1.{GATES[gate].alpha})"
+        )
+        + ": the API server keeps them, but every value is rounded up to a whole unit",
+        checker.gates.how_to_enable(gate),
+    )
+    return False
+
+
+SKIP_OPERATIONS = ("NodePrepareResources", "NodeUnprepareResources", "*")
+
+
+def skip_node_operations(checker: Checker, node: Node, owner: str) -> None:
+    """A ResourceSlice's skipNodeOperations (k8s.io/api resource/v1 SkipNodeOperation):
+    a set of known operations; NodePrepareResources only with NodeUnprepareResources."""
+    seen: set[str] = set()
+    for item in items(node):
+        text = scalar_text(item)
+        if text not in SKIP_OPERATIONS:
+            checker.add(
+                "DRA357",
+                item,
+                f"{owner}: skipNodeOperations entry {text!r} is not "
+                + ", ".join(SKIP_OPERATIONS[:-1])
+                + f" or {SKIP_OPERATIONS[-1]!r}",
+            )
+        elif text in seen:
+            checker.add("DRA313", item, f"{owner}: skipNodeOperations lists {text!r} twice")
+        seen.add(text)
+    if "NodePrepareResources" in seen and not seen & {"NodeUnprepareResources", "*"}:
+        checker.add(
+            "DRA357",
+            node,
+            f"{owner}: skipNodeOperations skips NodePrepareResources but not "
+            "NodeUnprepareResources",
+            "list NodeUnprepareResources too, or '*' for all node operations",
+        )
+
+
+RENAMED_ALLOCATABLE = 37  # nodeAllocatableResourceMappings -> nodeAllocatableResources
+
+
+def node_allocatable(checker: Checker, body: Node | None, label: str, capacities: set[str]) -> None:
+    """A device's node-allocatable resources (KEP-5517, gate DRANodeAllocatableResources):
+    ``nodeAllocatableResourceMappings`` in 1.36, renamed ``nodeAllocatableResources`` in
+    1.37 with a new shape (k8s.io/api resource/v1 NodeAllocatableResource)."""
+    gate = "DRANodeAllocatableResources"
+    if checker.gates.minor < RENAMED_ALLOCATABLE:
+        old = get(body, "nodeAllocatableResourceMappings")
+        gated(checker, old, gate, label, "nodeAllocatableResourceMappings")
+        return
+    # from 1.37 the old name is an unknown field of the strict schema (DRA301, which
+    # suggests nodeAllocatableResources)
+    resources = get(body, "nodeAllocatableResources")
+    if not gated(checker, resources, gate, label, "nodeAllocatableResources"):
+        return
+    for name, key_node, value in entries(resources):
+        where = f"{label}: nodeAllocatableResources {name!r}"
+        if "/" in name and not extended_resource_problem(name):
+            checker.add(
+                "DRA357",
+                key_node,
+                f"{where} is an extended resource name; only node-allocatable resources "
+                "(cpu, memory, ephemeral-storage, hugepages-*) may be mapped",
+            )
+        mapping, overhead = get(value, "mapping"), get(value, "overhead")
+        if mapping is None and overhead is None:
+            checker.add("DRA357", key_node, f"{where} needs a mapping or an overhead")
+        for part in (mapping, overhead):
+            for field_name, field_key, amount in entries(part):
+                if field_name != "capacityKey" and quantity(amount) is None:
+                    checker.add(
+                        "DRA357",
+                        amount or field_key,
+                        f"{where}: {field_name} {scalar_text(amount)!r} is not a quantity",
+                    )
+        if mapping is None:
+            continue
+        key = get(mapping, "capacityKey")
+        multiplier = get(mapping, "capacityMultiplier")
+        if (key is None) != (multiplier is None):
+            checker.add(
+                "DRA357",
+                key or multiplier or mapping,
+                f"{where}: mapping needs capacityKey and capacityMultiplier together",
+            )
+        if get(mapping, "deviceMultiplier") is not None and (key or multiplier) is not None:
+            checker.add(
+                "DRA357",
+                get(mapping, "deviceMultiplier") or mapping,
+                f"{where}: mapping sets deviceMultiplier and capacityKey; they exclude each other",
+            )
+        if key is not None and scalar_text(key) not in capacities:
+            checker.add(
+                "DRA357",
+                key,
+                f"{where}: capacityKey {scalar_text(key)!r} is not a capacity of the device",
+            )
 
 
 def consumptions(checker: Checker, node: Node, label: str, sets: dict[str, set[str]]) -> None:
