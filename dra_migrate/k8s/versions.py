@@ -355,22 +355,21 @@ GATES: dict[str, FeatureGate] = {
             "DRADerivedAttributes",
             37,
             None,
-            # KEP-6080 is provisional: k8s.io/api has the gate but no field yet, so no
-            # field is checked (the strict schema reports derivedAttributes as unknown)
-            "derived attributes (no field in resource.k8s.io yet)",
+            # kubernetes/api at 10b39a39 (2026-07-24) has the gate but not the field; the
+            # OpenAPI of Kubernetes 1.37.0 (kubernetes-validate 1.37.0) has it, as does the
+            # API server's strategy test: the released API wins
+            "derivedAttributes in device requests",
             (APISERVER, CONTROLLER_MANAGER, SCHEDULER),
             kep=6080,
-            field=False,
         ),
         FeatureGate(
             "DRADeviceCompatibilityGroups",
             37,
             None,
-            # no field in k8s.io/api at the snapshot read (only the gate)
-            "compatibility groups of counter consumptions (no field in resource.k8s.io yet)",
+            # like derivedAttributes: in the 1.37.0 OpenAPI, not yet in kubernetes/api 10b39a39
+            "compatibilityGroups of a device's consumesCounters",
             (APISERVER, SCHEDULER),
             kep=5963,
-            field=False,
         ),
         FeatureGate(
             "DRAPartitionableDevicesType",

@@ -15,12 +15,17 @@ from dra_migrate.k8s.versions import GATES
 from dra_migrate.manifests import trees
 from dra_migrate.manifests.trees import entries, get, items
 from dra_migrate.validate.checker import Checker
-from dra_migrate.validate.gated_fields import check_taint, gated
+from dra_migrate.validate.gated_fields import (
+    check_taint,
+    compatibility_groups,
+    gated,
+    node_allocatable,
+    skip_node_operations,
+)
 from dra_migrate.validate.values import (
     class_name_problem,
     device_name_problem,
     driver_name_problem,
-    extended_resource_problem,
     fully_qualified_name_problem,
     label_value_problem,
     node_name_problem,
@@ -565,97 +570,6 @@ def _fractional_range(checker: Checker, range_node: Node, label: str) -> bool:
     return False
 
 
-SKIP_OPERATIONS = ("NodePrepareResources", "NodeUnprepareResources", "*")
-
-
-def skip_node_operations(checker: Checker, node: Node, owner: str) -> None:
-    """A ResourceSlice's skipNodeOperations (k8s.io/api resource/v1 SkipNodeOperation):
-    a set of known operations; NodePrepareResources only with NodeUnprepareResources."""
-    seen: set[str] = set()
-    for item in items(node):
-        text = scalar_text(item)
-        if text not in SKIP_OPERATIONS:
-            checker.add(
-                "DRA357",
-                item,
-                f"{owner}: skipNodeOperations entry {text!r} is not "
-                + ", ".join(SKIP_OPERATIONS[:-1])
-                + f" or {SKIP_OPERATIONS[-1]!r}",
-            )
-        elif text in seen:
-            checker.add("DRA313", item, f"{owner}: skipNodeOperations lists {text!r} twice")
-        seen.add(text)
-    if "NodePrepareResources" in seen and not seen & {"NodeUnprepareResources", "*"}:
-        checker.add(
-            "DRA357",
-            node,
-            f"{owner}: skipNodeOperations skips NodePrepareResources but not "
-            "NodeUnprepareResources",
-            "list NodeUnprepareResources too, or '*' for all node operations",
-        )
-
-
-RENAMED_ALLOCATABLE = 37  # nodeAllocatableResourceMappings -> nodeAllocatableResources
-
-
-def node_allocatable(checker: Checker, body: Node | None, label: str, capacities: set[str]) -> None:
-    """A device's node-allocatable resources (KEP-5517, gate DRANodeAllocatableResources):
-    ``nodeAllocatableResourceMappings`` in 1.36, renamed ``nodeAllocatableResources`` in
-    1.37 with a new shape (k8s.io/api resource/v1 NodeAllocatableResource)."""
-    gate = "DRANodeAllocatableResources"
-    if checker.gates.minor < RENAMED_ALLOCATABLE:
-        old = get(body, "nodeAllocatableResourceMappings")
-        gated(checker, old, gate, label, "nodeAllocatableResourceMappings")
-        return
-    # from 1.37 the old name is an unknown field of the strict schema (DRA301, which
-    # suggests nodeAllocatableResources)
-    resources = get(body, "nodeAllocatableResources")
-    if not gated(checker, resources, gate, label, "nodeAllocatableResources"):
-        return
-    for name, key_node, value in entries(resources):
-        where = f"{label}: nodeAllocatableResources {name!r}"
-        if "/" in name and not extended_resource_problem(name):
-            checker.add(
-                "DRA357",
-                key_node,
-                f"{where} is an extended resource name; only node-allocatable resources "
-                "(cpu, memory, ephemeral-storage, hugepages-*) may be mapped",
-            )
-        mapping, overhead = get(value, "mapping"), get(value, "overhead")
-        if mapping is None and overhead is None:
-            checker.add("DRA357", key_node, f"{where} needs a mapping or an overhead")
-        for part in (mapping, overhead):
-            for field_name, field_key, amount in entries(part):
-                if field_name != "capacityKey" and quantity(amount) is None:
-                    checker.add(
-                        "DRA357",
-                        amount or field_key,
-                        f"{where}: {field_name} {scalar_text(amount)!r} is not a quantity",
-                    )
-        if mapping is None:
-            continue
-        key = get(mapping, "capacityKey")
-        multiplier = get(mapping, "capacityMultiplier")
-        if (key is None) != (multiplier is None):
-            checker.add(
-                "DRA357",
-                key or multiplier or mapping,
-                f"{where}: mapping needs capacityKey and capacityMultiplier together",
-            )
-        if get(mapping, "deviceMultiplier") is not None and (key or multiplier) is not None:
-            checker.add(
-                "DRA357",
-                get(mapping, "deviceMultiplier") or mapping,
-                f"{where}: mapping sets deviceMultiplier and capacityKey; they exclude each other",
-            )
-        if key is not None and scalar_text(key) not in capacities:
-            checker.add(
-                "DRA357",
-                key,
-                f"{where}: capacityKey {scalar_text(key)!r} is not a capacity of the device",
-            )
-
-
 def consumptions(checker: Checker, node: Node, label: str, sets: dict[str, set[str]]) -> None:
     consumptions = items(node)
     checker.limit(node, len(consumptions), MAX_CONSUMPTIONS, label, "counter consumptions")
@@ -683,6 +597,9 @@ def consumptions(checker: Checker, node: Node, label: str, sets: dict[str, set[s
             )
         seen.add(name)
         counters = check_counters(checker, get(consumption, "counters"), consumption, where)
+        groups = get(consumption, "compatibilityGroups")
+        if gated(checker, groups, "DRADeviceCompatibilityGroups", where, "compatibilityGroups"):
+            compatibility_groups(checker, groups, where)
         if checker.gates.minor <= 34 and sets is not None:
             # until 1.34 the counter sets are in the device's own slice
             if name not in sets:

@@ -188,15 +188,33 @@ def test_fractional_range_before_137_is_rounded_up_and_said_so() -> None:
     assert not _findings(_policy("200m", "200m", "1", "100m"), "1.37")  # on by default
 
 
-def test_derived_attributes_has_no_field_to_validate() -> None:
-    # DRADerivedAttributes exists in 1.37, its field does not (KEP-6080 provisional)
+def test_openapi_137_derived_attributes_are_gated() -> None:
+    # ExactDeviceRequest.derivedAttributes, alpha (DRADerivedAttributes) in the OpenAPI of
+    # Kubernetes 1.37.0; the kubernetes/api snapshot of July 2026 did not have it yet
     doc = (
         "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: t\n"
         "spec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n        exactly:\n"
-        "          deviceClassName: gpu.nvidia.com\n          derivedAttributes: {}\n"
+        "          deviceClassName: gpu.nvidia.com\n          derivedAttributes:\n"
+        "          - {name: derived/numa, expression: 'device.attributes[\"dra.example.com\"].numa'}\n"
     )
-    lines = _findings(doc, "1.37", DRADerivedAttributes=True)
-    assert _codes(lines) == {"DRA301"}, lines  # an unknown field, not a gated one
+    lines = _findings(doc, "1.37")
+    assert _codes(lines) == {"DRA353"} and "DRADerivedAttributes" in lines[0], lines
+    assert not _findings(doc, "1.37", DRADerivedAttributes=True)
+    twice = doc + "          - {name: derived/numa, expression: '1'}\n"
+    assert _codes(_findings(twice, "1.37", DRADerivedAttributes=True)) == {"DRA313"}
+    assert _codes(_findings(doc, "1.36", DRADerivedAttributes=True)) == {"DRA301"}
+
+
+def test_openapi_137_compatibility_groups_are_gated() -> None:
+    # DeviceCounterConsumption.compatibilityGroups (DRADeviceCompatibilityGroups): at most 2
+    device = "consumesCounters:\n- counterSet: gpu-0\n  counters: {memory: {value: 10Gi}}\n"
+    doc = _slice(device=device + "  compatibilityGroups: [mig]")
+    lines = _findings(doc, "1.37")
+    assert "DRA353" in _codes(lines) and any("DRADeviceCompatibilityGroups" in x for x in lines)
+    assert "DRA353" not in _codes(_findings(doc, "1.37", DRADeviceCompatibilityGroups=True))
+    three = _slice(device=device + "  compatibilityGroups: [a, b, c]")
+    on = _findings(three, "1.37", DRADeviceCompatibilityGroups=True)
+    assert "DRA313" in _codes(on), on
 
 
 # --- DeviceTaintRule: v1alpha3 (1.33), v1beta2 (1.36), v1 (1.37) ------------------------
