@@ -61,6 +61,8 @@ DRA_API_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2", "resou
 #: (apiVersion, kind) of every object schema to bundle, in index order.
 OBJECTS: tuple[tuple[str, str], ...] = (
     *((api, kind) for api in DRA_API_VERSIONS for kind in DRA_KINDS),
+    # DeviceTaintRule has versions of its own: v1alpha3 from 1.33, v1beta2 1.36, v1 1.37
+    *((f"resource.k8s.io/{v}", "DeviceTaintRule") for v in ("v1alpha3", "v1beta2", "v1")),
     ("v1", "Pod"),
     ("v1", "PodTemplate"),
     ("v1", "ReplicationController"),
@@ -285,7 +287,8 @@ def readme_section(index: dict[str, Any], outputs: dict[str, bytes]) -> str:
         f"* Kubernetes versions: {', '.join(kube)}. A version newer than {kube[-1]} is "
         f"validated with the {kube[-1]} schemas.",
         "* Objects: `resource.k8s.io` ResourceClaimTemplate, ResourceClaim, DeviceClass, "
-        "ResourceSlice (v1beta1, v1beta2, v1, where the Kubernetes version serves them); "
+        "ResourceSlice (v1beta1, v1beta2, v1, where the Kubernetes version serves them) and "
+        "DeviceTaintRule (v1alpha3, v1beta2, v1, likewise); "
         "core/v1 Pod, PodTemplate, ReplicationController; apps/v1 Deployment, StatefulSet, "
         "DaemonSet, ReplicaSet; batch/v1 Job, CronJob; and the core/v1 PodSpec alone "
         "(`podspec-v1.*.json`).",

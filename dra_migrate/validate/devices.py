@@ -691,8 +691,11 @@ def binding_conditions(checker: Checker, body: Node, label: str) -> None:
             )
 
 
-def device_taint_rule(checker: Checker, root: Node, owner: str, version: str) -> None:
-    """A DeviceTaintRule: the gates that serve the kind, its selector and its taint."""
+def device_taint_rule(
+    checker: Checker, root: Node, owner: str, version: str, schema: bool = False
+) -> None:
+    """A DeviceTaintRule: the gates that serve the kind, its selector and its taint;
+    ``schema``: its strict schema was checked (which requires spec, taint, key, effect)."""
     kind_node = get(root, "kind") or root
     gates = ["DRADeviceTaints"] + (["DRADeviceTaintRules"] if checker.gates.minor >= 35 else [])
     for gate in gates:
@@ -700,7 +703,8 @@ def device_taint_rule(checker: Checker, root: Node, owner: str, version: str) ->
             return
     spec = get(root, "spec")
     if not isinstance(spec, MappingNode):
-        checker.add("DRA358", root, f"{owner} needs a spec with a taint")
+        if not schema:
+            checker.add("DRA358", root, f"{owner} needs a spec with a taint")
         return
     selector = get(spec, "deviceSelector")
     for key, check in (
@@ -712,6 +716,7 @@ def device_taint_rule(checker: Checker, root: Node, owner: str, version: str) ->
         named(checker, get(selector, key), check, "DRA358", f"{owner}: deviceSelector {key}")
     taint = get(spec, "taint")
     if not isinstance(taint, MappingNode):
-        checker.add("DRA358", taint or spec, f"{owner}: spec.taint is required")
+        if not schema:
+            checker.add("DRA358", taint or spec, f"{owner}: spec.taint is required")
         return
-    check_taint(checker, taint, owner, schema=False)
+    check_taint(checker, taint, owner, schema=schema)

@@ -168,7 +168,8 @@ def definitions(checker: Checker, obj: locate.Workload, shape: str) -> None:
 
 def taint_rule_object(checker: Checker, obj: locate.Workload, version: str) -> None:
     """A DeviceTaintRule (v1alpha3 from 1.33, v1beta2 from 1.36, v1 from 1.37, the
-    per-kind table ``KIND_APIS`` of versions.py): no bundled schema."""
+    per-kind table ``KIND_APIS`` of versions.py), against its strict schema where the
+    release serves its version."""
     root = obj.root
     owner = f"{obj.kind} {obj.name}"
     minor = checker.gates.minor
@@ -193,7 +194,13 @@ def taint_rule_object(checker: Checker, obj: locate.Workload, version: str) -> N
             + (", ".join(served) if served else "no DeviceTaintRule"),
             f"use resource.k8s.io/{served[-1]}" if served else "",
         )
-    elif not apis[version].default_on and any(apis[v].default_on for v in served):
+    else:
+        check_schema(checker, root, trees.to_data(root), obj)  # the strict schema
+    if (
+        version in served
+        and not apis[version].default_on
+        and any(apis[v].default_on for v in served)
+    ):
         newest = next(v for v in reversed(served) if apis[v].default_on)
         checker.add(
             "DRA303",
@@ -205,7 +212,7 @@ def taint_rule_object(checker: Checker, obj: locate.Workload, version: str) -> N
         )
     object_name(checker, obj)
     metadata(checker, get(root, "metadata"), owner)
-    device_taint_rule(checker, root, owner, version)
+    device_taint_rule(checker, root, owner, version, schema=version in served)
     # v1alpha3 selects devices with CEL too (gone in v1beta2)
     check_selectors(checker, trees.get_path(root, "spec", "deviceSelector", "selectors"), owner)
 

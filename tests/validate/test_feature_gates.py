@@ -511,13 +511,19 @@ def test_device_taint_rules() -> None:
         ("device: gpu-0", "device: GPU_0", "DRA358"),
         ("pool: node-1", "pool: Node_1", "DRA358"),
         ("effect: NoExecute", "effect: Drain", "DRA354"),
-        ("    key: example.com/maintenance\n", "", "DRA354"),
+        ("    key: example.com/maintenance\n", "", "DRA301"),  # the strict schema's, as in slices
         ("name: maintenance", "name: Maintenance", "DRA311"),
     ):
         lines = _findings(v1.replace(old, new), kube="1.37")
         assert _codes(lines) == {code}, (old, lines)
     no_taint = v1.split("  taint:")[0]
-    assert _codes(_findings(no_taint, kube="1.37")) == {"DRA358"}
+    assert _codes(_findings(no_taint, kube="1.37")) == {"DRA301"}  # schema: taint required
+    # v1alpha3 on 1.34: the 1.33 schema (deviceClassName and CEL selectors still there)
+    alpha = RULE.replace("v1beta2", "v1alpha3").replace("pool: node-1", "deviceClassName: gpu")
+    assert not _findings(alpha, kube="1.34", DRADeviceTaints=True)
+    extra = v1.replace("    device: gpu-0\n", "    device: gpu-0\n    deviceClassName: gpu\n")
+    lines = _findings(extra, kube="1.37")
+    assert _codes(lines) == {"DRA301"} and "deviceClassName" in lines[0], lines  # gone in v1
 
 
 def _cli(*args: str) -> tuple[int, str]:
