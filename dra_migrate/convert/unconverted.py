@@ -284,9 +284,9 @@ def kueue_quota(workload: locate.Workload, settings: Settings, path: str) -> lis
                         "they stop counting against it"
                         + (
                             f"; pods that keep {name} (the bridge, DeviceClass {device_class} "
-                            "maps it) still count against it, and with "
-                            "KueueDRAIntegrationExtendedResource (on from v0.19) against the "
-                            "mapped name"
+                            "maps it) still count against it (with "
+                            "KueueDRAIntegrationExtendedResource, on from v0.19, against the "
+                            "name deviceClassMappings gives the class, if any)"
                             if bridged
                             else ""
                         ),
