@@ -28,6 +28,7 @@ Usage::
     python scripts/refresh_schemas.py                 # writes into ./schemas
     python scripts/refresh_schemas.py --out /tmp/x    # writes /tmp/x/kubernetes/, /tmp/x/README.md
     python scripts/refresh_schemas.py --check         # exit 1 if the bundled files are stale
+    python scripts/refresh_schemas.py --api-checkout ../api   # the schemas against k8s.io/api's Go types
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ DRA_API_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2", "resou
 #: (apiVersion, kind) of every object schema to bundle, in index order.
 OBJECTS: tuple[tuple[str, str], ...] = (
     *((api, kind) for api in DRA_API_VERSIONS for kind in DRA_KINDS),
+    # DeviceTaintRule has versions of its own: v1alpha3 from 1.33, v1beta2 1.36, v1 1.37
+    *((f"resource.k8s.io/{v}", "DeviceTaintRule") for v in ("v1alpha3", "v1beta2", "v1")),
     ("v1", "Pod"),
     ("v1", "PodTemplate"),
     ("v1", "ReplicationController"),
@@ -284,7 +287,8 @@ def readme_section(index: dict[str, Any], outputs: dict[str, bytes]) -> str:
         f"* Kubernetes versions: {', '.join(kube)}. A version newer than {kube[-1]} is "
         f"validated with the {kube[-1]} schemas.",
         "* Objects: `resource.k8s.io` ResourceClaimTemplate, ResourceClaim, DeviceClass, "
-        "ResourceSlice (v1beta1, v1beta2, v1, where the Kubernetes version serves them); "
+        "ResourceSlice (v1beta1, v1beta2, v1, where the Kubernetes version serves them) and "
+        "DeviceTaintRule (v1alpha3, v1beta2, v1, likewise); "
         "core/v1 Pod, PodTemplate, ReplicationController; apps/v1 Deployment, StatefulSet, "
         "DaemonSet, ReplicaSet; batch/v1 Job, CronJob; and the core/v1 PodSpec alone "
         "(`podspec-v1.*.json`).",
@@ -372,6 +376,73 @@ def stale(out: Path, outputs: dict[str, bytes]) -> list[str]:
     return problems
 
 
+# --- cross-check against the Go types of an upstream checkout -------------------------
+#
+# kubernetes-validate generates its schemas from the OpenAPI of a Kubernetes release; a
+# kubernetes/api checkout (``git -C api log -1`` names its commit) has the Go types the
+# API server serves. ``--api-checkout DIR`` compares the fields of every resource.k8s.io
+# definition in the newest bundled release with the json names of the Go struct of the
+# same name in ``DIR/resource/<version>/types.go`` and prints what one side has and the
+# other lacks (a checkout older than the release lacks what landed after it).
+
+_GO_STRUCT = re.compile(r"^type (\w+) struct \{\n(.*?)^\}", re.M | re.S)
+_GO_JSON = re.compile(r'`[^`]*json:"([^",]+)')
+
+
+_GO_INLINE = re.compile(r'^\s*(\w+)\s+`json:"(?:,inline)?"')  # embedded: json:"" too
+
+
+def go_fields(types_go: str) -> dict[str, set[str]]:
+    """Struct name -> the json names of its fields, with those of embedded ``,inline``
+    structs of the same file (``metav1.TypeMeta`` and other packages' are left out)."""
+    own: dict[str, set[str]] = {}
+    inline: dict[str, list[str]] = {}
+    for m in _GO_STRUCT.finditer(types_go):
+        lines = [x for x in m.group(2).splitlines() if not x.strip().startswith("//")]
+        own[m.group(1)] = {f.group(1) for x in lines if (f := _GO_JSON.search(x))}
+        inline[m.group(1)] = [i.group(1) for x in lines if (i := _GO_INLINE.match(x))]
+
+    def fields(name: str) -> set[str]:
+        return own.get(name, set()).union(*(fields(e) for e in inline.get(name, [])))
+
+    return {name: fields(name) for name in own}
+
+
+def api_drift(outputs: dict[str, bytes], checkout: Path) -> list[str]:
+    """What the newest bundled resource.k8s.io schemas and the checkout's types disagree on."""
+    index = json.loads(outputs["kubernetes/index.json"])
+    newest = index["kubernetesVersions"][-1]
+    definitions: dict[str, set[str]] = {}
+    for name in sorted(set(_files_of(index["versions"][newest]["objects"]))):
+        for def_name, schema in json.loads(outputs[f"kubernetes/{name}"]).get("$defs", {}).items():
+            if def_name.startswith("io.k8s.api.resource.") and "properties" in schema:
+                definitions[def_name] = set(schema["properties"])
+    lines = []
+    types: dict[str, dict[str, set[str]]] = {}
+    for def_name, fields in sorted(definitions.items()):
+        version, struct = def_name.removeprefix("io.k8s.api.resource.").split(".", 1)
+        if version not in types:
+            path = checkout / "resource" / version / "types.go"
+            types[version] = go_fields(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        go = types[version].get(struct)
+        if go is None:
+            lines.append(f"{newest} {version}.{struct}: not in {checkout}")
+            continue
+        for field in sorted(fields - go):
+            lines.append(
+                f"{newest} {version}.{struct}.{field}: in the schemas, not in the Go types"
+            )
+        for field in sorted(go - fields - {"apiVersion", "kind"}):
+            lines.append(
+                f"{newest} {version}.{struct}.{field}: in the Go types, not in the schemas"
+            )
+    return lines
+
+
+def _files_of(objects: dict[str, dict[str, str]]) -> list[str]:
+    return [name for kinds in objects.values() for name in kinds.values()]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -389,9 +460,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if the files differ"
     )
+    parser.add_argument(
+        "--api-checkout",
+        type=Path,
+        default=None,
+        help="a kubernetes/api checkout: print where the newest release's resource.k8s.io "
+        "schemas and its Go types disagree, and write nothing",
+    )
     args = parser.parse_args(argv)
     source = args.source or find_source_dir()
     outputs = render(source, readme_header(args.out / "README.md"))
+    if args.api_checkout is not None:
+        for line in api_drift(outputs, args.api_checkout):
+            print(line)
+        return 0
     if args.check:
         problems = stale(args.out, outputs)
         for problem in problems:

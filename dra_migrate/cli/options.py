@@ -15,6 +15,7 @@ from dra_migrate.convert.mapping import Config, Settings, find_config, load_conf
 from dra_migrate.k8s.versions import (
     DEFAULT_TARGET,
     TARGETS,
+    gate_state,
     parse_kube_version,
     target_for,
     warnings,
@@ -382,6 +383,7 @@ def resolve(params: dict[str, Any], **run: Any) -> RunOptions:
         minor = parse_kube_version(kube)
         chosen = chosen or target_for(minor)
         notes = [finding("DRA214", "", 0, 0, text) for text in warnings(chosen, minor)]
+    gate_state(kube, config.feature_gates)  # featureGates: a locked gate set otherwise
     return RunOptions(
         paths=paths,
         settings=Settings(target=chosen or DEFAULT_TARGET, config=config, kube_version=kube),

@@ -18,7 +18,7 @@ from dra_migrate.cli.options import (
     resolve,
     workflow_options,
 )
-from dra_migrate.k8s.versions import parse_feature_gates
+from dra_migrate.k8s.versions import gate_state, parse_feature_gates
 from dra_migrate.repo.discover import Unreadable
 from dra_migrate.report.findings import ConfigError, Finding, finding
 
@@ -81,6 +81,7 @@ def validate(
         gates = dict(options.settings.config.feature_gates)
         if feature_gates is not None:
             gates.update(parse_feature_gates(feature_gates))
+        gate_state(options.settings.kube_version, tuple(gates.items()))  # locked gates
     except ConfigError as error:
         run.fail_usage(error)
     notes: list[Finding] = []

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from dra_migrate.convert.mapping import Config, Context
+from dra_migrate.convert.mapping import Config, Context, Settings
 from dra_migrate.manifests import compose, locate, sources, trees
 from dra_migrate.manifests.sources import Document, Source
 from dra_migrate.manifests.trees import entries, get, items, scalar
@@ -138,35 +138,120 @@ def _field_of(root: Node, wanted: Node) -> str:
     return "?"
 
 
-def quota(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
+# --- quota ----------------------------------------------------------------------------
+#
+# What a ResourceClaim counts against in a ResourceQuota, as the API server's claim
+# evaluator charges it (kubernetes/kubernetes pkg/quota/v1/evaluator/core/
+# resource_claims.go; PR 134210, Kubernetes 1.35): every claim against
+# ``<class>.deviceclass.resource.k8s.io/devices`` (k8s.io/api core/v1
+# ResourceClaimsPerClass, in every release dra-migrate writes for); with DRAExtendedResource
+# on (from 1.35; on by default from 1.36, GA 1.37) also against
+# ``requests.deviceclass.resource.kubernetes.io/<class>`` (ResourceImplicitExtendedClaimsPerClass;
+# the PR's release note says resource.k8s.io, the constant kubernetes.io: the code wins) and,
+# for a class with ``extendedResourceName``, against ``requests.<that name>``, so a quota on
+# requests.nvidia.com/gpu keeps counting the GPUs of claims from a class that maps it.
+QUOTA_FROM = 35  # PR 134210
+PER_CLASS = "{}.deviceclass.resource.k8s.io/devices"
+IMPLICIT_PER_CLASS = "requests.deviceclass.resource.kubernetes.io/{}"
+
+
+def maps_resource(settings: Settings, device_class: str, resource: str) -> bool:
+    """Whether ``device_class`` has ``extendedResourceName: resource``: a DeviceClass of
+    the configuration (deviceClasses), or the class a known driver installs that maps the
+    name by default on the target (the catalog's ``driver_bridge``)."""
+    for defined in settings.config.device_classes:
+        if defined.name == device_class:
+            return defined.extended_resource_name == resource
+    from dra_migrate.k8s.catalog import load_catalog
+
+    installed = load_catalog().driver_bridge(resource, settings.target)
+    return installed is not None and installed.name == device_class
+
+
+def quota_prerequisite(classes: list[str], minor: int | None) -> tuple[str, str, str]:
+    """The plan's prerequisite on quota: what claims of ``classes`` count against."""
+    later = ", ".join(IMPLICIT_PER_CLASS.format(c) for c in classes)
+    return (
+        "ResourceQuota",
+        "claims count against " + ", ".join(PER_CLASS.format(c) for c in classes),
+        f"from Kubernetes 1.{QUOTA_FROM} with DRAExtendedResource on (the default from 1.36) "
+        f"also against {later}, and those of a class with extendedResourceName against "
+        "requests.<that name>, so a quota on the extended resource keeps counting them"
+        + (f"; the cluster is 1.{minor}" if minor is not None else ""),
+    )
+
+
+def quota(workload: locate.Workload, settings: Settings, path: str) -> list[Finding]:
+    """DRA206: a ResourceQuota key on a GPU extended resource that claims of the mapped
+    class do not count against in the release (``--kube-version``, the newest when none)."""
+    from dra_migrate.k8s.versions import GATES, NEWEST_MINOR, GateState, parse_kube_version
+
+    config = settings.config
+    kube = settings.kube_version or config.kube_version
+    minor = parse_kube_version(kube) if kube else NEWEST_MINOR
+    gates = GateState(minor, config.feature_gates, release_given=kube is not None)
+    counting = minor >= QUOTA_FROM and gates.enabled("DRAExtendedResource")
+    release = f"Kubernetes 1.{minor}" + ("" if kube else " (assumed: no --kube-version)")
     found: list[Finding] = []
     for key, key_node, value in entries(trees.get_path(workload.root, "spec", "hard")):
         resource = key.removeprefix("requests.").removeprefix("limits.")
         if not _reported(config, resource):
             continue
         choice = config.choose(resource, Context(namespace=workload.namespace))
-        quota_key = (
-            f"{choice.device_class}.deviceclass.resource.k8s.io/devices"
-            if choice
-            else "<device-class>.deviceclass.resource.k8s.io/devices"
+        device_class = choice.device_class if choice else "<device-class>"
+        amount = scalar(value)
+        bridged = (
+            choice is not None
+            and key.startswith("requests.")
+            and maps_resource(settings, device_class, resource)
         )
-        line, col = trees.position(key_node)
-        found.append(
-            finding(
-                "DRA206",
-                path,
-                line,
-                col,
-                f"ResourceQuota {workload.name} limits {key}: {scalar(value)}, which DRA claims do not count against",
-                f"add {quota_key}: {scalar(value)} to spec.hard",
+        per_class = f"add {PER_CLASS.format(device_class)}: {amount} to spec.hard"
+        if bridged and counting and kube:
+            continue  # the API server charges claims of the class to requests.<resource>
+        if bridged and counting:
+            message = (
+                f"ResourceQuota {workload.name} limits {key}: {amount}; claims from "
+                f"DeviceClass {device_class}, which maps {resource} (extendedResourceName), "
+                f"count against it only from Kubernetes 1.{QUOTA_FROM} with "
+                f"DRAExtendedResource on (the default from 1.{GATES['DRAExtendedResource'].on}), "
+                "not on older clusters"
             )
-        )
+            hint = f"pass --kube-version to check your release; in every release, {per_class}"
+        elif counting:
+            message = (
+                f"ResourceQuota {workload.name} limits {key}: {amount}, which claims from "
+                f"DeviceClass {device_class} do not count against in {release}: the class "
+                f"has no extendedResourceName {resource}"
+            )
+            hint = (
+                f"{per_class} (or {IMPLICIT_PER_CLASS.format(device_class)}: {amount}); or "
+                f"give {device_class} extendedResourceName: {resource} (one class a name)"
+            )
+        else:
+            why = (
+                gates.why_off("DRAExtendedResource")
+                if minor >= QUOTA_FROM
+                else f"claims count against requests.{resource} only from 1.{QUOTA_FROM}"
+            )
+            message = (
+                f"ResourceQuota {workload.name} limits {key}: {amount}, which DRA claims do "
+                f"not count against in {release}: {why}"
+            )
+            hint = per_class
+        line, col = trees.position(key_node)
+        found.append(finding("DRA206", path, line, col, message, hint))
     return found
 
 
-def kueue_quota(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
+def kueue_quota(workload: locate.Workload, settings: Settings, path: str) -> list[Finding]:
     """A Kueue ClusterQueue whose flavors give a GPU extended resource a quota: converted
-    jobs ask for claims, which Kueue counts only through its deviceClassMappings."""
+    jobs ask for claims from templates, which Kueue counts only through deviceClassMappings
+    in its Configuration (kubernetes-sigs/kueue keps/2941-DRA; pkg/features/kube_features.go:
+    KueueDRAIntegration beta and on from v0.18, before it DynamicResourceAllocation, alpha,
+    v0.14 to v0.17). Pods that keep the extended resource (the bridge) count against it as
+    before; with KueueDRAIntegrationExtendedResource (alpha v0.18, beta and on v0.19) Kueue
+    charges a DRA-backed name to the mapped name of its class, or to the name itself."""
+    config = settings.config
     found = []
     for group in items(trees.get_path(workload.root, "spec", "resourceGroups")):
         for flavor in items(get(group, "flavors")):
@@ -178,8 +263,14 @@ def kueue_quota(workload: locate.Workload, config: Config, path: str) -> list[Fi
                     continue
                 choice = config.choose(name, Context(namespace=workload.namespace))
                 device_class = choice.device_class if choice else "<device-class>"
+                bridged = choice is not None and maps_resource(settings, device_class, name)
                 quota = scalar(get(resource, "nominalQuota")) or "?"
                 line, col = trees.position(name_node)
+                mapping = (
+                    f"map device class {device_class} to the name {name} in "
+                    "resources.deviceClassMappings of Kueue's Configuration (name: "
+                    f"{name}, deviceClassNames: [{device_class}])"
+                )
                 found.append(
                     finding(
                         "DRA223",
@@ -188,19 +279,32 @@ def kueue_quota(workload: locate.Workload, config: Config, path: str) -> list[Fi
                         col,
                         f"ClusterQueue {workload.name} gives {name} a quota of {quota} in "
                         f"flavor {flavor_name}; converted jobs ask for DRA claims instead, "
-                        "which this quota does not count, so they stop counting against it",
-                        "Kueue counts claims only through deviceClassMappings in its "
-                        "Configuration (its DynamicResourceAllocation feature): map device "
-                        f"class {device_class} to a resource name and give that name the quota "
-                        "here; keep the old entry while jobs still use the device plugin",
+                        "which Kueue counts only through deviceClassMappings (KueueDRAIntegration, "
+                        "on from v0.18; DynamicResourceAllocation, alpha, v0.14 to v0.17), so "
+                        "they stop counting against it"
+                        + (
+                            f"; pods that keep {name} (the bridge, DeviceClass {device_class} "
+                            "maps it) still count against it (with "
+                            "KueueDRAIntegrationExtendedResource, on from v0.19, against the "
+                            "name deviceClassMappings gives the class, if any)"
+                            if bridged
+                            else ""
+                        ),
+                        mapping
+                        + (
+                            ": claims from templates and bridged requests then share this quota"
+                            if bridged
+                            else "; keep the old entry while jobs still use the device plugin"
+                        ),
                     )
                 )
     return found
 
 
-def limit_range(workload: locate.Workload, config: Config, path: str) -> list[Finding]:
+def limit_range(workload: locate.Workload, settings: Settings, path: str) -> list[Finding]:
     """A LimitRange that gives containers a GPU default (or minimum) puts the
     extended resource back into every converted container."""
+    config = settings.config
     found = []
     for limit in items(trees.get_path(workload.root, "spec", "limits")):
         for field in ("default", "defaultRequest", "min"):

@@ -27,6 +27,28 @@ APIS = {
 }
 
 
+# Kinds of resource.k8s.io whose versions are not those of APIS (k8s.io/api resource/*/
+# types.go, +k8s:prerelease-lifecycle-gen:introduced): DeviceTaintRule is v1alpha3 from
+# 1.33, v1beta2 from 1.36 and v1 from 1.37; like every alpha and beta API version its
+# alpha and beta need --runtime-config, and only v1 is served by default.
+KIND_APIS: dict[str, dict[str, ApiVersion]] = {
+    "DeviceTaintRule": {
+        "v1alpha3": ApiVersion("v1alpha3", 33, None, None, False),
+        "v1beta2": ApiVersion("v1beta2", 36, None, None, False),
+        "v1": ApiVersion("v1", 37, None, None, True),
+    },
+}
+
+
+def kind_versions(kind: str, minor: int) -> list[str]:
+    """The resource.k8s.io versions Kubernetes 1.``minor`` has for ``kind`` (oldest first)."""
+    return [
+        v.name
+        for v in KIND_APIS[kind].values()
+        if v.introduced <= minor and (v.removed is None or minor < v.removed)
+    ]
+
+
 def parse_kube_version(text: str) -> int:
     """``1.34``, ``v1.34`` or ``1.34.2`` -> 34."""
     match = re.fullmatch(r"v?1\.(\d+)(?:\.\d+)?", text.strip())
@@ -114,11 +136,28 @@ def warnings(target: str, minor: int) -> list[str]:
 
 # --- feature gates of DRA fields ----------------------------------------------------
 #
-# From kubernetes/kubernetes pkg/features/kube_features.go (the versioned specs): the
-# release where a gate appeared (alpha, off by default) and the first release where it is
-# on by default (beta or GA). While a gate is off the API server drops the field it guards
-# when an object is created, so what is applied is not what the manifest says (and a
-# request left without firstAvailable is rejected).
+# The versioned specs of kubernetes/kubernetes: the DRA gates live in
+# staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go from 1.37 (read at
+# commit 080d02a09a472ab8954ee6e99b6ff308bde601eb); DRAPartitionableDevicesType,
+# DRAResourcePoolStatus and DRAResourceClaimGranularStatusAuthorization are not in that
+# file, and come from the feature-gate pages of kubernetes/website
+# (content/en/docs/reference/command-line-tools-reference/feature-gates/). Where the
+# website's generated gate table disagrees with the code (it calls DRASchedulerFilterTimeout
+# alpha and off in 1.34; the code and the gate's own page say beta and on) the code wins.
+# Per gate: the release where it appeared, where it went beta, where it is on by default,
+# where it went GA and where it was locked to its default (LockToDefault: the component
+# refuses to start with it set to anything else). The components are the
+# ``feature-gates[].components`` of each KEP's kep.yaml in kubernetes/enhancements (commit
+# 64765b4b02389318f2113119dd9e491479f978a0). While a gate is off the API server drops the
+# field it guards when an object is created, so what is applied is not what the manifest
+# says (and a request left without firstAvailable is rejected).
+
+APISERVER, CONTROLLER_MANAGER, SCHEDULER, KUBELET = (
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubelet",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,25 +166,91 @@ class FeatureGate:
     alpha: int  # first minor with the gate (and its fields)
     on: int | None  # first minor with the gate on by default; None: still off
     guards: str  # the fields it guards, for messages and docs
+    components: tuple[str, ...] = (APISERVER, SCHEDULER)  # where it is set (the KEP's list)
+    kep: int = 0  # kubernetes/enhancements KEP number
+    beta: int | None = None  # first minor as beta (on or off by default)
+    ga: int | None = None  # first minor as GA
+    locked: int | None = None  # first minor locked to its default (cannot be turned off)
+    field: bool = True  # False: the gate guards no field of the objects dra-migrate reads
 
+    def stage(self, minor: int) -> str:
+        """alpha, beta or GA in Kubernetes 1.``minor``."""
+        if self.ga is not None and minor >= self.ga:
+            return "GA"
+        if self.beta is not None and minor >= self.beta:
+            return "beta"
+        return "alpha"
+
+    def locked_in(self, minor: int) -> bool:
+        return self.locked is not None and minor >= self.locked
+
+
+_ALL = (APISERVER, CONTROLLER_MANAGER, SCHEDULER, KUBELET)
 
 GATES: dict[str, FeatureGate] = {
     g.name: g
     for g in (
-        FeatureGate("DRAAdminAccess", 32, 34, "adminAccess in device requests"),
-        FeatureGate("DRAPrioritizedList", 33, 34, "firstAvailable in device requests"),
+        FeatureGate(
+            "DynamicResourceAllocation",
+            26,
+            34,
+            "the resource.k8s.io API and the resourceClaims of pods",
+            _ALL,
+            kep=4381,
+            beta=32,
+            ga=34,
+            locked=35,
+        ),
+        FeatureGate(
+            "DRAAdminAccess",
+            32,
+            34,
+            "adminAccess in device requests",
+            (APISERVER, CONTROLLER_MANAGER, SCHEDULER),
+            kep=5018,
+            beta=34,
+            ga=36,
+            locked=36,
+        ),
+        FeatureGate(
+            "DRAPrioritizedList",
+            33,
+            34,
+            "firstAvailable in device requests",
+            (APISERVER, CONTROLLER_MANAGER, SCHEDULER),
+            kep=4816,
+            beta=34,
+            ga=36,
+            locked=37,
+        ),
         FeatureGate(
             "DRADeviceTaints",
             33,
             36,
             "tolerations in device requests, taints of ResourceSlice devices, DeviceTaintRules",
+            (APISERVER, CONTROLLER_MANAGER, SCHEDULER),
+            kep=5055,
+            beta=36,
+            ga=37,  # LockToDefault still false in 1.37 (true in 1.38, says the code)
         ),
-        FeatureGate("DRADeviceTaintRules", 35, 37, "DeviceTaintRule objects"),
+        FeatureGate(
+            "DRADeviceTaintRules",
+            35,
+            37,
+            "DeviceTaintRule objects",
+            (APISERVER, CONTROLLER_MANAGER, SCHEDULER),
+            kep=5055,
+            beta=36,  # beta and off in 1.36: it depends on an off-by-default beta API
+            ga=37,
+        ),
         FeatureGate(
             "DRAPartitionableDevices",
             33,
             36,
             "sharedCounters, consumesCounters and per-device node selection in ResourceSlices",
+            (APISERVER, SCHEDULER),
+            kep=4815,
+            beta=36,
         ),
         FeatureGate(
             "DRAConsumableCapacity",
@@ -153,21 +258,146 @@ GATES: dict[str, FeatureGate] = {
             36,
             "capacity requests, distinctAttribute constraints, allowMultipleAllocations and "
             "capacity requestPolicy",
+            (APISERVER, SCHEDULER, KUBELET),
+            kep=5075,
+            beta=36,
         ),
-        FeatureGate("DRAExtendedResource", 34, 36, "extendedResourceName of DeviceClasses"),
+        FeatureGate(
+            "DRAExtendedResource",
+            34,
+            36,
+            "extendedResourceName of DeviceClasses",
+            _ALL,
+            kep=5004,
+            beta=36,
+            ga=37,
+            locked=37,
+        ),
         FeatureGate(
             "DRADeviceBindingConditions",
             34,
             36,
             "bindingConditions, bindingFailureConditions and bindsToNode of devices",
+            # the KEP lists kube-scheduler only; the API server drops the fields
+            # (+featureGate in k8s.io/api resource/v1 types.go), so it is set there too
+            (APISERVER, SCHEDULER),
+            kep=5007,
+            beta=36,
         ),
         FeatureGate(
-            "DRAListTypeAttributes", 36, None, "list attributes (bools, ints, strings, versions)"
+            "DRAResourceClaimDeviceStatus",
+            32,
+            33,
+            "status.devices of ResourceClaims",
+            (APISERVER,),
+            kep=4817,
+            beta=33,
+            ga=37,
+            locked=37,
         ),
         FeatureGate(
-            "DRANodeAllocatableResources", 36, None, "nodeAllocatableResourceMappings of devices"
+            "DRASchedulerFilterTimeout",
+            34,
+            34,
+            "the filter timeout of the scheduler's DynamicResources plugin",
+            (SCHEDULER,),
+            kep=4381,
+            beta=34,
+            field=False,
         ),
-        FeatureGate("DRADerivedAttributes", 37, None, "derivedAttributes in device requests"),
+        FeatureGate(
+            "DRAListTypeAttributes",
+            36,
+            None,
+            "list attributes (bools, ints, strings, versions)",
+            (APISERVER, SCHEDULER),
+            kep=5491,
+        ),
+        FeatureGate(
+            "DRANodeAllocatableResources",
+            36,
+            None,
+            "nodeAllocatableResources of devices (nodeAllocatableResourceMappings in 1.36)",
+            (APISERVER, SCHEDULER, KUBELET),
+            kep=5517,
+        ),
+        FeatureGate(
+            "DRAWorkloadResourceClaims",
+            36,
+            None,
+            "ResourceClaims of PodGroups (the Workload API)",
+            _ALL,
+            kep=5729,
+            beta=37,  # beta and still off in 1.37
+            field=False,
+        ),
+        FeatureGate(
+            "DRAResourcePoolStatus",
+            36,
+            None,
+            "ResourcePoolStatusRequest objects",
+            (APISERVER, CONTROLLER_MANAGER),
+            kep=5677,
+            field=False,
+        ),
+        FeatureGate(
+            "DRAResourceClaimGranularStatusAuthorization",
+            36,
+            36,
+            "per-field authorization of ResourceClaim status updates (resourceclaims/binding "
+            "and resourceclaims/driver)",
+            (APISERVER,),
+            kep=4817,
+            beta=36,
+            field=False,
+        ),
+        FeatureGate(
+            "DRADerivedAttributes",
+            37,
+            None,
+            # kubernetes/api at 10b39a39 (2026-07-24) has the gate but not the field; the
+            # OpenAPI of Kubernetes 1.37.0 (kubernetes-validate 1.37.0) has it, as does the
+            # API server's strategy test: the released API wins
+            "derivedAttributes in device requests",
+            (APISERVER, CONTROLLER_MANAGER, SCHEDULER),
+            kep=6080,
+        ),
+        FeatureGate(
+            "DRADeviceCompatibilityGroups",
+            37,
+            None,
+            # like derivedAttributes: in the 1.37.0 OpenAPI, not yet in kubernetes/api 10b39a39
+            "compatibilityGroups of a device's consumesCounters",
+            (APISERVER, SCHEDULER),
+            kep=5963,
+        ),
+        FeatureGate(
+            "DRAPartitionableDevicesType",
+            37,
+            None,
+            "partitionTypeAttribute of ResourceSlices",
+            # the website's gate page: kube-apiserver and kube-controller-manager
+            (APISERVER, CONTROLLER_MANAGER),
+            kep=5677,
+        ),
+        FeatureGate(
+            "DRAOptionalNodeOperations",
+            37,
+            None,
+            "skipNodeOperations of ResourceSlices",
+            # KEP-5945 names the gate DRAOptionalNodePreparation; the code's name is used
+            (APISERVER, SCHEDULER, KUBELET),
+            kep=5945,
+        ),
+        FeatureGate(
+            "DRAFractionalCapacityRange",
+            37,
+            37,
+            "fractional (milli-unit) min, max and step of a capacity requestPolicy validRange",
+            (APISERVER, SCHEDULER),
+            kep=5075,
+            beta=37,  # beta from the start, on by default in 1.37
+        ),
     )
 }
 
@@ -198,6 +428,25 @@ def parse_feature_gates(text: str) -> tuple[tuple[str, bool], ...]:
     return tuple(gates.items())
 
 
+def check_feature_gates(minor: int, overrides: tuple[tuple[str, bool], ...]) -> None:
+    """Refuse a setting the release's components would refuse: a gate locked to its
+    default set to the other value (``DRAPrioritizedList=false`` on 1.37)."""
+    for name, value in overrides:
+        gate = GATES.get(name)
+        if gate is None or not gate.locked_in(minor):
+            continue
+        default = gate.on is not None and minor >= gate.on
+        if value != default:
+            older = f"--kube-version 1.{gate.locked - 1}" if gate.locked else ""
+            raise ConfigError(
+                f"--feature-gates {name}={str(value).lower()}: {name} is {gate.stage(minor)} "
+                f"and locked to {str(default).lower()} since Kubernetes 1.{gate.locked}, so "
+                f"{', '.join(gate.components)} refuse to start with it set to "
+                f"{str(value).lower()} (the release checked is 1.{minor}); drop the setting, "
+                f"or check an older cluster with {older}"
+            )
+
+
 @dataclass(frozen=True, slots=True)
 class GateState:
     """Which DRA feature gates an API server has on: the release's defaults, then
@@ -208,11 +457,12 @@ class GateState:
     release_given: bool = True  # False: no --kube-version, the newest release assumed
 
     def enabled(self, name: str) -> bool:
-        explicit = dict(self.overrides)
-        if name in explicit:
-            return explicit[name]
         gate = GATES[name]
-        return gate.on is not None and self.minor >= gate.on
+        default = gate.on is not None and self.minor >= gate.on
+        explicit = dict(self.overrides)
+        if name in explicit and not gate.locked_in(self.minor):
+            return explicit[name]
+        return default
 
     def exists(self, name: str) -> bool:
         """The release has the gate (and the fields it guards) at all."""
@@ -224,21 +474,26 @@ class GateState:
         if dict(self.overrides).get(name) is False:
             return f"--feature-gates sets {name}=false"
         release = f"Kubernetes 1.{self.minor}"
+        stage = gate.stage(self.minor)
         if gate.on is None:
-            return f"{name} is alpha, off by default in {release}"
-        return f"{name} is off by default in {release} (on from 1.{gate.on})"
+            return f"{name} is {stage}, off by default in {release}"
+        return f"{name} is {stage}, off by default in {release} (on from 1.{gate.on})"
 
     def how_to_enable(self, name: str) -> str:
         gate = GATES[name]
         newer = f", or use Kubernetes 1.{gate.on} or later" if gate.on else ""
+        *first, last = gate.components
+        where = f"{', '.join(first)} and {last}" if first else last
+        kep = f" (KEP-{gate.kep})" if gate.kep else ""
         return (
-            f"turn it on with --feature-gates={name}=true on kube-apiserver and "
-            f"kube-scheduler, and validate with --feature-gates {name}=true{newer}"
+            f"turn it on with --feature-gates={name}=true on {where}{kep}, and validate "
+            f"with --feature-gates {name}=true{newer}"
         )
 
 
 def gate_state(kube_version: str | None, overrides: tuple[tuple[str, bool], ...] = ()) -> GateState:
-    """The gates of ``kube_version`` (the newest bundled release when None)."""
-    if kube_version is None:
-        return GateState(NEWEST_MINOR, overrides, release_given=False)
-    return GateState(parse_kube_version(kube_version), overrides)
+    """The gates of ``kube_version`` (the newest bundled release when None). A gate
+    locked to its default set otherwise is a ConfigError (``check_feature_gates``)."""
+    minor = NEWEST_MINOR if kube_version is None else parse_kube_version(kube_version)
+    check_feature_gates(minor, overrides)
+    return GateState(minor, overrides, release_given=kube_version is not None)

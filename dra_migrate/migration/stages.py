@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_migrate.convert.mapping import Config
+from dra_migrate.convert.unconverted import quota_prerequisite
 from dra_migrate.migration import deviceclasses as dc
 from dra_migrate.migration import strategy
 from dra_migrate.migration.deviceclasses import Bridged, ClassPlan, plan_classes
@@ -64,10 +65,10 @@ RISKS: dict[str, tuple[str, str]] = {
     ),
     "DRA206": (
         "ResourceQuota on an extended GPU resource",
-        "requests.nvidia.com/gpu no longer limits pods that get GPUs through claims. Replace it "
-        "with the device-class quota key <class>.deviceclass.resource.k8s.io/devices (and "
-        "count/resourceclaims.resource.k8s.io for the number of claims); drop the old key once "
-        "no pod uses the device plugin.",
+        "requests.nvidia.com/gpu limits claims only from 1.35 with DRAExtendedResource on (the "
+        "default from 1.36), and only of a class with that extendedResourceName. Limit the rest "
+        "with <class>.deviceclass.resource.k8s.io/devices (any release; count/resourceclaims."
+        "resource.k8s.io counts claims); drop the old key once no pod uses the device plugin.",
     ),
     "DRA520": (
         "Many replicas against claim quotas",
@@ -486,6 +487,9 @@ def _prerequisites(
             detail += f"; the cluster runs {version}"
         detail += dc.release_note(driver, config.driver_releases if config else ())
         out.append(Prerequisite("DRA driver", driver, detail))
+    moved = {c.device_class for w in workloads for c in w.containers if c.device_class}
+    if moved and strategies - set(strategy.LEFT):  # unconverted.quota: DRA206's facts
+        out.append(Prerequisite(*quota_prerequisite(sorted(moved), minor)))
     plugin = sorted({c.resource for w in workloads for c in w.containers})
     if plugin:
         out.append(

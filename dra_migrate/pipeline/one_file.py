@@ -187,7 +187,7 @@ def _convert(
                 continue
             policy = unconverted.POLICY_KINDS.get((api_group(workload.api_version), workload.kind))
             if policy is not None:
-                findings.extend(policy(workload, config, path))
+                findings.extend(policy(workload, settings, path))
                 continue
             sites = locate.pod_sites(workload)
             covered: list[Node] = []

@@ -207,6 +207,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA358", E, "invalid DeviceTaintRule"),
     Code("DRA359", E, "invalid binding conditions"),
     Code("DRA360", E, "adminAccess in a namespace without the admin-access label"),
+    Code("DRA361", W, "fractional capacity range without DRAFractionalCapacityRange: rounded up"),
     # 4xx: workflow: suppressions and hooks
     Code("DRA401", E, "GPU request left on the device plugin (convert --check)"),
     Code("DRA402", N, "ignore comment silences nothing"),

@@ -11,14 +11,22 @@ from collections.abc import Callable
 from yaml.nodes import MappingNode, Node
 
 from dra_migrate.k8s.names import DNS_LABEL, DNS_SUBDOMAIN, qualified_key_problem
+from dra_migrate.k8s.versions import GATES
 from dra_migrate.manifests import trees
 from dra_migrate.manifests.trees import entries, get, items
 from dra_migrate.validate.checker import Checker
-from dra_migrate.validate.gated_fields import check_taint, gated
+from dra_migrate.validate.gated_fields import (
+    check_taint,
+    compatibility_groups,
+    gated,
+    node_allocatable,
+    skip_node_operations,
+)
 from dra_migrate.validate.values import (
     class_name_problem,
     device_name_problem,
     driver_name_problem,
+    fully_qualified_name_problem,
     label_value_problem,
     node_name_problem,
     pool_name_problem,
@@ -80,6 +88,20 @@ def resource_slice(checker: Checker, root: Node, owner: str, shape: str) -> None
                 "Kubernetes 1.35 shared counters live in a ResourceSlice of their own",
                 "move the devices to another ResourceSlice of the same pool",
             )
+    partition_type = get(spec, "partitionTypeAttribute")
+    if gated(
+        checker, partition_type, "DRAPartitionableDevicesType", owner, "partitionTypeAttribute"
+    ):
+        named(
+            checker,
+            partition_type,
+            fully_qualified_name_problem,
+            "DRA357",
+            f"{owner}: partitionTypeAttribute",
+        )
+    skip = get(spec, "skipNodeOperations")
+    if gated(checker, skip, "DRAOptionalNodeOperations", owner, "skipNodeOperations"):
+        skip_node_operations(checker, skip, owner)
     devices_node = get(spec, "devices")
     devices = items(devices_node)
     bodies = [_device_body(d, shape) for d in devices]
@@ -349,13 +371,7 @@ def check_device(
         and body is not None
     ):
         binding_conditions(checker, body, label)
-    gated(
-        checker,
-        get(body, "nodeAllocatableResourceMappings"),
-        "DRANodeAllocatableResources",
-        label,
-        "nodeAllocatableResourceMappings",
-    )
+    node_allocatable(checker, body, label, {n for n, _k, _v in capacities})
 
 
 def attribute(checker: Checker, name: str, key_node: Node, value: Node, label: str) -> None:
@@ -478,17 +494,80 @@ def request_policy(checker: Checker, policy: Node, capacity: Fraction, label: st
             problems.append((high_node, "max is more than the capacity"))
         if default is not None and default > high:
             problems.append((default_node or policy, "default is more than max"))
+    # Fractional min, max or step (DRAFractionalCapacityRange, on from 1.37): milli-unit
+    # arithmetic; with the gate off each value is rounded up to a whole unit before the
+    # step alignment is checked (pkg/apis/resource/validation TestValidateDeviceCapacity).
+    fractional = any(v is not None and v.denominator != 1 for v in (low, high, step))
+    milli = fractional and _fractional_range(checker, range_node, label)
+    if milli:
+        unrepresentable = [
+            (node, what)
+            for node, value, what in (
+                (default_node, default, "default"),
+                (low_node, low, "min"),
+                (high_node, high, "max"),
+                (step_node, step, "step"),
+            )
+            if node is not None and value is not None and not _milli(value)
+        ]
+        for node, what in unrepresentable:
+            problems.append(
+                (node, f"{what} {scalar_text(node)} cannot be represented in milli-units")
+            )
+        if unrepresentable:
+            step = None  # no alignment to check in values the API server cannot hold
     if step is not None and step_node is not None:
         if step <= 0:
             problems.append((step_node, "step must be above 0"))
         else:
             if low + step > capacity:
                 problems.append((step_node, "one step from min is more than the capacity"))
+            whole = not milli  # integer arithmetic: each value rounded up to a whole unit
+            base, stride = (_ceil(low), _ceil(step)) if whole else (low, step)
             for value, what in ((default, "default"), (high, "max")):
-                if value is not None and (value - low) % step != 0:
+                if value is None:
+                    continue
+                if ((_ceil(value) if whole else value) - base) % stride != 0:
                     problems.append((step_node, f"{what} is not min plus a multiple of step"))
     for node, message in problems:
         checker.add("DRA355", node, f"{label}: requestPolicy validRange: {message}")
+
+
+MAX_MILLI = (2**63 - 1) // 1000  # resource.MaxMilliValue
+
+
+def _milli(value: Fraction) -> bool:
+    """Whether ``value`` is a whole number of milli-units that int64 holds."""
+    thousandths = value * 1000
+    return thousandths.denominator == 1 and abs(value) <= MAX_MILLI
+
+
+def _ceil(value: Fraction) -> int:
+    """resource.Quantity.Value(): rounded up, away from zero."""
+    return -((-value.numerator) // value.denominator) if value >= 0 else -_ceil(-value)
+
+
+def _fractional_range(checker: Checker, range_node: Node, label: str) -> bool:
+    """Whether a validRange with fractional values gets milli-unit arithmetic; when the
+    gate is off it does not, and a warning says each value is rounded up."""
+    gate = "DRAFractionalCapacityRange"
+    if checker.gates.enabled(gate):
+        return True
+    checker.add(
+        "DRA361",
+        range_node,
+        f"{label}: requestPolicy validRange has fractional values, which need the feature "
+        f"gate {gate}; "
+        + (
+            checker.gates.why_off(gate)
+            if checker.gates.exists(gate)
+            else f"Kubernetes 1.{checker.gates.minor} does not have it (beta and on from "
+            f"1.{GATES[gate].alpha})"
+        )
+        + ": the API server keeps them, but every value is rounded up to a whole unit",
+        checker.gates.how_to_enable(gate),
+    )
+    return False
 
 
 def consumptions(checker: Checker, node: Node, label: str, sets: dict[str, set[str]]) -> None:
@@ -518,6 +597,9 @@ def consumptions(checker: Checker, node: Node, label: str, sets: dict[str, set[s
             )
         seen.add(name)
         counters = check_counters(checker, get(consumption, "counters"), consumption, where)
+        groups = get(consumption, "compatibilityGroups")
+        if gated(checker, groups, "DRADeviceCompatibilityGroups", where, "compatibilityGroups"):
+            compatibility_groups(checker, groups, where)
         if checker.gates.minor <= 34 and sets is not None:
             # until 1.34 the counter sets are in the device's own slice
             if name not in sets:
@@ -609,8 +691,11 @@ def binding_conditions(checker: Checker, body: Node, label: str) -> None:
             )
 
 
-def device_taint_rule(checker: Checker, root: Node, owner: str, version: str) -> None:
-    """A DeviceTaintRule: the gates that serve the kind, its selector and its taint."""
+def device_taint_rule(
+    checker: Checker, root: Node, owner: str, version: str, schema: bool = False
+) -> None:
+    """A DeviceTaintRule: the gates that serve the kind, its selector and its taint;
+    ``schema``: its strict schema was checked (which requires spec, taint, key, effect)."""
     kind_node = get(root, "kind") or root
     gates = ["DRADeviceTaints"] + (["DRADeviceTaintRules"] if checker.gates.minor >= 35 else [])
     for gate in gates:
@@ -618,7 +703,8 @@ def device_taint_rule(checker: Checker, root: Node, owner: str, version: str) ->
             return
     spec = get(root, "spec")
     if not isinstance(spec, MappingNode):
-        checker.add("DRA358", root, f"{owner} needs a spec with a taint")
+        if not schema:
+            checker.add("DRA358", root, f"{owner} needs a spec with a taint")
         return
     selector = get(spec, "deviceSelector")
     for key, check in (
@@ -630,6 +716,7 @@ def device_taint_rule(checker: Checker, root: Node, owner: str, version: str) ->
         named(checker, get(selector, key), check, "DRA358", f"{owner}: deviceSelector {key}")
     taint = get(spec, "taint")
     if not isinstance(taint, MappingNode):
-        checker.add("DRA358", taint or spec, f"{owner}: spec.taint is required")
+        if not schema:
+            checker.add("DRA358", taint or spec, f"{owner}: spec.taint is required")
         return
-    check_taint(checker, taint, owner, schema=False)
+    check_taint(checker, taint, owner, schema=schema)

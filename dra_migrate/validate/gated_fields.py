@@ -1,6 +1,7 @@
 """The fields behind DRA feature gates, and the rules the API server applies to them:
-device tolerations and taints, capacity requests, admin access, extended resource
-names of classes.
+device tolerations and taints, capacity requests, admin access, derived attributes,
+extended resource names of classes; of ResourceSlices the 1.37 ones (skipNodeOperations,
+nodeAllocatableResources, compatibilityGroups of counter consumptions).
 
 A gated field whose gate is off for ``--kube-version`` (and ``--feature-gates``) is
 DRA353 and not checked further: the API server drops it on create. A field the
@@ -19,6 +20,8 @@ from dra_migrate.manifests import trees
 from dra_migrate.manifests.trees import entries, get, items
 from dra_migrate.validate.checker import Checker
 from dra_migrate.validate.values import (
+    extended_resource_problem,
+    fully_qualified_name_problem,
     label_value_problem,
     qualified_name_problem,
     quantity,
@@ -41,7 +44,7 @@ def gated(
     if node is None:
         return False
     if checker.gates.enabled(gate):
-        return True
+        return checker.gates.exists(gate)  # turned on where the release lacks it: DRA301
     if checker.gates.exists(gate) or dict(checker.gates.overrides).get(gate) is False:
         if not dropped:
             effect = "the API server does not serve them"
@@ -69,9 +72,40 @@ def request_fields(checker: Checker, body: Node, label: str, subrequest: bool) -
         capacity_requests(checker, capacity, label)
     if not subrequest:
         gated(checker, get(body, "adminAccess"), "DRAAdminAccess", label, "adminAccess")
-    gated(
-        checker, get(body, "derivedAttributes"), "DRADerivedAttributes", label, "derivedAttributes"
-    )
+    derived = get(body, "derivedAttributes")
+    if gated(checker, derived, "DRADerivedAttributes", label, "derivedAttributes"):
+        derived_attributes(checker, derived, label)
+
+
+MAX_DERIVED = 32  # derivedAttributes of a request
+MAX_GROUPS = 2  # compatibilityGroups of a counter consumption
+
+
+def derived_attributes(checker: Checker, node: Node, label: str) -> None:
+    """A request's derivedAttributes (1.37, KEP-6080): at most 32, unique fully qualified
+    names, each with a CEL expression (the OpenAPI of Kubernetes 1.37.0)."""
+    entries_ = items(node)
+    checker.limit(node, len(entries_), MAX_DERIVED, label, "derivedAttributes")
+    seen: set[str] = set()
+    for entry in entries_:
+        name_node = get(entry, "name")
+        name = scalar_text(name_node)
+        problem = fully_qualified_name_problem(name) if name_node is not None else None
+        if problem:
+            checker.add(
+                "DRA357", name_node or entry, f"{label}: derived attribute {name!r} {problem}"
+            )
+        elif name in seen:
+            checker.add("DRA313", name_node or entry, f"{label}: derived attribute {name!r} twice")
+        seen.add(name)
+
+
+def compatibility_groups(checker: Checker, node: Node, label: str) -> None:
+    """compatibilityGroups of a counter consumption (1.37, KEP-5963): at most 2, unique."""
+    groups = [scalar_text(g) for g in items(node)]
+    checker.limit(node, len(groups), MAX_GROUPS, label, "compatibilityGroups")
+    if len(set(groups)) != len(groups):
+        checker.add("DRA313", node, f"{label}: compatibilityGroups lists a group twice")
 
 
 def check_tolerations(checker: Checker, node: Node, label: str) -> None:
@@ -185,3 +219,94 @@ def device_class(checker: Checker, spec: Node | None, owner: str) -> bool:
         owner,
         "extendedResourceName",
     )
+
+
+SKIP_OPERATIONS = ("NodePrepareResources", "NodeUnprepareResources", "*")
+
+
+def skip_node_operations(checker: Checker, node: Node, owner: str) -> None:
+    """A ResourceSlice's skipNodeOperations (k8s.io/api resource/v1 SkipNodeOperation):
+    a set of known operations; NodePrepareResources only with NodeUnprepareResources."""
+    seen: set[str] = set()
+    for item in items(node):
+        text = scalar_text(item)
+        if text not in SKIP_OPERATIONS:
+            checker.add(
+                "DRA357",
+                item,
+                f"{owner}: skipNodeOperations entry {text!r} is not "
+                + ", ".join(SKIP_OPERATIONS[:-1])
+                + f" or {SKIP_OPERATIONS[-1]!r}",
+            )
+        elif text in seen:
+            checker.add("DRA313", item, f"{owner}: skipNodeOperations lists {text!r} twice")
+        seen.add(text)
+    if "NodePrepareResources" in seen and not seen & {"NodeUnprepareResources", "*"}:
+        checker.add(
+            "DRA357",
+            node,
+            f"{owner}: skipNodeOperations skips NodePrepareResources but not "
+            "NodeUnprepareResources",
+            "list NodeUnprepareResources too, or '*' for all node operations",
+        )
+
+
+RENAMED_ALLOCATABLE = 37  # nodeAllocatableResourceMappings -> nodeAllocatableResources
+
+
+def node_allocatable(checker: Checker, body: Node | None, label: str, capacities: set[str]) -> None:
+    """A device's node-allocatable resources (KEP-5517, gate DRANodeAllocatableResources):
+    ``nodeAllocatableResourceMappings`` in 1.36, renamed ``nodeAllocatableResources`` in
+    1.37 with a new shape (k8s.io/api resource/v1 NodeAllocatableResource)."""
+    gate = "DRANodeAllocatableResources"
+    if checker.gates.minor < RENAMED_ALLOCATABLE:
+        old = get(body, "nodeAllocatableResourceMappings")
+        gated(checker, old, gate, label, "nodeAllocatableResourceMappings")
+        return
+    # from 1.37 the old name is an unknown field of the strict schema (DRA301, which
+    # suggests nodeAllocatableResources)
+    resources = get(body, "nodeAllocatableResources")
+    if not gated(checker, resources, gate, label, "nodeAllocatableResources"):
+        return
+    for name, key_node, value in entries(resources):
+        where = f"{label}: nodeAllocatableResources {name!r}"
+        if "/" in name and not extended_resource_problem(name):
+            checker.add(
+                "DRA357",
+                key_node,
+                f"{where} is an extended resource name; only node-allocatable resources "
+                "(cpu, memory, ephemeral-storage, hugepages-*) may be mapped",
+            )
+        mapping, overhead = get(value, "mapping"), get(value, "overhead")
+        if mapping is None and overhead is None:
+            checker.add("DRA357", key_node, f"{where} needs a mapping or an overhead")
+        for part in (mapping, overhead):
+            for field_name, field_key, amount in entries(part):
+                if field_name != "capacityKey" and quantity(amount) is None:
+                    checker.add(
+                        "DRA357",
+                        amount or field_key,
+                        f"{where}: {field_name} {scalar_text(amount)!r} is not a quantity",
+                    )
+        if mapping is None:
+            continue
+        key = get(mapping, "capacityKey")
+        multiplier = get(mapping, "capacityMultiplier")
+        if (key is None) != (multiplier is None):
+            checker.add(
+                "DRA357",
+                key or multiplier or mapping,
+                f"{where}: mapping needs capacityKey and capacityMultiplier together",
+            )
+        if get(mapping, "deviceMultiplier") is not None and (key or multiplier) is not None:
+            checker.add(
+                "DRA357",
+                get(mapping, "deviceMultiplier") or mapping,
+                f"{where}: mapping sets deviceMultiplier and capacityKey; they exclude each other",
+            )
+        if key is not None and scalar_text(key) not in capacities:
+            checker.add(
+                "DRA357",
+                key,
+                f"{where}: capacityKey {scalar_text(key)!r} is not a capacity of the device",
+            )

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from yaml.nodes import Node, ScalarNode
 
 from dra_migrate.k8s.names import LABEL_VALUE, qualified_key_problem
+from dra_migrate.k8s.versions import KIND_APIS, kind_versions
 from dra_migrate.manifests import compose, locate, sources, templates, trees
 from dra_migrate.manifests.sources import Document, Source
 from dra_migrate.manifests.trees import entries, get, scalar
@@ -168,20 +169,52 @@ def definitions(checker: Checker, obj: locate.Workload, shape: str) -> None:
 
 
 def taint_rule_object(checker: Checker, obj: locate.Workload, version: str) -> None:
-    """A DeviceTaintRule (v1alpha3 from 1.33, v1beta2 from 1.36): no bundled schema."""
+    """A DeviceTaintRule (v1alpha3 from 1.33, v1beta2 from 1.36, v1 from 1.37, the
+    per-kind table ``KIND_APIS`` of versions.py), against its strict schema where the
+    release serves its version."""
     root = obj.root
     owner = f"{obj.kind} {obj.name}"
-    if version not in ("v1alpha3", "v1beta2", "v1"):
+    minor = checker.gates.minor
+    apis = KIND_APIS["DeviceTaintRule"]
+    served = kind_versions("DeviceTaintRule", minor)
+    where = get(root, "apiVersion") or root
+    history = ", ".join(f"{v.name} from 1.{v.introduced}" for v in apis.values())
+    if version not in apis:
         checker.add(
             "DRA302",
-            get(root, "apiVersion") or root,
-            f"{owner}: DeviceTaintRule is served as resource.k8s.io/v1alpha3 (from "
-            f"Kubernetes 1.33) and v1beta2 (from 1.36), not {obj.api_version}",
+            where,
+            f"{owner}: DeviceTaintRule is served as resource.k8s.io {history}; "
+            f"not {obj.api_version}",
         )
         return
+    if version not in served:
+        checker.add(
+            "DRA302",
+            where,
+            f"{owner}: DeviceTaintRule resource.k8s.io/{version} arrived in Kubernetes "
+            f"1.{apis[version].introduced}; 1.{minor} serves "
+            + (", ".join(served) if served else "no DeviceTaintRule"),
+            f"use resource.k8s.io/{served[-1]}" if served else "",
+        )
+    else:
+        check_schema(checker, root, trees.to_data(root), obj)  # the strict schema
+    if (
+        version in served
+        and not apis[version].default_on
+        and any(apis[v].default_on for v in served)
+    ):
+        newest = next(v for v in reversed(served) if apis[v].default_on)
+        checker.add(
+            "DRA303",
+            where,
+            f"{owner} is {obj.api_version}, which Kubernetes 1.{minor} serves only with "
+            f"--runtime-config=resource.k8s.io/{version}=true; it is served as "
+            f"resource.k8s.io/{newest} by default",
+            f"move it to resource.k8s.io/{newest}",
+        )
     object_name(checker, obj)
     metadata(checker, get(root, "metadata"), owner)
-    device_taint_rule(checker, root, owner, version)
+    device_taint_rule(checker, root, owner, version, schema=version in served)
     # v1alpha3 selects devices with CEL too (gone in v1beta2)
     check_selectors(checker, trees.get_path(root, "spec", "deviceSelector", "selectors"), owner)
 

@@ -424,3 +424,14 @@ def test_daemonset_pods_are_per_node(tmp_path: Path) -> None:
     assert (ns["gpus"], ns["perNodeWorkloads"]) == (0, 1)
     text = run_cli(["report", "."], tmp_path).stdout.decode()
     assert re.search(r"DaemonSet/monitoring/dcgm .* per node ", text)
+
+
+def test_prerequisites_say_what_claims_count_against_in_a_quota(tmp_path: Path) -> None:
+    # pkg/quota/v1/evaluator/core/resource_claims.go (kubernetes PR 134210, 1.35)
+    (tmp_path / "job.yaml").write_text(JOB.format(name="train", namespace="ml", count=1))
+    data = report_json(tmp_path, "--kube-version", "1.36")
+    rows = data["plan"]["stages"]["prerequisites"]["requirements"]
+    (quota,) = [r for r in rows if r["topic"] == "ResourceQuota"]
+    assert "gpu.nvidia.com.deviceclass.resource.k8s.io/devices" in quota["requirement"]
+    assert "requests.deviceclass.resource.kubernetes.io/gpu.nvidia.com" in quota["detail"]
+    assert "from Kubernetes 1.35" in quota["detail"] and "1.36" in quota["detail"]

@@ -47,8 +47,115 @@ tolerations:
 def test_gate_table_matches_the_bundled_releases() -> None:
     assert f"1.{NEWEST_MINOR}" == schemas.KUBE_VERSIONS[-1]
     for gate in GATES.values():
-        assert gate.alpha >= 32 and (gate.on is None or gate.on > gate.alpha), gate
+        steps = [v for v in (gate.alpha, gate.beta, gate.ga, gate.locked) if v is not None]
+        assert steps == sorted(steps) and all(v <= NEWEST_MINOR for v in steps), gate
+        assert gate.on is None or gate.on >= gate.alpha, gate
+        assert gate.locked is None or gate.on is not None, gate  # locked on, never off
+        assert (gate.components and "kube-apiserver" in gate.components) or not gate.field
     assert GATES["DRAPrioritizedList"].on == 34 and GATES["DRADeviceTaints"].on == 36
+
+
+# (gate, alpha, beta, on by default, GA, locked): the versioned specs of
+# staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go (kubernetes/kubernetes
+# 080d02a09a472ab8954ee6e99b6ff308bde601eb); the last three rows from the gates' pages of
+# kubernetes/website, as they are not in that file.
+KUBE_FEATURES_GO = [
+    ("DynamicResourceAllocation", 26, 32, 34, 34, 35),
+    ("DRAAdminAccess", 32, 34, 34, 36, 36),
+    ("DRAConsumableCapacity", 34, 36, 36, None, None),
+    ("DRADerivedAttributes", 37, None, None, None, None),
+    ("DRADeviceBindingConditions", 34, 36, 36, None, None),
+    ("DRADeviceCompatibilityGroups", 37, None, None, None, None),
+    ("DRADeviceTaintRules", 35, 36, 37, 37, None),
+    ("DRADeviceTaints", 33, 36, 36, 37, None),
+    ("DRAExtendedResource", 34, 36, 36, 37, 37),
+    ("DRAFractionalCapacityRange", 37, 37, 37, None, None),
+    ("DRAListTypeAttributes", 36, None, None, None, None),
+    ("DRANodeAllocatableResources", 36, None, None, None, None),
+    ("DRAOptionalNodeOperations", 37, None, None, None, None),
+    ("DRAPartitionableDevices", 33, 36, 36, None, None),
+    ("DRAPrioritizedList", 33, 34, 34, 36, 37),
+    ("DRAResourceClaimDeviceStatus", 32, 33, 33, 37, 37),
+    ("DRASchedulerFilterTimeout", 34, 34, 34, None, None),
+    ("DRAWorkloadResourceClaims", 36, 37, None, None, None),
+    ("DRAPartitionableDevicesType", 37, None, None, None, None),
+    ("DRAResourcePoolStatus", 36, None, None, None, None),
+    ("DRAResourceClaimGranularStatusAuthorization", 36, 36, 36, None, None),
+]
+
+
+@pytest.mark.parametrize(("name", "alpha", "beta", "on", "ga", "locked"), KUBE_FEATURES_GO)
+def test_gate_table_is_kube_features_go(
+    name: str, alpha: int, beta: int | None, on: int | None, ga: int | None, locked: int | None
+) -> None:
+    gate = GATES[name]
+    assert (gate.alpha, gate.beta, gate.on, gate.ga, gate.locked) == (alpha, beta, on, ga, locked)
+
+
+def test_every_dra_gate_of_kube_features_go_is_in_the_table() -> None:
+    assert set(GATES) == {row[0] for row in KUBE_FEATURES_GO}
+
+
+# feature-gates[].components of each KEP's kep.yaml (kubernetes/enhancements 64765b4b)
+KEP_COMPONENTS = {
+    "DRAExtendedResource": (
+        5004,
+        {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet"},
+    ),
+    "DRAConsumableCapacity": (5075, {"kube-apiserver", "kube-scheduler", "kubelet"}),
+    "DRADeviceTaints": (5055, {"kube-apiserver", "kube-controller-manager", "kube-scheduler"}),
+    "DRAPrioritizedList": (
+        4816,
+        {"kube-apiserver", "kube-controller-manager", "kube-scheduler"},
+    ),
+    "DRAResourceClaimDeviceStatus": (4817, {"kube-apiserver"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEP_COMPONENTS))
+def test_how_to_enable_names_the_components_of_the_kep(name: str) -> None:
+    kep, components = KEP_COMPONENTS[name]
+    assert set(GATES[name].components) == components
+    advice = gate_state("1.34").how_to_enable(name)
+    assert f"KEP-{kep}" in advice and all(c in advice for c in components), advice
+
+
+@pytest.mark.parametrize(
+    ("setting", "kube", "since"),
+    [
+        ("DynamicResourceAllocation=false", "1.35", 35),
+        ("DRAAdminAccess=false", "1.36", 36),
+        ("DRAPrioritizedList=false", "1.37", 37),
+        ("DRAExtendedResource=false", "1.37", 37),
+        ("DRAResourceClaimDeviceStatus=false", "1.37", 37),
+    ],
+)
+def test_a_locked_gate_cannot_be_turned_off(setting: str, kube: str, since: int) -> None:
+    with pytest.raises(ConfigError, match=f"locked to true since Kubernetes 1.{since}"):
+        gate_state(kube, parse_feature_gates(setting))
+    older = f"1.{since - 1}"
+    assert not gate_state(older, parse_feature_gates(setting)).enabled(setting.split("=")[0])
+    done = invoke(["validate", "--kube-version", kube, "--feature-gates", setting, "."])
+    assert done.exit_code == 2, done.output
+    assert f"locked to true since Kubernetes 1.{since}" in done.output
+    assert "Traceback" not in done.output
+
+
+def test_a_ga_gate_that_is_not_locked_can_still_be_turned_off() -> None:
+    # DRADeviceTaints is GA in 1.37 with LockToDefault: false (locked from 1.38)
+    state = gate_state("1.37", (("DRADeviceTaints", False),))
+    assert not state.enabled("DRADeviceTaints")
+    assert GATES["DRADeviceTaints"].stage(37) == "GA"
+
+
+def test_locked_gate_in_the_configuration_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / ".dra-migrate.yaml").write_text(
+        "kubeVersion: '1.37'\nfeatureGates:\n  DRAExtendedResource: false\n"
+    )
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\n")
+    done = invoke(["scan", str(tmp_path)])
+    assert done.exit_code == 2 and "DRAExtendedResource" in done.output, done.output
+    assert "locked to true since Kubernetes 1.37" in done.output
 
 
 def test_parse_feature_gates() -> None:
@@ -389,25 +496,34 @@ spec:
 
 
 def test_device_taint_rules() -> None:
-    assert not _findings(RULE, kube="1.37")
+    v1 = RULE.replace("v1beta2", "v1")
+    assert not _findings(v1, kube="1.37")
+    assert _codes(_findings(RULE, kube="1.37")) == {"DRA303"}  # v1beta2: --runtime-config
     lines = _findings(RULE, kube="1.36")
     assert _codes(lines) == {"DRA353"} and "DRADeviceTaintRules" in lines[0]
     assert "does not serve" in lines[0]
     assert not _findings(RULE, kube="1.36", DRADeviceTaintRules=True)
-    assert _codes(_findings(RULE, kube="1.34")) == {"DRA353"}  # DRADeviceTaints, alpha
+    # DRADeviceTaints is alpha in 1.34, and v1beta2 DeviceTaintRules arrive in 1.36
+    assert _codes(_findings(RULE, kube="1.34")) == {"DRA302", "DRA353"}
     assert not _findings(RULE.replace("v1beta2", "v1alpha3"), kube="1.34", DRADeviceTaints=True)
     for old, new, code in (
         ("driver: gpu.nvidia.com", "driver: -gpu", "DRA358"),
         ("device: gpu-0", "device: GPU_0", "DRA358"),
         ("pool: node-1", "pool: Node_1", "DRA358"),
         ("effect: NoExecute", "effect: Drain", "DRA354"),
-        ("    key: example.com/maintenance\n", "", "DRA354"),
+        ("    key: example.com/maintenance\n", "", "DRA301"),  # the strict schema's, as in slices
         ("name: maintenance", "name: Maintenance", "DRA311"),
     ):
-        lines = _findings(RULE.replace(old, new), kube="1.37")
+        lines = _findings(v1.replace(old, new), kube="1.37")
         assert _codes(lines) == {code}, (old, lines)
-    no_taint = RULE.split("  taint:")[0]
-    assert _codes(_findings(no_taint, kube="1.37")) == {"DRA358"}
+    no_taint = v1.split("  taint:")[0]
+    assert _codes(_findings(no_taint, kube="1.37")) == {"DRA301"}  # schema: taint required
+    # v1alpha3 on 1.34: the 1.33 schema (deviceClassName and CEL selectors still there)
+    alpha = RULE.replace("v1beta2", "v1alpha3").replace("pool: node-1", "deviceClassName: gpu")
+    assert not _findings(alpha, kube="1.34", DRADeviceTaints=True)
+    extra = v1.replace("    device: gpu-0\n", "    device: gpu-0\n    deviceClassName: gpu\n")
+    lines = _findings(extra, kube="1.37")
+    assert _codes(lines) == {"DRA301"} and "deviceClassName" in lines[0], lines  # gone in v1
 
 
 def _cli(*args: str) -> tuple[int, str]:
