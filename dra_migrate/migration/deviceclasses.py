@@ -24,6 +24,7 @@ from typing import Any
 from dra_migrate.convert.mapping import ClassDefinition, Config
 from dra_migrate.k8s.names import DNS_SUBDOMAIN
 from dra_migrate.report.findings import Finding, escape, finding, has_unsafe, unsafe
+from dra_migrate.report.model import BridgeClass
 
 # An extended resource name: a domain-prefixed qualified name, not in kubernetes.io
 # (the API server rejects those), and not the quota form ``requests.<name>``.
@@ -134,11 +135,15 @@ def plan_classes(
     bridged: Sequence[Bridged] = (),
     target: str = "v1",
     kube_version: str | None = None,
+    repository: Sequence[BridgeClass] = (),
 ) -> ClassPlan:
-    """The classes to create for the classes ``used`` by the mapping and the ``bridged`` names."""
+    """The classes to create for the classes ``used`` by the mapping and the ``bridged``
+    names; a name a driver's class maps on ``target`` (``catalog.driver_bridge``), or a
+    ``repository`` class maps, needs none."""
     from dra_migrate.k8s.catalog import load_catalog
 
-    catalog = {c.name: c for c in load_catalog().device_classes}
+    known = load_catalog()
+    catalog = {c.name: c for c in known.device_classes}
     plan = ClassPlan()
     where = config.path or ""
     for definition in config.device_classes:
@@ -170,13 +175,18 @@ def plan_classes(
         )
     for item in bridged:
         served = [c for c in plan.classes if c.extended_resource_name == item.resource]
+        maps = known.driver_bridge(item.resource, target)
         served_installed = [
             c
             for c in plan.installed
-            if c.extended_resource_name == item.resource and not item.selectors
+            if maps is not None and c.name == maps.name and not item.selectors
         ]
         if served or served_installed:
             plan.bridge[item.resource] = (served or served_installed)[0].name
+            continue
+        own = [c for c in repository if c.resource == item.resource]
+        if own:  # the repository defines it: nothing to create
+            plan.bridge[item.resource] = own[0].name
             continue
         base = defined.get(item.device_class)
         info = catalog.get(item.device_class)
@@ -217,6 +227,26 @@ def plan_classes(
         plan.findings.extend(problems)
         plan.yaml = "" if problems else text
     return plan
+
+
+def classes_for_mapping(
+    config: Config, flag: str | None, target: str = "v1", kube_version: str | None = None
+) -> ClassPlan:
+    """The classes of the mapping itself, without a repository: every class it names,
+    and a class per extended resource it names literally that the strategy bridges
+    (``--strategy``, or the configuration's for that name: ``strategy.asked_for_resource``)."""
+    from dra_migrate.migration import strategy
+
+    used: set[str] = set()
+    bridged: list[Bridged] = []
+    for m in config.resources:
+        names = [m.device_class, *(r.device_class for r in m.rules if r.device_class)]
+        used.update(n for n in names if "{" not in n)
+        literal = "{" not in m.name
+        wanted = strategy.asked_for_resource(config.strategy, flag, m.name)
+        if wanted == strategy.BRIDGE and literal and "{" not in m.device_class:
+            bridged.append(Bridged(m.name, m.device_class, m.selectors, m.config))
+    return plan_classes(config, used, bridged, target, kube_version)
 
 
 def _from_configuration(definition: ClassDefinition, where: str) -> PlannedClass:

@@ -35,7 +35,7 @@ from dra_migrate.report.migration import (
     Wave,
     Workload,
 )
-from dra_migrate.report.model import InventoryItem, Report, Status
+from dra_migrate.report.model import BridgeClass, InventoryItem, Report, Status
 
 MANY_REPLICAS = 10  # DRA520 from this many pods of one pod spec
 NO_NAMESPACE = "(no namespace)"
@@ -147,7 +147,7 @@ DRIVERS = {
 
 @dataclass(frozen=True, slots=True)
 class PlanSettings:
-    strategy: str = "auto"
+    strategy: str | None = None  # --strategy; None: the configuration's, else rewrite
     kube_version: str | None = None  # "1.36"
     target: str = "v1"
 
@@ -163,11 +163,16 @@ def build(
     gpu_rows = [row for row in report.inventory if row.gpu]  # TPUs and the like stay out
     workloads = _workloads(gpu_rows)
     rows_of = _rows_by_workload(gpu_rows)
+    chosen = config.strategy
     for w in workloads:
-        decision = strategy.decide(rows_of[_key_of(w)], settings.strategy, minor, settings.target)
+        # convert's decision (one_file.py); what it refuses is kept (manual here)
+        decision = strategy.for_pod(
+            rows_of[_key_of(w)], chosen, settings.strategy, minor, settings.target
+        )
         w.strategy, w.reasons = decision.strategy, list(decision.reasons)
     found += _row_findings(workloads)
-    if settings.strategy == strategy.BRIDGE:
+    asked = settings.strategy or chosen.default or strategy.REWRITE
+    if asked == strategy.BRIDGE:
         blocked = strategy.cluster_blocks_bridge(minor, settings.target)
         if blocked:
             found.append(
@@ -180,7 +185,7 @@ def build(
                     "use --strategy auto to bridge only where the cluster serves it",
                 )
             )
-    classes = _classes(config, workloads, rows_of, settings)
+    classes = _classes(config, workloads, rows_of, settings, report.bridge_classes)
     found += classes.findings
     found += _device_plugin_nodes(workloads, rows_of, live)
     capacity = None
@@ -191,7 +196,7 @@ def build(
     waves = _waves(workloads, classes)
     all_findings = report.all_findings + found
     plan = MigrationPlan(
-        strategy=settings.strategy,
+        strategy=asked,
         kube_version=settings.kube_version,
         target=settings.target,
         workloads=workloads,
@@ -354,6 +359,7 @@ def _classes(
     workloads: Sequence[Workload],
     rows_of: Mapping[tuple[str, str, str, str, str], list[InventoryItem]],
     settings: PlanSettings,
+    repository: Sequence[BridgeClass] = (),
 ) -> ClassPlan:
     used: set[str] = set()
     bridged: dict[str, Bridged] = {}
@@ -361,29 +367,16 @@ def _classes(
         for row in rows_of[_key_of(w)]:
             if row.device_class is None:
                 continue
-            if w.strategy == strategy.BRIDGE:
+            # bridged, or left for want of a class (DRA515): the class to create
+            if w.strategy == strategy.BRIDGE or row.kept == "DRA515":
                 bridged.setdefault(
                     row.resource, Bridged(row.resource, row.device_class, row.selectors)
                 )
             else:
                 used.add(row.device_class)
     return plan_classes(
-        config, used, list(bridged.values()), settings.target, settings.kube_version
+        config, used, list(bridged.values()), settings.target, settings.kube_version, repository
     )
-
-
-def classes_for_mapping(config: Config, settings: PlanSettings) -> ClassPlan:
-    """The classes of the mapping itself, without a repository: every class it names,
-    and with ``bridge`` a class per extended resource it names literally."""
-    used: set[str] = set()
-    bridged: list[Bridged] = []
-    for m in config.resources:
-        names = [m.device_class, *(r.device_class for r in m.rules if r.device_class)]
-        used.update(n for n in names if "{" not in n)
-        literal = "{" not in m.name
-        if settings.strategy == strategy.BRIDGE and literal and "{" not in m.device_class:
-            bridged.append(Bridged(m.name, m.device_class, m.selectors, m.config))
-    return plan_classes(config, used, bridged, settings.target, settings.kube_version)
 
 
 def _device_plugin_nodes(

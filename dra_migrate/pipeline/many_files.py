@@ -134,6 +134,7 @@ def run(options: RunOptions) -> Report:
     builder.keep()  # what the layout learnt of kustomizations, for the next run
     if templates_elsewhere:
         settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
+    settings, duplicated = _with_bridges(settings, (*paths, *context), every_exclude)
     processed = _map([job for _i, job in work], settings, jobs, progress)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
@@ -145,7 +146,45 @@ def run(options: RunOptions) -> Report:
         if blocked and result.status is Status.CHANGED:
             results[i] = _held_back(result, blocked[0])
     files = [results[i] for i in sorted(results)]
-    return Report(files, _collisions(files) + [f for f, _files in renamed])
+    found = _collisions(files) + [f for f, _files in renamed] + duplicated
+    return Report(files, found, bridge_classes=settings.bridges)
+
+
+def _with_bridges(
+    settings: Settings, roots: Sequence[str], excludes: Sequence[str], stream: bytes = b""
+) -> tuple[Settings, list[Finding]]:
+    """The settings with the DeviceClasses that bridge an extended resource (under
+    ``roots``, in the configuration's deviceclasses file, in ``stream``), when the
+    strategy may bridge a workload; and DRA517 for each that maps a name a known
+    driver's class maps already."""
+    config = settings.config
+    if not config.strategy.may_bridge(settings.strategy):
+        return settings, []
+    from dra_migrate.migration import strategy
+    from dra_migrate.repo.context import bridge_classes
+    from dra_migrate.report.model import BridgeClass
+
+    extra = [config.strategy.device_classes] if config.strategy.device_classes else []
+    found = list(bridge_classes(roots, excludes, config.max_file_size, extra))
+    if stream:
+        from dra_migrate.manifests.locate import defined_bridges
+
+        found += [BridgeClass(n, r, "-", line, col) for n, r, line, col in defined_bridges(stream)]
+    duplicated = [
+        finding(
+            "DRA517",
+            os.path.relpath(c.path) if c.path != "-" else "-",
+            c.line,
+            c.col,
+            f"DeviceClass {c.name} maps {c.resource}, which the class its driver installs maps "
+            f"already on resource.k8s.io/{settings.target}: the scheduler uses one of them "
+            "(the newest, then the first by name)",
+            "drop extendedResourceName from this class, or turn the driver's mapping off in "
+            "its chart values",
+        )
+        for c in strategy.duplicated_by_driver(found, settings.target)
+    ]
+    return dataclasses.replace(settings, bridges=tuple(found)), duplicated
 
 
 def _defined_in(files: Iterable[str], limit: int) -> set[tuple[str, str]]:
@@ -461,11 +500,19 @@ def run_stream(stream: BinaryIO, options: RunOptions, sink: Sink | None = None) 
             spool.seek(part.start)
             return spool.read(part.end - part.start)
 
+        whole = read(parts[0]) if len(parts) == 1 else b""
+        duplicated: list[Finding] = []
+        if settings.config.strategy.may_bridge(settings.strategy):  # the stream's classes too
+            classes = [d for d in map(read, parts) if b"extendedResourceName" in d]
+            stream_classes = whole or b"\n---\n".join(classes)
+            settings, duplicated = _with_bridges(
+                settings, options.context, options.excludes, stream_classes
+            )
         if len(parts) == 1:
-            result = process_job(Job("", display, Role(), read(parts[0]), edit), settings)
+            result = process_job(Job("", display, Role(), whole, edit), settings)
             if sink is not None:
                 sink(result)
-            return Report([result])
+            return Report([result], duplicated, bridge_classes=settings.bridges)
         taken: set[tuple[str, str]] = set()  # defined in the stream, or generated for it
         for part in parts:
             data = read(part)
@@ -481,7 +528,7 @@ def run_stream(stream: BinaryIO, options: RunOptions, sink: Sink | None = None) 
             _absorb(merged, result, part.line)
         if merged.status is not Status.CHANGED:  # nothing of the stream is written
             merged.findings = [f for f in merged.findings if not f.spec.writes]
-        return Report([merged])
+        return Report([merged], duplicated, bridge_classes=settings.bridges)
 
 
 def _absorb(merged: FileResult, part: FileResult, offset: int) -> None:

@@ -1,4 +1,5 @@
-"""What the ``--context`` folders define: ResourceClaimTemplates, as a commit holds them.
+"""What the ``--context`` folders define: ResourceClaimTemplates, as a commit holds them;
+and the DeviceClasses that bridge an extended resource (``bridge_classes``).
 
 Part of discovery. A hook run (``--context .``) keeps the names it generates clear
 of every ResourceClaimTemplate the repository defines. In a git work tree the
@@ -27,6 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from dra_migrate import cache, git
 from dra_migrate.repo import discover
+from dra_migrate.report.model import BridgeClass
 
 NEEDLE = git.TEMPLATE_KIND
 # what git grep looks for: the kind's name, or a backslash (an escape may spell it;
@@ -305,3 +307,42 @@ def _blobs(
 def _stamp() -> str | None:
     """What the kept answers depend on besides the tree: this package's code."""
     return cache.package_stamp()
+
+
+# --- DeviceClasses with extendedResourceName (the bridge strategy) -----------------
+
+BRIDGE_NEEDLE = b"extendedResourceName"
+
+
+def bridge_classes(
+    roots: Iterable[str], excludes: Iterable[str], limit: int, files: Iterable[str] = ()
+) -> tuple[BridgeClass, ...]:
+    """The DeviceClasses with extendedResourceName under ``roots`` (the paths of the run
+    and its --context) and in ``files`` (the configuration's deviceclasses file, when it
+    exists), each file once. Only files whose bytes mention the field are parsed: in a
+    git work tree git finds them (``discover.expand`` with the needle); a run asks this
+    only when its strategy may bridge a workload."""
+    from dra_migrate.manifests.locate import defined_bridges
+
+    seen: set[str] = set()
+    found: list[BridgeClass] = []
+    named = [f for f in files if os.path.isfile(f)]
+    candidates = [
+        c.path
+        for c in discover.expand([*roots, *named], excludes, (), (BRIDGE_NEEDLE,), limit)
+        if not c.ruled_out
+    ]
+    for path in candidates:
+        real = discover.real_name(path)
+        if real in seen or not path.lower().endswith(git.EXTENSIONS):
+            continue
+        seen.add(real)
+        try:
+            data = discover.read_file(path, limit)
+        except discover.Unreadable:
+            continue  # reported by the run whose paths hold it
+        if not discover.mentions(data, (BRIDGE_NEEDLE,)):
+            continue
+        for name, resource, line, col in defined_bridges(data, path):
+            found.append(BridgeClass(name, resource, real, line, col))
+    return tuple(found)

@@ -212,6 +212,12 @@ CODES: dict[str, Code] = _table(
     Code("DRA511", E, "bridged extended resource has no DeviceClass of its own"),
     Code("DRA512", W, "node still advertises the bridged extended resource from the device plugin"),
     Code("DRA513", W, "cluster does not serve the bridge strategy by default"),
+    Code("DRA514", N, "bridged workload left as it is: a DeviceClass maps its extended resource"),
+    Code("DRA515", E, "bridged workload, but no DeviceClass maps its extended resource"),
+    Code(
+        "DRA516", E, "bridged workload, but the target Kubernetes version does not serve the bridge"
+    ),
+    Code("DRA517", W, "repository DeviceClass maps an extended resource a driver's class maps"),
     Code("DRA520", W, "many replicas: one ResourceClaim per pod counts against claim quotas"),
     Code("DRA521", N, "sidecar container with GPUs holds its own devices"),
     Code("DRA530", E, "workload would stay Pending: not enough devices in the ResourceSlices"),
