@@ -204,7 +204,15 @@ def build(
         resources=_resource_totals(workloads),
         products=_product_totals(workloads),
         unanalysed=_unanalysed(report),
-        prerequisites=_prerequisites(workloads, classes, settings, minor, live),
+        prerequisites=_prerequisites(workloads, classes, settings, minor, live)
+        + strategy.auto_note(
+            asked,
+            [rows_of[_key_of(w)] for w in workloads],
+            chosen,
+            minor,
+            settings.target,
+            report.bridge_classes,
+        ),
         capacity=capacity,
         classes=[c.to_dict() for c in classes.classes],
         installed_classes=[c.to_dict() for c in classes.installed],

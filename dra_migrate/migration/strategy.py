@@ -18,12 +18,14 @@ and ``deviceclasses`` read the same answers.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dra_migrate.k8s.versions import GATES
+from dra_migrate.report.migration import Prerequisite
 from dra_migrate.report.model import BridgeClass, InventoryItem
 
 TYPE_CHECKING = False
@@ -307,3 +309,35 @@ def duplicated_by_driver(classes: Sequence[BridgeClass], target: str) -> list[Br
 
     catalog = load_catalog()
     return [c for c in classes if catalog.driver_bridge(c.resource, target) is not None]
+
+
+def auto_note(
+    asked: str,
+    pods: Sequence[Sequence[InventoryItem]],
+    config: StrategyConfig,
+    minor: int | None,
+    target: str,
+    classes: Sequence[BridgeClass],
+) -> list[Prerequisite]:
+    """With rewrite asked for: how many pod specs ``auto`` would bridge for real (the
+    cluster serves it, they need nothing DRA-only, a class maps their names), as a
+    line of the plan's prerequisites; none when no pod spec would be."""
+    if asked != REWRITE or cluster_blocks_bridge(minor, target):
+        return []
+    bridged = 0
+    for rows in pods:  # as convert --strategy auto would see them: nothing kept yet
+        fresh = [dataclasses.replace(r, kept="") for r in rows]
+        if for_pod(fresh, config, "auto", minor, target).strategy == BRIDGE:
+            names = sorted({r.resource for r in rows if r.device_class is not None})
+            bridged += not check_bridge(names, classes, minor, target).missing
+    if not bridged:
+        return []
+    return [
+        Prerequisite(
+            "Strategy",
+            f"--strategy auto would bridge {bridged} of the {len(pods)} workload(s)",
+            "they need nothing only a claim can say, Kubernetes 1."
+            f"{minor} serves extendedResourceName and a DeviceClass maps their resource: "
+            "they could stay as they are (strategy: auto, or per resource, path or workload)",
+        )
+    ]

@@ -169,6 +169,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA321", E, "invalid opaque driver configuration"),
     Code("DRA322", W, "two different definitions of one ResourceClaimTemplate or ResourceClaim"),
     Code("DRA323", W, "pods of a replicated workload share one ResourceClaim"),
+    Code("DRA324", W, "bridge DeviceClass of a MIG profile does not select that profile"),
     Code("DRA330", E, "CEL selector does not compile"),
     Code("DRA331", E, "stale or wrong name (attribute, capacity or config apiVersion)"),
     Code("DRA332", E, "attribute or capacity the driver does not publish"),

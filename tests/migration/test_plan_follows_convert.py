@@ -268,3 +268,34 @@ def test_a_base_convert_refuses_is_in_no_wave(
     waves = [stages["pilot"], *stages["rollout"]["waves"]]
     assert not any("ocr-server" in name for wave in waves for name in wave["workloads"])
     assert not any("kustomize/base" in step for wave in waves for step in wave["rollback"])
+
+
+def test_the_default_plan_says_what_auto_would_bridge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """report defaults to rewrite, as convert does; its prerequisites say how many
+    workloads --strategy auto would bridge for real (as the plan of auto says)."""
+    root = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, root)
+    plan = _json(["report", "--format", "json", "--kube-version", "1.36", "."], root, monkeypatch)
+    assert plan["plan"]["strategy"] == "rewrite"
+    notes = [
+        p["requirement"]
+        for p in plan["plan"]["stages"]["prerequisites"]["requirements"]
+        if p["topic"] == "Strategy"
+    ]
+    auto = _json(
+        ["report", "--format", "json", "--strategy", "auto", "--kube-version", "1.36", "."],
+        root,
+        monkeypatch,
+    )
+    bridged = [
+        w for w in auto["plan"]["stages"]["inventory"]["workloads"] if w["strategy"] == "bridge"
+    ]
+    assert len(bridged) == 9
+    assert notes == ["--strategy auto would bridge 9 of the 12 workload(s)"]
+    # no version: auto bridges nothing, and the plan does not say it would
+    plan = _json(["report", "--format", "json", "."], root, monkeypatch)
+    assert not any(
+        p["topic"] == "Strategy" for p in plan["plan"]["stages"]["prerequisites"]["requirements"]
+    )
