@@ -1,5 +1,5 @@
 """What the ``--context`` folders define: ResourceClaimTemplates, as a commit holds them;
-and the DeviceClasses that bridge an extended resource (``bridge_classes``).
+and the DeviceClasses that bridge an extended resource (``BridgeLookup``).
 
 Part of discovery. A hook run (``--context .``) keeps the names it generates clear
 of every ResourceClaimTemplate the repository defines. In a git work tree the
@@ -314,35 +314,49 @@ def _stamp() -> str | None:
 BRIDGE_NEEDLE = b"extendedResourceName"
 
 
-def bridge_classes(
-    roots: Iterable[str], excludes: Iterable[str], limit: int, files: Iterable[str] = ()
-) -> tuple[BridgeClass, ...]:
+class BridgeLookup:
     """The DeviceClasses with extendedResourceName under ``roots`` (the paths of the run
     and its --context) and in ``files`` (the configuration's deviceclasses file, when it
-    exists), each file once. Only files whose bytes mention the field are parsed: in a
-    git work tree git finds them (``discover.expand`` with the needle); a run asks this
-    only when its strategy may bridge a workload."""
-    from dra_migrate.manifests.locate import defined_bridges
+    exists), each file once, asked now and answered by ``result``. In a git work tree
+    ``git grep`` finds the files that mention the field while the run reads its own
+    (started when the run starts, as ``Lookup``); outside one the files are walked and
+    searched. Only those files are parsed; a run asks this only when its strategy may
+    bridge a workload."""
 
-    seen: set[str] = set()
-    found: list[BridgeClass] = []
-    named = [f for f in files if os.path.isfile(f)]
-    candidates = [
-        c.path
-        for c in discover.expand([*roots, *named], excludes, (), (BRIDGE_NEEDLE,), limit)
-        if not c.ruled_out
-    ]
-    for path in candidates:
-        real = discover.real_name(path)
-        if real in seen or not path.lower().endswith(git.EXTENSIONS):
-            continue
-        seen.add(real)
-        try:
-            data = discover.read_file(path, limit)
-        except discover.Unreadable:
-            continue  # reported by the run whose paths hold it
-        if not discover.mentions(data, (BRIDGE_NEEDLE,)):
-            continue
-        for name, resource, line, col in defined_bridges(data, path):
-            found.append(BridgeClass(name, resource, real, line, col))
-    return tuple(found)
+    def __init__(
+        self, roots: Iterable[str], excludes: Iterable[str], limit: int, files: Iterable[str] = ()
+    ) -> None:
+        self.roots = [r for r in roots if r != "-"]
+        self.excludes, self.limit = list(excludes), limit
+        self.files = [f for f in files if os.path.isfile(f)]
+        self.search = discover.Search(self.roots, BRIDGE_NEEDLE.decode(), self.excludes)
+
+    def result(self) -> tuple[BridgeClass, ...]:
+        from dra_migrate.manifests.locate import defined_bridges
+
+        found_paths = self.search.result()
+        if found_paths is None:  # outside git: walked, and each file searched
+            walked = discover.expand(self.roots, self.excludes, (), (BRIDGE_NEEDLE,), self.limit)
+            paths = [c.path for c in walked if not c.ruled_out]
+        else:
+            paths = sorted(found_paths)
+        seen: set[str] = set()
+        found: list[BridgeClass] = []
+        for path in [*paths, *self.files]:
+            real = discover.real_name(path)
+            if real in seen or not path.lower().endswith(git.EXTENSIONS):
+                continue
+            seen.add(real)
+            try:
+                data = discover.read_file(path, self.limit)
+            except discover.Unreadable:
+                continue  # reported by the run whose paths hold it
+            if discover.mentions(data, (BRIDGE_NEEDLE,)):
+                found += [
+                    BridgeClass(name, resource, real, line, col)
+                    for name, resource, line, col in defined_bridges(data, path)
+                ]
+        return tuple(found)
+
+    def cancel(self) -> None:
+        self.search.cancel()

@@ -116,6 +116,11 @@ def test_the_driver_class_bridges_nvidia_gpu_only_on_v1(
     assert "DeviceClass gpu.nvidia.com (installed by its driver) maps nvidia.com/gpu" in (
         done.stderr
     )
+    assert done.stderr.endswith(
+        "dra-migrate: 1 workload(s) bridged: left on their extended resource, served through "
+        "a DeviceClass with extendedResourceName (DRA514).\n"
+        "dra-migrate: next: nothing to do: every GPU request left is served through the bridge.\n"
+    )
     # auto on 1.35 rewrites (the check fails: a file would change), bridge fails
     done = _run(tmp_path, monkeypatch, "convert", "--check", "--strategy", "auto",
                 "--kube-version", "1.35", ".")  # fmt: skip
