@@ -216,7 +216,7 @@ def plan_classes(
         )
         plan.classes.append(created)
         plan.bridge[item.resource] = created.name
-    plan.findings.extend(_duplicates(plan))
+    plan.findings.extend(_duplicates(plan, target))
     for planned in plan.classes:
         problems = check_class(planned)
         if not any(p.code == "DRA501" for p in problems):
@@ -275,8 +275,12 @@ def bridge_class_name(resource: str) -> str:
     return name
 
 
-def _duplicates(plan: ClassPlan) -> list[Finding]:
-    """Only one class may map an extended resource name (KEP-5004)."""
+def _duplicates(plan: ClassPlan, target: str) -> list[Finding]:
+    """Only one class may map an extended resource name (KEP-5004); an installed class
+    counts where its driver maps the name for ``target`` (``catalog.driver_bridge``)."""
+    from dra_migrate.k8s.catalog import load_catalog
+
+    known = load_catalog()
     owners: dict[str, list[str]] = {}
     where: dict[str, tuple[str, int, int]] = {}
     for c in plan.classes:
@@ -284,7 +288,8 @@ def _duplicates(plan: ClassPlan) -> list[Finding]:
             owners.setdefault(c.extended_resource_name, []).append(c.name)
             where.setdefault(c.extended_resource_name, (c.path, c.line, c.col))
     for i in plan.installed:
-        if i.extended_resource_name:
+        maps = known.driver_bridge(i.extended_resource_name or "", target)
+        if i.extended_resource_name and maps is not None and maps.name == i.name:
             owners.setdefault(i.extended_resource_name, []).append(f"{i.name} (installed)")
     found = []
     for resource, names in sorted(owners.items()):
