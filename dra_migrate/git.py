@@ -120,6 +120,7 @@ VALUE_OPTIONS = frozenset(
         "--request-timeout",
         "--resource-slices",
         "--stdin-filename",
+        "--strategy",
         "--target",
     }
 )

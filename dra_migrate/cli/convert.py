@@ -10,7 +10,14 @@ from collections.abc import Iterator
 import click
 
 from dra_migrate.cli import run
-from dra_migrate.cli.options import Command, PathType, common_options, resolve, workflow_options
+from dra_migrate.cli.options import (
+    Command,
+    PathType,
+    common_options,
+    resolve,
+    strategy_option,
+    workflow_options,
+)
 from dra_migrate.report.findings import ConfigError, escape, finding, quote_path
 from dra_migrate.report.model import EXIT_INTERRUPTED, FileResult, Report, Status
 
@@ -45,6 +52,7 @@ if TYPE_CHECKING:
     "the conversion of the build before (DRA231, DRA232).",
 )
 @workflow_options
+@strategy_option
 def convert(
     diff: bool,
     check: bool,

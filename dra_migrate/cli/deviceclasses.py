@@ -28,26 +28,29 @@ if TYPE_CHECKING:
 @strategy_option
 @output_option()
 @format_option(("yaml", "json"), "yaml (the default), or json: one List of the classes.")
-def deviceclasses(strategy: str, **params: Any) -> None:
+def deviceclasses(**params: Any) -> None:
     """Render the DeviceClasses the mapping needs (deviceClasses in the configuration, and
     with --strategy bridge or auto one class with extendedResourceName per bridged resource).
 
     PATHS are optional: given, the classes follow what the repository asks for."""
     from dra_migrate.migration import stages
+    from dra_migrate.migration.deviceclasses import classes_for_mapping as deviceclasses_of_mapping
 
     scan_repo = bool(params["paths"])
     params["paths"] = params["paths"] or (".",)
     try:
         options = resolve(params, edit=False)
         settings = stages.PlanSettings(
-            strategy, options.settings.kube_version, options.settings.target
+            options.settings.strategy, options.settings.kube_version, options.settings.target
         )
         if scan_repo:
             report = run.execute(options)
             plan, found = stages.build(report, options.settings.config, settings)
             yaml_text = plan.classes_yaml
         else:
-            classes = stages.classes_for_mapping(options.settings.config, settings)
+            classes = deviceclasses_of_mapping(
+                options.settings.config, settings.strategy, settings.target, settings.kube_version
+            )
             yaml_text, found = classes.yaml, classes.findings
     except ConfigError as error:
         run.fail_usage(error)

@@ -11,7 +11,14 @@ from collections.abc import Callable
 import click
 
 from dra_migrate import cache, git
-from dra_migrate.convert.mapping import Config, Settings, find_config, load_config, parse_size
+from dra_migrate.convert.mapping import (
+    STRATEGIES,
+    Config,
+    Settings,
+    find_config,
+    load_config,
+    parse_size,
+)
 from dra_migrate.k8s.versions import (
     DEFAULT_TARGET,
     TARGETS,
@@ -261,12 +268,13 @@ workflow_options = compose(
 
 strategy_option = click.option(
     "--strategy",
-    type=Choice(["rewrite", "bridge", "auto"]),
-    default="auto",
+    type=Choice(list(STRATEGIES)),
+    default=None,
     metavar="[rewrite|bridge|auto]",
-    help="rewrite: ResourceClaimTemplates; bridge: DeviceClasses with extendedResourceName, "
-    "workloads unchanged; auto (the default): bridge where --kube-version serves it and "
-    "the workload needs nothing DRA-only.",
+    help="rewrite (the default): ResourceClaimTemplates; bridge: workloads left as they are, "
+    "served through a DeviceClass with extendedResourceName; auto: bridge where "
+    "--kube-version serves it and the workload needs nothing DRA-only. Replaces the "
+    "configuration's strategy default, not its overrides.",
 )
 
 # how to reach the cluster: the kubeconfig and context kubectl would use
@@ -353,6 +361,7 @@ def resolve(params: dict[str, Any], **run: Any) -> RunOptions:
     target: str | None = params.pop("target")
     kube_version: str | None = params.pop("kube_version")
     max_file_size: str | None = params.pop("max_file_size")
+    strategy: str | None = params.pop("strategy", None)
     for name in ("fmt", "output", "show_suppressed", "quiet"):
         if name in params:
             run[name] = params.pop(name)
@@ -386,7 +395,9 @@ def resolve(params: dict[str, Any], **run: Any) -> RunOptions:
     gate_state(kube, config.feature_gates)  # featureGates: a locked gate set otherwise
     return RunOptions(
         paths=paths,
-        settings=Settings(target=chosen or DEFAULT_TARGET, config=config, kube_version=kube),
+        settings=Settings(
+            target=chosen or DEFAULT_TARGET, config=config, kube_version=kube, strategy=strategy
+        ),
         excludes=params.pop("exclude"),
         jobs=params.pop("jobs"),
         stdin_filename=params.pop("stdin_filename"),

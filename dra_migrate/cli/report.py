@@ -59,7 +59,6 @@ FORMATS = ("text", "markdown", "html", "json")
 )
 @cluster_options
 def report(
-    strategy: str,
     slices: str | None,
     nodes: str | None,
     from_cluster: bool,
@@ -92,7 +91,7 @@ def report(
                 nodes=many_files.load_nodes(nodes) if nodes else [],
             )
         settings = stages.PlanSettings(
-            strategy, options.settings.kube_version, options.settings.target
+            options.settings.strategy, options.settings.kube_version, options.settings.target
         )
         found_report = run.execute(options)
         found_report.plan, found = stages.build(

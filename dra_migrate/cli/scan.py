@@ -7,7 +7,13 @@ import sys
 import click
 
 from dra_migrate.cli import run
-from dra_migrate.cli.options import Command, common_options, resolve, workflow_options
+from dra_migrate.cli.options import (
+    Command,
+    common_options,
+    resolve,
+    strategy_option,
+    workflow_options,
+)
 from dra_migrate.report.findings import ConfigError
 from dra_migrate.report.model import EXIT_UNPROCESSED, Status
 
@@ -19,6 +25,7 @@ if TYPE_CHECKING:
 @click.command("scan", cls=Command)
 @common_options
 @workflow_options
+@strategy_option
 def scan(**params: Any) -> None:
     """List every pod spec that asks for GPUs through extended resources."""
     try:

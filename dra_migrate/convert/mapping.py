@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:  # the parser is imported where a file is parsed
     from yaml.nodes import Node
 
+    from dra_migrate.report.model import BridgeClass
+
 CONFIG_NAMES = (".dra-migrate.yaml", ".dra-migrate.yml")
 _DEFAULTS = package_file("defaults.yaml")
 # defaults.yaml as JSON, in the package (scripts/build_data.py): a run that parses no
@@ -243,6 +245,32 @@ class ClassDefinition:
     col: int = 0
 
 
+STRATEGIES = ("rewrite", "bridge", "auto")
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyConfig:
+    """``strategy:`` of the configuration: a default and overrides, each (pattern,
+    strategy) in the file's order (migration/strategy.py resolves them)."""
+
+    default: str | None = None  # None: not set (--strategy, else rewrite)
+    resources: tuple[tuple[str, str], ...] = ()  # extended resource name (glob)
+    paths: tuple[tuple[str, str], ...] = ()  # gitignore-style, from ``folder``
+    workloads: tuple[tuple[str, str], ...] = ()  # Kind/namespace/name or Kind/name (globs)
+    folder: str = ""  # the configuration file's folder (real path), for ``paths``
+    device_classes: str | None = None  # the deviceclasses --strategy bridge output file
+
+    @property
+    def overrides(self) -> bool:
+        return bool(self.resources or self.paths or self.workloads)
+
+    def may_bridge(self, flag: str | None) -> bool:
+        """Whether a pod spec of a run with --strategy ``flag`` can be bridged (else
+        nothing about bridges is read, and the strategy module is never imported)."""
+        every = (*self.resources, *self.paths, *self.workloads)
+        return {flag or self.default or "rewrite", *(s for _p, s in every)} != {"rewrite"}
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """The mapping and settings of a project (``.dra-migrate.yaml``), or the built-in ones."""
@@ -267,6 +295,7 @@ class Config:
     extended_resource_toleration: bool = True
     # schedulerName values known to allocate ResourceClaims besides the default
     dra_schedulers: frozenset[str] = frozenset()
+    strategy: StrategyConfig = StrategyConfig()  # strategy: rewrite, bridge or auto
     # is_gpu's answers: every container of every file asks about the same few names
     # (kept out of comparisons, and new in a copy made by dataclasses.replace)
     _gpu: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -350,6 +379,10 @@ class Settings:
     # the same, taken in other parts of the stream being processed (stdin, part by part):
     # names of this very file, as if it were processed whole
     file_taken: frozenset[tuple[str, str]] = frozenset()
+    strategy: str | None = None  # --strategy (None: the configuration's default, else rewrite)
+    # the DeviceClasses with extendedResourceName of the repository, --context and the
+    # configuration's deviceclasses file, read when a workload may be bridged
+    bridges: tuple[BridgeClass, ...] = ()
 
 
 def find_config(start: StrPath, home: StrPath | None = None) -> str | None:
@@ -421,6 +454,25 @@ def load_config(path: StrPath | None) -> Config:
         feature_gates=tuple((data.get("featureGates") or {}).items()),
         extended_resource_toleration=data.get("extendedResourceToleration", True),
         dra_schedulers=frozenset(data.get("draSchedulers") or ()),
+        strategy=_strategy(data.get("strategy"), str(path)),
+    )
+
+
+def _strategy(data: Any, path: str) -> StrategyConfig:
+    """``strategy:`` as read (the schema and ``_check_meaning`` have checked it)."""
+    if data is None:
+        return StrategyConfig()
+    if isinstance(data, str):
+        return StrategyConfig(default=data)
+    folder = os.path.dirname(discover.real_name(path))
+    classes = data.get("deviceClasses")
+    return StrategyConfig(
+        default=data.get("default"),
+        resources=tuple((data.get("resources") or {}).items()),
+        paths=tuple((data.get("paths") or {}).items()),
+        workloads=tuple((data.get("workloads") or {}).items()),
+        folder=folder,
+        device_classes=os.path.join(folder, classes) if classes else None,
     )
 
 
@@ -519,6 +571,14 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
             f"invalid configuration at {'.'.join(map(str, path))}: {message}", display, line, col
         )
 
+    strategy = data.get("strategy")
+    for key in (strategy.get("workloads") or {}) if isinstance(strategy, dict) else ():
+        if not 1 <= key.count("/") <= 2 or not all(key.split("/")):
+            fail(
+                ("strategy", "workloads", key),
+                f"{key!r} is not Kind/namespace/name or Kind/name (globs allowed, e.g. "
+                "Deployment/ml-*/chat-*)",
+            )
     for i, resource in enumerate(data.get("resources") or ()):
         name = resource["name"]
         names = _PLACEHOLDER.findall(name)

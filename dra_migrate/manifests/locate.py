@@ -370,3 +370,23 @@ def defined_templates(data: bytes) -> set[tuple[str, str]]:
         for obj in objects(doc)
         if obj.kind == "ResourceClaimTemplate"
     }
+
+
+def defined_bridges(data: bytes, path: str = "") -> list[tuple[str, str, int, int]]:
+    """(name, extendedResourceName, line, col) of each DeviceClass the file defines with
+    ``spec.extendedResourceName`` (the bridge, KEP-5004), where that field is."""
+    try:
+        docs = compose.parse(sources.decode(path, data), ("extendedResourceName",))
+    except InputProblem:
+        return []
+    found = []
+    for doc in docs:
+        for obj in objects(doc):
+            if obj.kind != "DeviceClass" or not obj.api_version.startswith("resource.k8s.io/"):
+                continue
+            node = get_path(obj.root, "spec", "extendedResourceName")
+            resource = scalar(node) if node is not None else None
+            if node is not None and resource:
+                line, col = trees.position(node)
+                found.append((obj.name, resource, line, col))
+    return found

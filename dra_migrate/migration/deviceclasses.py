@@ -25,6 +25,7 @@ from dra_migrate.convert.mapping import ClassDefinition, Config
 from dra_migrate.k8s.catalog import DeviceClassInfo
 from dra_migrate.k8s.names import DNS_SUBDOMAIN
 from dra_migrate.report.findings import Finding, escape, finding, has_unsafe, unsafe
+from dra_migrate.report.model import BridgeClass
 
 # An extended resource name: a domain-prefixed qualified name, not in kubernetes.io
 # (the API server rejects those), and not the quota form ``requests.<name>``.
@@ -171,13 +172,15 @@ def plan_classes(
     bridged: Sequence[Bridged] = (),
     target: str = "v1",
     kube_version: str | None = None,
+    repository: Sequence[BridgeClass] = (),
 ) -> ClassPlan:
     """The classes to create for the classes ``used`` by the mapping and the ``bridged`` names.
 
     A name a known driver's installed class maps by default on ``target`` gets no
-    class of its own (only one class may map a name, KEP-5004): DRA514 says which
-    class serves it. A name an opt-in shape of a driver's demos covers gets the
-    shape's name (``nvidia.com/mig-1g.12gb`` -> ``mig-1g-12gb.gpu.nvidia.com``)."""
+    class of its own (only one class may map a name, KEP-5004): DRA518 says which
+    class serves it; nor does a name a ``repository`` class maps. A name an opt-in
+    shape of a driver's demos covers gets the shape's name (``nvidia.com/mig-1g.12gb``
+    -> ``mig-1g-12gb.gpu.nvidia.com``)."""
     from dra_migrate.k8s.catalog import load_catalog
 
     known = load_catalog()
@@ -218,6 +221,10 @@ def plan_classes(
             if not any(i.name == driver_class.name for i in plan.installed):
                 plan.installed.append(_installed(driver_class, target))
             plan.findings.append(_served_by_driver(item, driver_class, target, where))
+            continue
+        own = [c for c in repository if c.resource == item.resource]
+        if own:  # the repository defines it: nothing to create
+            plan.bridge[item.resource] = own[0].name
             continue
         base = defined.get(item.device_class)
         info = catalog.get(item.device_class)
@@ -272,7 +279,7 @@ def _installed(info: DeviceClassInfo, target: str) -> InstalledClass:
 
 
 def _served_by_driver(item: Bridged, info: DeviceClassInfo, target: str, where: str) -> Finding:
-    """DRA514: the driver's own class bridges ``item.resource``; none is generated."""
+    """DRA518: the driver's own class bridges ``item.resource``; none is generated."""
     message = (
         f"{item.resource} is bridged by DeviceClass {info.name}, which the {info.driver} "
         f"driver's chart installs with extendedResourceName: {item.resource} on "
@@ -289,7 +296,27 @@ def _served_by_driver(item: Bridged, info: DeviceClassInfo, target: str, where: 
             + info.name
         )
         hint = "convert the workloads that need the mapping's choice with --strategy rewrite"
-    return finding("DRA514", where, 0, 0, message, hint)
+    return finding("DRA518", where, 0, 0, message, hint)
+
+
+def classes_for_mapping(
+    config: Config, flag: str | None, target: str = "v1", kube_version: str | None = None
+) -> ClassPlan:
+    """The classes of the mapping itself, without a repository: every class it names,
+    and a class per extended resource it names literally that the strategy bridges
+    (``--strategy``, or the configuration's for that name: ``strategy.asked_for_resource``)."""
+    from dra_migrate.migration import strategy
+
+    used: set[str] = set()
+    bridged: list[Bridged] = []
+    for m in config.resources:
+        names = [m.device_class, *(r.device_class for r in m.rules if r.device_class)]
+        used.update(n for n in names if "{" not in n)
+        literal = "{" not in m.name
+        wanted = strategy.asked_for_resource(config.strategy, flag, m.name)
+        if wanted == strategy.BRIDGE and literal and "{" not in m.device_class:
+            bridged.append(Bridged(m.name, m.device_class, m.selectors, m.config))
+    return plan_classes(config, used, bridged, target, kube_version)
 
 
 def _from_configuration(definition: ClassDefinition, where: str) -> PlannedClass:

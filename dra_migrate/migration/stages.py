@@ -21,12 +21,11 @@ from dra_migrate.convert.mapping import Config
 from dra_migrate.convert.unconverted import quota_prerequisite
 from dra_migrate.migration import deviceclasses as dc
 from dra_migrate.migration import strategy
+from dra_migrate.migration.capacity import per_pod, place
 from dra_migrate.migration.deviceclasses import Bridged, ClassPlan, plan_classes
 from dra_migrate.report.fields import location
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.migration import (
-    Capacity,
-    CapacityRow,
     GpuContainer,
     LiveInventory,
     MigrationPlan,
@@ -37,7 +36,7 @@ from dra_migrate.report.migration import (
     Wave,
     Workload,
 )
-from dra_migrate.report.model import InventoryItem, Report, Status
+from dra_migrate.report.model import BridgeClass, InventoryItem, Report, Status
 
 MANY_REPLICAS = 10  # DRA520 from this many pods of one pod spec
 NO_NAMESPACE = "(no namespace)"
@@ -154,7 +153,7 @@ DRIVERS = {
 
 @dataclass(frozen=True, slots=True)
 class PlanSettings:
-    strategy: str = "auto"
+    strategy: str | None = None  # --strategy; None: the configuration's, else rewrite
     kube_version: str | None = None  # "1.36"
     target: str = "v1"
 
@@ -170,11 +169,16 @@ def build(
     gpu_rows = [row for row in report.inventory if row.gpu]  # TPUs and the like stay out
     workloads = _workloads(gpu_rows)
     rows_of = _rows_by_workload(gpu_rows)
+    chosen = config.strategy
     for w in workloads:
-        decision = strategy.decide(rows_of[_key_of(w)], settings.strategy, minor, settings.target)
+        # convert's decision (one_file.py); what it refuses is kept (manual here)
+        decision = strategy.for_pod(
+            rows_of[_key_of(w)], chosen, settings.strategy, minor, settings.target
+        )
         w.strategy, w.reasons = decision.strategy, list(decision.reasons)
     found += _row_findings(workloads)
-    if settings.strategy == strategy.BRIDGE:
+    asked = settings.strategy or chosen.default or strategy.REWRITE
+    if asked == strategy.BRIDGE:
         blocked = strategy.cluster_blocks_bridge(minor, settings.target)
         if blocked:
             found.append(
@@ -187,18 +191,18 @@ def build(
                     "use --strategy auto to bridge only where the cluster serves it",
                 )
             )
-    classes = _classes(config, workloads, rows_of, settings)
+    classes = _classes(config, workloads, rows_of, settings, report.bridge_classes)
     found += classes.findings
     found += _device_plugin_nodes(workloads, rows_of, live)
     capacity = None
     if live is not None and live.devices:
-        capacity, more = _capacity(workloads, classes, live)
+        capacity, more = place(workloads, classes, live)
         found += more
     _rank(workloads)
     waves = _waves(workloads, classes)
     all_findings = report.all_findings + found
     plan = MigrationPlan(
-        strategy=settings.strategy,
+        strategy=asked,
         kube_version=settings.kube_version,
         target=settings.target,
         workloads=workloads,
@@ -206,7 +210,15 @@ def build(
         resources=_resource_totals(workloads),
         products=_product_totals(workloads),
         unanalysed=_unanalysed(report),
-        prerequisites=_prerequisites(workloads, classes, settings, minor, live, config),
+        prerequisites=_prerequisites(workloads, classes, settings, minor, live, config)
+        + strategy.auto_note(
+            asked,
+            [rows_of[_key_of(w)] for w in workloads],
+            chosen,
+            minor,
+            settings.target,
+            report.bridge_classes,
+        ),
         capacity=capacity,
         classes=[c.to_dict() for c in classes.classes],
         installed_classes=[c.to_dict() for c in classes.installed],
@@ -314,18 +326,11 @@ def _totals(workloads: Iterable[Workload], keys: Any, count: Any = None) -> list
     return [Total(k, v[0], v[1], v[2]) for k, v in sorted(acc.items())]
 
 
-def _per_pod(w: Workload, match: Any) -> int:
-    """GPUs per pod of the containers ``match`` selects (init containers reuse)."""
-    running = sum(c.count or 0 for c in w.containers if c.role != "init" and match(c))
-    init = max((c.count or 0 for c in w.containers if c.role == "init" and match(c)), default=0)
-    return max(running, init)
-
-
 def _resource_totals(workloads: Sequence[Workload]) -> list[Total]:
     return _totals(
         workloads,
         lambda w: sorted({c.resource for c in w.containers}),
-        lambda w, key: _per_pod(w, lambda c: c.resource == key),
+        lambda w, key: per_pod(w, lambda c: c.resource == key),
     )
 
 
@@ -340,7 +345,7 @@ def _product_totals(workloads: Sequence[Workload]) -> list[Total]:
     return _totals(
         workloads,
         lambda w: sorted({product(c) for c in w.containers}),
-        lambda w, key: _per_pod(w, lambda c: product(c) == key),
+        lambda w, key: per_pod(w, lambda c: product(c) == key),
     )
 
 
@@ -361,6 +366,7 @@ def _classes(
     workloads: Sequence[Workload],
     rows_of: Mapping[tuple[str, str, str, str, str], list[InventoryItem]],
     settings: PlanSettings,
+    repository: Sequence[BridgeClass] = (),
 ) -> ClassPlan:
     used: set[str] = set()
     bridged: dict[str, Bridged] = {}
@@ -368,29 +374,16 @@ def _classes(
         for row in rows_of[_key_of(w)]:
             if row.device_class is None:
                 continue
-            if w.strategy == strategy.BRIDGE:
+            # bridged, or left for want of a class (DRA515): the class to create
+            if w.strategy == strategy.BRIDGE or row.kept == "DRA515":
                 bridged.setdefault(
                     row.resource, Bridged(row.resource, row.device_class, row.selectors)
                 )
             else:
                 used.add(row.device_class)
     return plan_classes(
-        config, used, list(bridged.values()), settings.target, settings.kube_version
+        config, used, list(bridged.values()), settings.target, settings.kube_version, repository
     )
-
-
-def classes_for_mapping(config: Config, settings: PlanSettings) -> ClassPlan:
-    """The classes of the mapping itself, without a repository: every class it names,
-    and with ``bridge`` a class per extended resource it names literally."""
-    used: set[str] = set()
-    bridged: list[Bridged] = []
-    for m in config.resources:
-        names = [m.device_class, *(r.device_class for r in m.rules if r.device_class)]
-        used.update(n for n in names if "{" not in n)
-        literal = "{" not in m.name
-        if settings.strategy == strategy.BRIDGE and literal and "{" not in m.device_class:
-            bridged.append(Bridged(m.name, m.device_class, m.selectors, m.config))
-    return plan_classes(config, used, bridged, settings.target, settings.kube_version)
 
 
 def _device_plugin_nodes(
@@ -500,129 +493,6 @@ def _prerequisites(
             )
         )
     return out
-
-
-def _capacity(
-    workloads: Sequence[Workload], classes: ClassPlan, live: LiveInventory
-) -> tuple[Capacity, list[Finding]]:
-    """Place every pod's devices on the nodes of the ResourceSlices (best fit, biggest first)."""
-    from dra_migrate.validate import devices_for
-
-    devices = live.devices
-    defined = classes.selectors()
-    groups: dict[tuple[str, tuple[str, ...]], list[int] | None] = {}
-    index = {id(d): i for i, d in enumerate(devices)}
-    node_of = [d.node or "(any node)" for d in devices]
-    for w in workloads:
-        for c in w.containers:
-            if c.device_class is None or w.strategy in strategy.LEFT:
-                continue
-            key = (c.device_class, c.selectors)
-            if key not in groups:
-                match = devices_for(devices, c.device_class, c.selectors, defined)
-                groups[key] = None if match is None else [index[id(d)] for d in match]
-    free: dict[str, set[int]] = {}
-    for i, node in enumerate(node_of):
-        free.setdefault(node, set()).add(i)
-    pods: list[tuple[int, Workload, dict[tuple[str, tuple[str, ...]], int]]] = []
-    for w in workloads:
-        if w.strategy in strategy.LEFT:
-            continue
-        need: dict[tuple[str, tuple[str, ...]], int] = {}
-        for c in w.containers:
-            if c.device_class is None:
-                continue
-            key = (c.device_class, c.selectors)
-            need[key] = max(need.get(key, 0), 0) + (c.count or 0) * (c.role != "init")
-        for c in w.containers:
-            if c.role == "init" and c.device_class is not None:
-                key = (c.device_class, c.selectors)
-                need[key] = max(need.get(key, 0), c.count or 0)
-        need = {k: v for k, v in need.items() if v > 0}
-        for _ in range(w.replicas if w.replicas is not None else 1):
-            pods.append((sum(need.values()), w, need))
-    pods.sort(key=lambda p: -p[0])
-    pending: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
-    for _total, w, need in pods:
-        best: tuple[int, str] | None = None
-        for node, available in free.items():
-            fits, spare = True, 0
-            for key, count in need.items():
-                matching = groups.get(key)
-                have = len(available & set(matching)) if matching is not None else 0
-                if have < count:
-                    fits = False
-                    break
-                spare += have - count
-            if fits and (best is None or spare < best[0]):
-                best = (spare, node)
-        if best is None:
-            pending.setdefault(w.display, set()).update(need)
-            continue
-        taken = free[best[1]]
-        for key, count in need.items():
-            matching = groups[key] or []
-            chosen = [i for i in matching if i in taken][:count]
-            taken.difference_update(chosen)
-    rows = []
-    found: list[Finding] = []
-    for key, matching in sorted(groups.items()):
-        asked = sum(
-            (w.replicas or 0) * _per_pod(w, lambda c, key=key: (c.device_class, c.selectors) == key)
-            for w in workloads
-            if w.strategy not in strategy.LEFT
-        )
-        per_node: dict[str, int] = {}
-        for i in matching or []:
-            per_node[node_of[i]] = per_node.get(node_of[i], 0) + 1
-        stuck = tuple(sorted(d for d, keys in pending.items() if key in keys))
-        rows.append(
-            CapacityRow(
-                key[0], key[1], asked, len(matching or []), tuple(sorted(per_node.items())), stuck
-            )
-        )
-        label = key[0] + (f" [{' && '.join(key[1])}]" if key[1] else "")
-        unknown = (
-            " (unknown class, or a selector that cannot be evaluated)" if matching is None else ""
-        )
-        found.append(
-            finding(
-                "DRA531",
-                "",
-                0,
-                0,
-                f"{label}: the repository asks for {asked} device(s); the ResourceSlices "
-                f"publish {len(matching or [])} matching{unknown}"
-                + (
-                    f" ({', '.join(f'{n} {c}' for n, c in sorted(per_node.items()))})"
-                    if per_node
-                    else ""
-                ),
-            )
-        )
-    for w in workloads:
-        if w.display in pending:
-            found.append(
-                finding(
-                    "DRA530",
-                    w.path,
-                    w.line,
-                    w.col,
-                    f"{w.display}: pods that need {w.gpus_per_pod} device(s) each find no node "
-                    "with enough free matching devices in the ResourceSlices: they would stay "
-                    "Pending after the migration",
-                    "add nodes or devices, lower replicas, or migrate this workload in a "
-                    "later wave",
-                )
-            )
-    capacity = Capacity(
-        source=live.source,
-        devices=len(devices),
-        nodes=len({n for n in node_of}),
-        rows=tuple(rows),
-        pending=tuple(sorted(pending)),
-    )
-    return capacity, found
 
 
 # --- stages 4 and 5: risk, waves, rollback ---------------------------------------------

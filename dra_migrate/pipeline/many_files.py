@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from dra_migrate.convert.mapping import Settings
     from dra_migrate.pipeline.one_file import Job
     from dra_migrate.pipeline.options import RunOptions
+    from dra_migrate.repo.context import BridgeLookup
 
 Progress = Callable[[int, int], None] | None  # (files done, files to do): a progress bar
 # A file read for the prefilter is kept for processing up to this size; a larger
@@ -60,6 +61,7 @@ def run(options: RunOptions) -> Report:
     needles = config.needles()
     # git is asked what the context defines while the files are listed and read
     defining_context = Lookup(context, every_exclude, config.max_file_size)
+    bridges = _bridge_lookup(settings, (*paths, *context), every_exclude)
     wanted = (*needles, b"ResourceClaimTemplate", suppress.MARKER)
     reals: list[str] = []  # every file's real path; the candidates leave out the ruled-out ones
     candidates = list(
@@ -120,6 +122,8 @@ def run(options: RunOptions) -> Report:
         # nothing to convert: no name to keep clear of the context's templates, and
         # what it holds is not reported on (--context narrows the report to the paths)
         defining_context.cancel()
+        if bridges is not None:
+            bridges.cancel()
         around = []
     repo_layout = builder.add(around)
     if not todo:  # nothing to parse: the parsing and planning code is never imported
@@ -134,6 +138,7 @@ def run(options: RunOptions) -> Report:
     builder.keep()  # what the layout learnt of kustomizations, for the next run
     if templates_elsewhere:
         settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
+    settings, duplicated = _with_bridges(settings, bridges)
     processed = _map([job for _i, job in work], settings, jobs, progress)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
@@ -147,7 +152,56 @@ def run(options: RunOptions) -> Report:
     if repo_layout.patching:  # kustomize overlays converted with their bases, or held
         _with_overlays(repo_layout, candidates, results, set(reals), settings)
     files = [results[i] for i in sorted(results)]
-    return Report(files, _collisions(files) + [f for f, _files in renamed])
+    found = _collisions(files) + [f for f, _files in renamed] + duplicated
+    return Report(files, found, bridge_classes=settings.bridges)
+
+
+def _bridge_lookup(
+    settings: Settings, roots: Sequence[str], excludes: Sequence[str]
+) -> BridgeLookup | None:
+    """The search for the DeviceClasses that bridge an extended resource (under ``roots``
+    and in the configuration's deviceclasses file), started now; None when the strategy
+    bridges no workload of the run."""
+    config = settings.config
+    if not config.strategy.may_bridge(settings.strategy):
+        return None
+    from dra_migrate.repo.context import BridgeLookup
+
+    extra = [config.strategy.device_classes] if config.strategy.device_classes else []
+    return BridgeLookup(roots, excludes, config.max_file_size, extra)
+
+
+def _with_bridges(
+    settings: Settings, lookup: BridgeLookup | None, stream: bytes = b""
+) -> tuple[Settings, list[Finding]]:
+    """The settings with the DeviceClasses that bridge an extended resource (what
+    ``lookup`` found, and those of ``stream``); and DRA517 for each that maps a name a
+    known driver's class maps already. Nothing when ``lookup`` is None."""
+    if lookup is None:
+        return settings, []
+    from dra_migrate.migration import strategy
+    from dra_migrate.report.model import BridgeClass
+
+    found = list(lookup.result())
+    if stream:
+        from dra_migrate.manifests.locate import defined_bridges
+
+        found += [BridgeClass(n, r, "-", line, col) for n, r, line, col in defined_bridges(stream)]
+    duplicated = [
+        finding(
+            "DRA517",
+            os.path.relpath(c.path) if c.path != "-" else "-",
+            c.line,
+            c.col,
+            f"DeviceClass {c.name} maps {c.resource}, which the class its driver installs maps "
+            f"already on resource.k8s.io/{settings.target}: the scheduler uses one of them "
+            "(the newest, then the first by name)",
+            "drop extendedResourceName from this class, or turn the driver's mapping off in "
+            "its chart values",
+        )
+        for c in strategy.duplicated_by_driver(found, settings.target)
+    ]
+    return dataclasses.replace(settings, bridges=tuple(found)), duplicated
 
 
 def _with_overlays(
@@ -485,11 +539,19 @@ def run_stream(stream: BinaryIO, options: RunOptions, sink: Sink | None = None) 
             spool.seek(part.start)
             return spool.read(part.end - part.start)
 
+        whole = read(parts[0]) if len(parts) == 1 else b""
+        duplicated: list[Finding] = []
+        if settings.config.strategy.may_bridge(settings.strategy):  # the stream's classes too
+            classes = [d for d in map(read, parts) if b"extendedResourceName" in d]
+            stream_classes = whole or b"\n---\n".join(classes)
+            excludes = [*settings.config.exclude, *options.excludes]
+            lookup = _bridge_lookup(settings, options.context, excludes)
+            settings, duplicated = _with_bridges(settings, lookup, stream_classes)
         if len(parts) == 1:
-            result = process_job(Job("", display, Role(), read(parts[0]), edit), settings)
+            result = process_job(Job("", display, Role(), whole, edit), settings)
             if sink is not None:
                 sink(result)
-            return Report([result])
+            return Report([result], duplicated, bridge_classes=settings.bridges)
         taken: set[tuple[str, str]] = set()  # defined in the stream, or generated for it
         for part in parts:
             data = read(part)
@@ -505,7 +567,7 @@ def run_stream(stream: BinaryIO, options: RunOptions, sink: Sink | None = None) 
             _absorb(merged, result, part.line)
         if merged.status is not Status.CHANGED:  # nothing of the stream is written
             merged.findings = [f for f in merged.findings if not f.spec.writes]
-        return Report([merged])
+        return Report([merged], duplicated, bridge_classes=settings.bridges)
 
 
 def _absorb(merged: FileResult, part: FileResult, offset: int) -> None:

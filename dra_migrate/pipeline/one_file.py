@@ -178,6 +178,7 @@ def _convert(
                 names.reserve(obj.namespace, obj.name)
     held = _held(source, docs, config) if suppress.has_marker(raw) else []
     whole_file = bool(config.suppressions) and suppress.config_holds(config, path)
+    bridging = config.strategy.may_bridge(settings.strategy)
     for doc in docs:
         for workload in locate.objects(doc):
             if whole_file or (held and suppress.holds(held, workload.root)):
@@ -194,6 +195,12 @@ def _convert(
             for site in sites:
                 rows = _inventory(site, config, path)
                 inventory.extend(rows)
+                if bridging and rows:
+                    bridged = _bridged(rows, settings, path)
+                    if bridged:  # left as it is: the extended resource stays
+                        findings.extend(bridged)
+                        covered.extend(c.node for c in site.containers)
+                        continue
                 plan, found = plan_site(site, settings, names, path)
                 if plan is None:  # what keeps it on the device plugin, for the plan: the
                     # refusal comes after the notes about single requests (DRA104, DRA031)
@@ -295,6 +302,79 @@ def _kept(rows: list[InventoryItem], code: str) -> list[InventoryItem]:
     return rows
 
 
+def _bridged(rows: list[InventoryItem], settings: Settings, path: str) -> list[Finding]:
+    """The findings of a pod spec the strategy bridges (it is left as it is), [] when
+    it is rewritten: DRA514 when the bridge is real, else DRA515 (no DeviceClass maps
+    a name) and DRA516 (the target version does not serve the bridge), whose rows are
+    kept (the plan's ``manual``)."""
+    from dra_migrate.k8s.versions import parse_kube_version
+    from dra_migrate.migration import strategy  # only where a pod spec may be bridged
+
+    kube = settings.kube_version
+    minor = parse_kube_version(kube) if kube else None
+    decision = strategy.for_pod(
+        rows, settings.config.strategy, settings.strategy, minor, settings.target
+    )
+    if not rows or decision.strategy != strategy.BRIDGE:
+        return []
+    resources = sorted({r.resource for r in rows if r.device_class is not None})
+    check = strategy.check_bridge(resources, settings.bridges, minor, settings.target, _shown)
+    first = rows[0]
+    what = f"{first.kind}/{first.namespace + '/' if first.namespace else ''}{first.name}"
+    names = ", ".join(resources)
+    why = decision.reasons[0]
+    found = []
+    for resource in check.missing:
+        found.append(
+            finding(
+                "DRA515",
+                path,
+                first.line,
+                first.col,
+                f"{what} is bridged ({why}), so left asking for {resource}, but no "
+                f"DeviceClass maps {resource}: no known driver installs one that does on "
+                f"resource.k8s.io/{settings.target}, and the repository defines none with "
+                "extendedResourceName",
+                "commit the classes dra-migrate deviceclasses --strategy bridge writes (and "
+                "name the file under strategy.deviceClasses), or rewrite it (strategy: rewrite)",
+            )
+        )
+    if check.blocked:
+        found.append(
+            finding(
+                "DRA516",
+                path,
+                first.line,
+                first.col,
+                f"{what} is bridged ({why}), so left asking for {names}, but the target does "
+                f"not serve the bridge: {check.blocked}",
+                "target Kubernetes 1.36 or later (--kube-version; DRAExtendedResource is on "
+                "by default there), or rewrite it (strategy: rewrite)",
+            )
+        )
+    if found:
+        _kept(rows, found[0].code)
+        return found
+    served = "; ".join(f"{cls} maps {resource}" for resource, cls in check.served)
+    return [
+        finding(
+            "DRA514",
+            path,
+            first.line,
+            first.col,
+            f"{what} is bridged, left as it is ({why}); {served}",
+        )
+    ]
+
+
+def _shown(real: str) -> str:
+    """A class's file as messages show it: relative to the current folder when below it."""
+    import os
+
+    relative = os.path.relpath(real)
+    return real if relative.startswith("..") else relative
+
+
 def _untouched(findings: list[Finding]) -> Status:
     """A file a blocking finding leaves untouched: FAILED when its input could not be
     processed (exit 123), REPORTED when it is a manifest to fix by hand (exit 1)."""
@@ -321,11 +401,15 @@ def _verify(text: str, source: Source, settings: Settings) -> tuple[Source, list
     docs = compose.parse(again, _needles(settings.config))
     names = Names()
     held = _held(again, docs, settings.config) if suppress.has_marker(text.encode()) else []
+    bridging = settings.config.strategy.may_bridge(settings.strategy)
     for doc in docs:
         for workload in locate.objects(doc):
             if held and suppress.holds(held, workload.root):
                 continue
             for site in locate.pod_sites(workload):
+                rows = _inventory(site, settings.config, source.path)
+                if bridging and rows and _bridged(rows, settings, source.path):
+                    continue  # left as it is on purpose
                 plan, _found = plan_site(site, settings, names, source.path)
                 if plan is not None:
                     raise EditError(

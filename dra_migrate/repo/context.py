@@ -1,4 +1,5 @@
-"""What the ``--context`` folders define: ResourceClaimTemplates, as a commit holds them.
+"""What the ``--context`` folders define: ResourceClaimTemplates, as a commit holds them;
+and the DeviceClasses that bridge an extended resource (``BridgeLookup``).
 
 Part of discovery. A hook run (``--context .``) keeps the names it generates clear
 of every ResourceClaimTemplate the repository defines. In a git work tree the
@@ -27,6 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from dra_migrate import cache, git
 from dra_migrate.repo import discover
+from dra_migrate.report.model import BridgeClass
 
 NEEDLE = git.TEMPLATE_KIND
 # what git grep looks for: the kind's name, or a backslash (an escape may spell it;
@@ -305,3 +307,56 @@ def _blobs(
 def _stamp() -> str | None:
     """What the kept answers depend on besides the tree: this package's code."""
     return cache.package_stamp()
+
+
+# --- DeviceClasses with extendedResourceName (the bridge strategy) -----------------
+
+BRIDGE_NEEDLE = b"extendedResourceName"
+
+
+class BridgeLookup:
+    """The DeviceClasses with extendedResourceName under ``roots`` (the paths of the run
+    and its --context) and in ``files`` (the configuration's deviceclasses file, when it
+    exists), each file once, asked now and answered by ``result``. In a git work tree
+    ``git grep`` finds the files that mention the field while the run reads its own
+    (started when the run starts, as ``Lookup``); outside one the files are walked and
+    searched. Only those files are parsed; a run asks this only when its strategy may
+    bridge a workload."""
+
+    def __init__(
+        self, roots: Iterable[str], excludes: Iterable[str], limit: int, files: Iterable[str] = ()
+    ) -> None:
+        self.roots = [r for r in roots if r != "-"]
+        self.excludes, self.limit = list(excludes), limit
+        self.files = [f for f in files if os.path.isfile(f)]
+        self.search = discover.Search(self.roots, BRIDGE_NEEDLE.decode(), self.excludes)
+
+    def result(self) -> tuple[BridgeClass, ...]:
+        from dra_migrate.manifests.locate import defined_bridges
+
+        found_paths = self.search.result()
+        if found_paths is None:  # outside git: walked, and each file searched
+            walked = discover.expand(self.roots, self.excludes, (), (BRIDGE_NEEDLE,), self.limit)
+            paths = [c.path for c in walked if not c.ruled_out]
+        else:
+            paths = sorted(found_paths)
+        seen: set[str] = set()
+        found: list[BridgeClass] = []
+        for path in [*paths, *self.files]:
+            real = discover.real_name(path)
+            if real in seen or not path.lower().endswith(git.EXTENSIONS):
+                continue
+            seen.add(real)
+            try:
+                data = discover.read_file(path, self.limit)
+            except discover.Unreadable:
+                continue  # reported by the run whose paths hold it
+            if discover.mentions(data, (BRIDGE_NEEDLE,)):
+                found += [
+                    BridgeClass(name, resource, real, line, col)
+                    for name, resource, line, col in defined_bridges(data, path)
+                ]
+        return tuple(found)
+
+    def cancel(self) -> None:
+        self.search.cancel()

@@ -178,6 +178,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA321", E, "invalid opaque driver configuration"),
     Code("DRA322", W, "two different definitions of one ResourceClaimTemplate or ResourceClaim"),
     Code("DRA323", W, "pods of a replicated workload share one ResourceClaim"),
+    Code("DRA324", W, "bridge DeviceClass of a MIG profile does not select that profile"),
     Code("DRA330", E, "CEL selector does not compile"),
     Code("DRA331", E, "stale or wrong name (attribute, capacity or config apiVersion)"),
     Code("DRA332", E, "attribute or capacity the driver does not publish"),
@@ -225,7 +226,13 @@ CODES: dict[str, Code] = _table(
     Code("DRA511", E, "bridged extended resource has no DeviceClass of its own"),
     Code("DRA512", W, "node still advertises the bridged extended resource from the device plugin"),
     Code("DRA513", W, "cluster does not serve the bridge strategy by default"),
-    Code("DRA514", N, "bridged name already mapped by a class its driver installs: none generated"),
+    Code("DRA514", N, "bridged workload left as it is: a DeviceClass maps its extended resource"),
+    Code("DRA515", E, "bridged workload, but no DeviceClass maps its extended resource"),
+    Code(
+        "DRA516", E, "bridged workload, but the target Kubernetes version does not serve the bridge"
+    ),
+    Code("DRA517", W, "repository DeviceClass maps an extended resource a driver's class maps"),
+    Code("DRA518", N, "bridged name already mapped by a class its driver installs: none generated"),
     Code("DRA520", W, "many replicas: one ResourceClaim per pod counts against claim quotas"),
     Code("DRA521", N, "sidecar container with GPUs holds its own devices"),
     Code("DRA530", E, "workload would stay Pending: not enough devices in the ResourceSlices"),

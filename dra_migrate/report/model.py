@@ -144,6 +144,17 @@ class Suppressed:
         return {**self.finding.to_dict(), "suppressedBy": self.kind, "ignore": self.source}
 
 
+@dataclass(frozen=True, slots=True)
+class BridgeClass:
+    """A DeviceClass of the input (repo/context.py finds them) that maps an extended resource (``spec.extendedResourceName``)."""
+
+    name: str
+    resource: str  # the extended resource name it maps
+    path: str  # the file, as a real path
+    line: int
+    col: int
+
+
 @dataclass(slots=True)
 class Report:
     """The one model of a run that every format renders. Not frozen: the pipeline and
@@ -159,6 +170,8 @@ class Report:
     api_version: str = ""  # the resource.k8s.io version written (convert, scan)
     config_path: str = ""  # the mapping file used, "" for the built-in mapping
     cluster: ClusterInventory | None = None  # inventory --cluster, or of kubectl dumps
+    # the DeviceClasses with extendedResourceName the run read (the strategy may bridge)
+    bridge_classes: tuple[BridgeClass, ...] = ()
 
     def manual(self) -> list[tuple[str, list[str]]]:
         """(path, codes) of the files that need a person: left untouched by a blocking

@@ -323,6 +323,12 @@ def convert_summary(report: Report, done: bool, check: bool, output_dir: str | N
     besides = _besides(report)
     if besides:
         lines.append(f"dra-migrate: besides the claims, {'wrote' if done else 'writes'} {besides}.")
+    bridged = sum(1 for f in report.all_findings if f.code == "DRA514")
+    if bridged:
+        lines.append(
+            f"dra-migrate: {bridged} workload(s) bridged: left on their extended resource, "
+            "served through a DeviceClass with extendedResourceName (DRA514)."
+        )
     manual = _manual_lines(report)
     lines.extend(manual)
     lines.append("dra-migrate: next: " + _next_step(report, done, check, bool(manual)))
@@ -361,12 +367,15 @@ def _next_step(report: Report, done: bool, check: bool, manual: bool) -> str:
     if changed and done:
         steps.append("review the changes, then check them with dra-migrate validate")
     if not steps:
+        bridged = any(f.code == "DRA514" for f in report.all_findings)
         kept = sum(1 for i in report.inventory if i.kept and i.gpu and i.device_class)
         if kept:
             return (
                 f"{kept} GPU request(s) stay on the device plugin for the reasons the findings "
                 "give: fix the cause and run again, or serve them with the bridge strategy."
             )
+        if bridged:
+            return "nothing to do: every GPU request left is served through the bridge."
         return "nothing to do: no GPU extended resource is left to convert."
     if manual or report.count(Status.FAILED):
         steps.append("run dra-migrate convert --check again")

@@ -83,6 +83,8 @@ class ClassDef:
     name: str
     selectors: list[Selector]
     where: Where
+    extended_resource_name: str = ""  # spec.extendedResourceName (the bridge), "" when unset
+    extended_where: Where | None = None  # where that field is
 
 
 @dataclass(frozen=True, slots=True)

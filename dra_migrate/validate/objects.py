@@ -163,7 +163,16 @@ def definitions(checker: Checker, obj: locate.Workload, shape: str) -> None:
             )
         selectors = check_selectors(checker, get(spec, "selectors"), owner)
         config(checker, get(spec, "config"), set(), owner, claim=False)
-        checker.classes.append(ClassDef(obj.name, selectors, checker.where(root)))
+        mapped = text if extended is not None and not extended_resource_problem(text) else ""
+        checker.classes.append(
+            ClassDef(
+                obj.name,
+                selectors,
+                checker.where(root),
+                mapped,
+                checker.where(extended) if mapped and extended is not None else None,
+            )
+        )
     elif obj.kind == "ResourceSlice":
         resource_slice(checker, root, owner, shape)
 

@@ -1,14 +1,23 @@
 """Across files: pod claims resolve to the templates and claims of their namespace,
 container claims name requests those have, device classes are defined or installed by
 a known driver, a claim defined twice has one spec, admin access has its namespace
-label."""
+label, one DeviceClass maps each extended resource name (the bridge), and a MIG
+profile's class selects that profile."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from dra_migrate.report.findings import Finding
-from dra_migrate.validate.model import ClaimDef, FileCheck, PodRef, Request, ValidateSettings
+from dra_migrate.validate.model import (
+    ClaimDef,
+    FileCheck,
+    PodRef,
+    Request,
+    ValidateSettings,
+    Where,
+)
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
@@ -37,6 +46,7 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                     )
                 )
     found.extend(_admin_access(checks))
+    found.extend(_bridge_classes(checks, settings))
     classes = {c.name for check in checks for c in check.classes}
     for check in checks:
         # a pod is paired with its own file's definition first (files applied together)
@@ -86,6 +96,60 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                             "pass the file with the DeviceClass, or check the name",
                         )
                     )
+    return found
+
+
+# a MIG profile's extended resource (nvidia.com/mig-1g.10gb): its class must select it
+_MIG = re.compile(r"^[^/]+/mig-(?P<profile>[0-9]+g\.[0-9]+gb(\+me)?)$")
+
+
+def _bridge_classes(checks: Sequence[FileCheck], settings: ValidateSettings) -> list[Finding]:
+    """DRA510: two DeviceClasses map one extended resource name, counting the class a
+    known driver installs with that mapping for the target (``catalog.driver_bridge``:
+    the NVIDIA driver's gpu.nvidia.com maps nvidia.com/gpu on v1); DRA324: a class that
+    maps a MIG profile's name without a selector on that profile."""
+    from dra_migrate.k8s.catalog import load_catalog
+
+    catalog = load_catalog()
+    target = settings.target or "v1"
+    owners: dict[str, list[tuple[str, Where]]] = {}
+    found: list[Finding] = []
+    for check in checks:
+        for c in check.classes:
+            if not c.extended_resource_name or c.extended_where is None:
+                continue
+            owners.setdefault(c.extended_resource_name, []).append((c.name, c.extended_where))
+            mig = _MIG.match(c.extended_resource_name)
+            if mig and not any(mig["profile"] in s.expression for s in c.selectors):
+                found.append(
+                    c.extended_where.finding(
+                        "DRA324",
+                        f"DeviceClass {c.name} maps MIG profile {c.extended_resource_name} but "
+                        f"none of its selectors names profile {mig['profile']!r}: pods asking "
+                        "for this profile may get any device the class selects",
+                        f"add the selector device.attributes['gpu.nvidia.com'].profile == "
+                        f"'{mig['profile']}' (one class per MIG profile)",
+                    )
+                )
+    for resource, classes in sorted(owners.items()):
+        driver = catalog.driver_bridge(resource, target)
+        names = [name for name, _where in classes]
+        if driver is not None:
+            names.append(f"{driver.name} (installed by its driver)")
+        if len(names) < 2:
+            continue
+        for name, where in classes:
+            others = [n for n in names if n != name]
+            found.append(
+                where.finding(
+                    "DRA510",
+                    f"DeviceClass {name} maps extended resource {resource}, and so does "
+                    f"{', '.join(others)}: the scheduler uses only one of them (the newest, "
+                    "then the first by name)",
+                    "give each extended resource name to one class; for an installed class, "
+                    "turn its extendedResourceName off in the driver's chart values",
+                )
+            )
     return found
 
 

@@ -98,6 +98,8 @@ def _env(runner: dict[str, Path], inputs: dict[str, str]) -> dict[str, str]:
         "DRA_CHANGED_SINCE": inputs["changed-since"],
         "DRA_UPLOAD_SARIF": inputs["upload-sarif"],
         "DRA_ARGS": inputs["args"],
+        "DRA_STRATEGY": inputs["strategy"],
+        "DRA_KUBE_VERSION": inputs["kube-version"],
     }
 
 
@@ -127,6 +129,23 @@ def test_run_annotates_summarises_and_fails_on_a_request_left(runner: dict[str, 
         runner["work"],
     )
     assert never.returncode == 0
+
+
+def test_a_bridged_workload_passes_the_check(runner: dict[str, Path]) -> None:
+    """strategy: bridge with a Kubernetes version that serves it: the workload is left as
+    it is (a notice), and the check passes; the same before 1.36 fails with DRA516."""
+    inputs = _inputs(paths="k8s", strategy="bridge", **{"kube-version": "1.36"})
+    done = _run_step("Run dra-migrate", _env(runner, inputs), runner["work"])
+    assert done.returncode == 0, done.stderr
+    assert "::notice file=k8s/train.yaml,line=14,col=13,title=DRA514" in done.stdout
+    assert _outputs(runner["output"])["exit-code"] == "0"
+    inputs = _inputs(paths="k8s", strategy="bridge", **{"kube-version": "1.35"})
+    done = _run_step("Run dra-migrate", _env(runner, inputs), runner["work"])
+    assert "title=DRA516" in done.stdout, done.stdout
+    assert _outputs(runner["output"])["exit-code"] == "1"
+    inputs = _inputs(paths="k8s", strategy="sometimes")
+    done = _run_step("Run dra-migrate", _env(runner, inputs), runner["work"])
+    assert done.returncode == 2 and "strategy must be rewrite, bridge or auto" in done.stdout
 
 
 def test_warning_threshold(runner: dict[str, Path]) -> None:

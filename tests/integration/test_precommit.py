@@ -251,3 +251,61 @@ def test_file_names_are_never_options(
         assert "3 file(s) would be converted" in done.stdout
     else:
         assert "3 file(s) checked" in done.stdout, done.stdout
+
+
+ROCM = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: rocm-smoke-test
+spec:
+  containers:
+  - name: rocm
+    image: rocm/rocm-terminal:6.2
+    resources:
+      limits:
+        amd.com/gpu: 1
+"""
+AMD_CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: gpu.extended.amd.com
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == "gpu.amd.com"
+  extendedResourceName: amd.com/gpu
+"""
+
+
+def test_the_check_hook_with_strategy_bridge_passes_a_real_bridge(
+    user_repo: Path, hooks_repo: Path, pre_commit_home: Path
+) -> None:
+    """args: [--strategy, bridge, --kube-version, "1.36", --]: a staged workload the bridge
+    serves passes the hook unchanged (the driver's gpu.nvidia.com, or the repository's
+    class for amd.com/gpu, read through --context); without a class it fails (DRA515)."""
+    rev = _git(hooks_repo, "rev-parse", "HEAD").strip()
+    args = '[--strategy, bridge, --kube-version, "1.36", --]'
+    _write(
+        user_repo,
+        {
+            ".pre-commit-config.yaml": (
+                f"repos:\n- repo: {hooks_repo}\n  rev: {rev}\n  hooks:\n"
+                f"  - id: dra-migrate-check\n    args: {args}\n"
+            )
+        },
+    )
+    _git(user_repo, "commit", "-q", "-m", "hooks")
+    _write(user_repo, {"deploy/infer.yaml": DEPLOYMENT, "deploy/rocm.yaml": ROCM})
+    failed = _pre_commit(user_repo, pre_commit_home, "dra-migrate-check", "-v")
+    assert failed.returncode == 1, failed.stdout
+    assert "deploy/infer.yaml:14:13: DRA514 info" in failed.stdout
+    assert "deploy/rocm.yaml:11:9: DRA515 error" in failed.stdout
+    _write(user_repo, {"platform/amd-class.yaml": AMD_CLASS})
+    # committed alone: the workloads stay staged, and the hook reads the class (--context .)
+    _git(user_repo, "commit", "-q", "-m", "amd.com/gpu's class", "--", "platform/amd-class.yaml")
+    done = _pre_commit(user_repo, pre_commit_home, "dra-migrate-check", "-v")
+    assert done.returncode == 0, done.stdout
+    assert "deploy/rocm.yaml:11:9: DRA514 info" in done.stdout
+    assert (user_repo / "deploy" / "rocm.yaml").read_text() == ROCM  # left as it is

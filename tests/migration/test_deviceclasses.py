@@ -167,13 +167,13 @@ def test_nvidia_chart_deviceclass_gpu_bridges_nvidia_gpu_on_v1_no_second_class()
     assert plan.classes == [] and plan.yaml == ""
     assert plan.bridge == {"nvidia.com/gpu": "gpu.nvidia.com"}
     [note] = plan.findings
-    assert note.code == "DRA514"
+    assert note.code == "DRA518"
     assert "bridged by DeviceClass gpu.nvidia.com" in note.message
     assert "no class is generated" in note.message
     # on v1beta2 the chart's class maps nothing: the bridge needs a class of its own
     plan = plan_classes(config, [], [Bridged("nvidia.com/gpu", "gpu.nvidia.com")], "v1beta2")
     assert [c.extended_resource_name for c in plan.classes] == ["nvidia.com/gpu"]
-    assert not [f for f in plan.findings if f.code == "DRA514"]
+    assert not [f for f in plan.findings if f.code == "DRA518"]
 
 
 def test_nvidia_gpu_bridged_to_a_product_class_says_the_selectors_do_not_apply() -> None:

@@ -166,7 +166,7 @@ def test_auto_strategy_follows_the_cluster_version(
 ) -> None:
     (tmp_path / "app.yaml").write_text(deployment(name="plain"))
     target = ["--target", "v1beta2"] if kube == "1.33" else []
-    data = report_json(tmp_path, "--kube-version", kube, *target)
+    data = report_json(tmp_path, "--strategy", "auto", "--kube-version", kube, *target)
     plain = by_name(data)["plain"]
     assert plain["strategy"] == expected
     assert any(reason in r for r in plain["reasons"]), plain["reasons"]
@@ -188,7 +188,7 @@ def test_auto_rewrites_what_only_a_claim_can_say(tmp_path: Path) -> None:
         "              nvidia.com/gpu: 1\n",
     )
     (tmp_path / "two.yaml").write_text(two)
-    data = report_json(tmp_path, "--kube-version", "1.36")
+    data = report_json(tmp_path, "--strategy", "auto", "--kube-version", "1.36")
     workloads = by_name(data)
     assert workloads["plain"]["strategy"] == "bridge"
     assert workloads["mig"]["strategy"] == "rewrite"
@@ -224,7 +224,11 @@ def test_forced_bridge_on_an_old_cluster_warns(tmp_path: Path) -> None:
     (tmp_path / "app.yaml").write_text(deployment(name="plain"))
     data = report_json(tmp_path, "--kube-version", "1.34", "--strategy", "bridge")
     assert "DRA513" in codes(data)
-    assert by_name(data)["plain"]["strategy"] == "bridge"
+    # convert leaves it and fails the check (DRA516): the plan says manual, no wave
+    plain = by_name(data)["plain"]
+    assert plain["strategy"] == "manual" and "DRA516" in plain["reasons"][0]
+    assert plain["wave"] == 0 and data["plan"]["stages"]["pilot"] is None
+    assert "DRA516" in codes(data)
 
 
 def test_two_classes_for_one_extended_resource(tmp_path: Path) -> None:
@@ -268,6 +272,8 @@ def test_node_that_still_runs_the_device_plugin(tmp_path: Path) -> None:
             "report",
             "--format",
             "json",
+            "--strategy",
+            "auto",
             "--kube-version",
             "1.36",
             "--nodes",
