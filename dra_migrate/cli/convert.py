@@ -104,7 +104,7 @@ def convert(
         # the log never shows one twice
         findings = report.all_findings
         run.print_findings([f for f in findings if not quiet or f.severity.value == "error"])
-    if options.show_suppressed and not quiet:
+    if options.show_suppressed and not quiet and not (report_on_stdout and options.fmt == "github"):
         for s in report.suppressed:
             run.err(f"{s.finding.format()} [suppressed by {escape(s.source)}]")
     if not quiet:

@@ -213,13 +213,16 @@ def mark_pending(report: Report) -> None:
 
     The check fails on these anyway (exit 1); as findings they point at the
     lines to migrate in every format (annotations, SARIF, JUnit) and can be
-    suppressed like any other.
+    suppressed like any other. A request an ignore of DRA401 holds on the device
+    plugin gets its DRA401 too, in any file: the suppression stage moves it to the
+    suppressed findings, so every format counts what the ignore silenced.
     """
     for result in report.files:
-        if result.status is not Status.CHANGED:
-            continue
         for item in result.inventory:
-            if item.device_class is None or item.kept:  # convert leaves it, and says why
+            held = item.kept == suppress.HOLD
+            if item.device_class is None or not (held or result.status is Status.CHANGED):
+                continue
+            if item.kept and not held:  # convert leaves it, and says why
                 continue
             ns = f"{item.namespace}/" if item.namespace else ""
             result.findings.append(
@@ -229,9 +232,17 @@ def mark_pending(report: Report) -> None:
                     item.line,
                     item.col,
                     f"{item.kind} {ns}{item.name}: container '{item.container}' asks for "
-                    f"{item.resource}: {item.value} through the device plugin; convert rewrites "
-                    f"it as a claim on DeviceClass {item.device_class}",
-                    "run dra-migrate convert --write (or the dra-migrate-fix hook) and review the diff",
+                    f"{item.resource}: {item.value} through the device plugin; "
+                    + (
+                        "an ignore holds it there (convert would rewrite it as a claim on "
+                        f"DeviceClass {item.device_class})"
+                        if held
+                        else f"convert rewrites it as a claim on DeviceClass {item.device_class}"
+                    ),
+                    "remove the ignore to migrate it"
+                    if held
+                    else "run dra-migrate convert --write (or the dra-migrate-fix hook) and "
+                    "review the diff",
                 )
             )
         result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
