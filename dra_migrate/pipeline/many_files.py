@@ -92,9 +92,14 @@ def run(options: RunOptions) -> Report:
         if reported is not None and candidate.real not in reported:
             continue
         if not _worth_parsing(data, needles):
-            if candidate.explicit and not data.strip():
-                empty = finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
-                results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
+            if candidate.explicit:  # named on the command line: looked at, so counted
+                empty = not data.strip()
+                found = [
+                    finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
+                ]
+                results[index] = FileResult(
+                    candidate.display, Status.UNCHANGED, found if empty else []
+                )
             continue
         todo.append((index, candidate, data if len(data) <= HELD else None))
     data = b""  # the last file read is not held while the files are processed (read again)
@@ -539,12 +544,13 @@ def run_validate(
     if published:
         settings = dataclasses.replace(settings, published=published)
 
-    # (display, the bytes, or None for a file over HELD: read again where it is checked)
-    jobs_: list[tuple[str, bytes | None, str]] = []
+    # (display, the bytes, or None for a file over HELD: read again where it is checked,
+    # the real path, named on the command line)
+    jobs_: list[tuple[str, bytes | None, str, bool]] = []
     failed: list[FileResult] = []
     every: list[str] = []  # the real path of every file of the run
     if stdin is not None:
-        jobs_.append((*stdin, ""))
+        jobs_.append((*stdin, "", False))
     else:
         wanted = (*validate.NEEDLES, suppress.MARKER)
         excluded = [*config.exclude, *excludes]
@@ -556,9 +562,11 @@ def run_validate(
             except discover.Unreadable as exc:
                 failed.append(FileResult.unreadable(candidate.display, exc.code, exc.message))
                 continue
-            if _worth_parsing(data, validate.NEEDLES):
+            # a file named on the command line is always checked (and counted), as
+            # convert checks it: a Pod with a YAML syntax error is DRA004, never skipped
+            if candidate.explicit or _worth_parsing(data, validate.NEEDLES):
                 held = data if len(data) <= HELD else None
-                jobs_.append((candidate.display, held, candidate.path))
+                jobs_.append((candidate.display, held, candidate.path, candidate.explicit))
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     limit = config.max_file_size
     if workers > 1 and len(jobs_) >= PARALLEL_THRESHOLD:
@@ -569,9 +577,10 @@ def run_validate(
         with ProcessPoolExecutor(workers, initializer=cache.adopt, initargs=rules) as pool:
             done = pool.map(
                 _check_file,
-                [display for display, _data, _path in jobs_],
-                [data for _display, data, _path in jobs_],
-                [path for _display, _data, path in jobs_],
+                [display for display, _data, _path, _named in jobs_],
+                [data for _display, data, _path, _named in jobs_],
+                [path for _display, _data, path, _named in jobs_],
+                [named for _display, _data, _path, named in jobs_],
                 [limit] * many,
                 [settings] * many,
                 chunksize=4,
@@ -593,8 +602,11 @@ def run_validate(
     return Report(failed + [c.result for c in checks], [f for f, _files in renamed])
 
 
-def _check_file(display: str, data: bytes | None, path: str, limit: int, settings: Any) -> Any:
-    """``validate.check_file`` of a file, read here when it was not held."""
+def _check_file(
+    display: str, data: bytes | None, path: str, named: bool, limit: int, settings: Any
+) -> Any:
+    """``validate.check_file`` of a file, read here when it was not held (``named``: on
+    the command line, so every document of it is read)."""
     from dra_migrate import validate
 
     if data is None:
@@ -602,7 +614,7 @@ def _check_file(display: str, data: bytes | None, path: str, limit: int, setting
             data = discover.read_file(path, limit)
         except discover.Unreadable as exc:
             return validate.FileCheck(FileResult.unreadable(display, exc.code, exc.message))
-    check = validate.check_file(display, data, settings)
+    check = validate.check_file(display, data, settings, every_document=named)
     if not suppress.has_marker(data):  # only ignore comments read the text again
         check.result.original = None
     return check

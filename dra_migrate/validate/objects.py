@@ -35,12 +35,17 @@ MAX_ANNOTATIONS_BYTES = 256 * 1024
 NEEDLES = (b"resource.k8s.io", b"resourceClaim", b"claims", b"Namespace")  # Namespace: DRA360
 
 
-def check_file(display: str, raw: bytes, settings: ValidateSettings) -> FileCheck:
+def check_file(
+    display: str, raw: bytes, settings: ValidateSettings, every_document: bool = False
+) -> FileCheck:
+    """One file's checks. Only its documents that mention DRA are composed, unless
+    ``every_document`` (a file named on the command line: a YAML error anywhere in it
+    is DRA004, as convert reports it)."""
     try:
         source = sources.decode(display, raw)
         if not source.text.strip() or templates.is_template(source):
             return FileCheck(FileResult(display, Status.UNCHANGED, original=raw))
-        docs = compose.parse(source, [n.decode() for n in NEEDLES])
+        docs = compose.parse(source, None if every_document else [n.decode() for n in NEEDLES])
     except InputProblem as problem:
         return FileCheck(FileResult(display, Status.FAILED, [problem.finding], original=raw))
     return check_documents(source, docs, settings, raw)
