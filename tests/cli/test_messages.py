@@ -70,3 +70,80 @@ def test_bare_deviceclasses_says_there_is_nothing_to_create_and_names_the_instal
     # a class to create: the YAML, and no such line
     made = invoke(["deviceclasses", "--strategy", "bridge"])
     assert "kind: DeviceClass" in made.stdout and "no DeviceClass to create" not in made.stderr
+
+
+# --- configuration errors: the path as given, the documented prefix, did you mean ---
+
+TYPOS = [
+    (
+        "version: 1\nresorces:\n  - name: nvidia.com/gpu\n    deviceClass: gpu.nvidia.com\n",
+        "2:1: invalid configuration at (top level): unknown key 'resorces': did you mean "
+        "'resources'?",
+    ),
+    (
+        "resources:\n  - name: nvidia.com/gpu\n    deviceClas: gpu.nvidia.com\n",
+        "3:5: invalid configuration at resources.0: unknown key 'deviceClas': did you mean "
+        "'deviceClass'?",
+    ),
+    (
+        "resources:\n  - name: nvidia.com/gpu\n    deviceClass: gpu.nvidia.com\n    rules:\n"
+        "      - whne: {namespaces: [ml]}\n        deviceClass: h100.nvidia.com\n",
+        "5:9: invalid configuration at resources.0.rules.0: unknown key 'whne': did you mean "
+        "'when'?",
+    ),
+    (
+        "ignore:\n  - path: vendor/**\n    code: [DRA205]\n",
+        "3:5: invalid configuration at ignore.0: unknown key 'code': did you mean 'codes'?",
+    ),
+    (
+        "drivers:\n  gpu.example.com:\n    atributes: [model]\n",
+        "3:5: invalid configuration at drivers.gpu.example.com: unknown key 'atributes': did "
+        "you mean 'attributes'?",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TYPOS)
+def test_a_typo_of_a_known_key_gets_did_you_mean_with_the_path_as_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: str
+) -> None:
+    (tmp_path / ".git").mkdir()  # the configuration is found up to the repository root
+    (tmp_path / ".dra-migrate.yaml").write_text(text)
+    (tmp_path / "apps").mkdir()
+    monkeypatch.chdir(tmp_path)
+    done = invoke(["convert", "apps"])
+    assert done.exit_code == 2
+    # relative, as docs/configuration.md shows it, after the prefix of every usage error
+    assert done.stderr == f"dra-migrate: error: .dra-migrate.yaml:{expected}\n"
+
+
+def test_a_given_configuration_is_shown_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "mapping.yaml").write_text("version: 1\nzzz: 1\n")
+    monkeypatch.chdir(tmp_path)
+    done = invoke(["scan", "--config", "ci/mapping.yaml", "."])
+    assert done.exit_code == 2
+    assert done.stderr.startswith(
+        "dra-migrate: error: ci/mapping.yaml:2:1: invalid configuration at (top level): "
+        "unknown key 'zzz' (the keys here: builtins, "
+    )
+    assert str(tmp_path) not in done.stderr
+
+
+def test_the_documented_configuration_errors_are_what_the_cli_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import REPO
+
+    doc = (REPO / "docs" / "configuration.md").read_text()
+    shown = [line for line in doc.splitlines() if "invalid configuration at" in line]
+    assert shown and all(
+        line.startswith("dra-migrate: error: .dra-migrate.yaml:") for line in shown
+    )
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".dra-migrate.yaml").write_text("version: 1\nresorces: []\n")
+    monkeypatch.chdir(tmp_path)
+    printed = invoke(["validate", "."]).stderr.rstrip("\n")
+    assert printed in shown
