@@ -10,7 +10,14 @@ from collections.abc import Iterator
 import click
 
 from dra_migrate.cli import run
-from dra_migrate.cli.options import Command, PathType, common_options, resolve, workflow_options
+from dra_migrate.cli.options import (
+    Command,
+    PathType,
+    common_options,
+    fail_on_option,
+    resolve,
+    workflow_options,
+)
 from dra_migrate.report.findings import ConfigError, escape, finding, quote_path
 from dra_migrate.report.model import EXIT_INTERRUPTED, FileResult, Report, Status
 
@@ -38,12 +45,14 @@ if TYPE_CHECKING:
     "paths given (skipped by default, DRA013).",
 )
 @workflow_options
+@fail_on_option
 def convert(
     diff: bool,
     check: bool,
     write: bool,
     output_dir: Path | None,
     write_through_links: bool,
+    fail_on: str,
     **params: Any,
 ) -> None:
     """Rewrite GPU requests as ResourceClaimTemplates and claims."""
@@ -98,6 +107,11 @@ def convert(
                 )
     except KeyboardInterrupt:
         _interrupted(written)
+    status = report.exit_code(changes_fail=check, fail_on=fail_on)
+    if run.hook_mode() and status == 0 and not written and not report_on_stdout:
+        # a hook that passes prints nothing (the --output report is still written)
+        run.emit_report(report, "convert", options, terminal=False)
+        sys.exit(status)
     run.emit_report(report, "convert", options, terminal=report_on_stdout)
     quiet = options.quiet
     if not (report_on_stdout and options.fmt == "github"):  # annotations are the findings:
@@ -109,7 +123,7 @@ def convert(
             run.err(f"{s.finding.format()} [suppressed by {escape(s.source)}]")
     if not quiet:
         run.err(_summary(report, mode, check, output_dir))
-    sys.exit(report.exit_code(changes_fail=check))
+    sys.exit(status)
 
 
 @contextlib.contextmanager

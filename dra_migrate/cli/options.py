@@ -258,6 +258,16 @@ workflow_options = compose(
     ),
 )
 
+# the severities that fail a run (report/model.py FAIL_ON): convert and validate
+fail_on_option = click.option(
+    "--fail-on",
+    type=Choice(["error", "warning", "never"]),
+    default="error",
+    metavar="[error|warning|never]",
+    help="Exit 1 on findings of this severity or worse (default error; warning: warnings "
+    "too; never: findings and changes never fail the run, unreadable input still exits 123).",
+)
+
 strategy_option = click.option(
     "--strategy",
     type=Choice(["rewrite", "bridge", "auto"]),

@@ -63,6 +63,14 @@ HELD = "DRA401"  # what an ignore of DRA401 (or of every code) keeps on the devi
 EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM: what was written is said on stderr
 
 
+# --fail-on: the severities that fail a run (None: nothing a run finds fails it)
+FAIL_ON: dict[str, frozenset[Severity] | None] = {
+    "error": frozenset({Severity.ERROR}),
+    "warning": frozenset({Severity.ERROR, Severity.WARNING}),
+    "never": None,
+}
+
+
 class Status(enum.StrEnum):
     UNCHANGED = "unchanged"  # looked at, nothing to convert
     CHANGED = "changed"  # converted (or would be)
@@ -216,12 +224,18 @@ class Report:
     def count(self, status: Status) -> int:
         return sum(1 for f in self.files if f.status is status)
 
-    def exit_code(self, changes_fail: bool = False) -> int:
+    def exit_code(self, changes_fail: bool = False, fail_on: str = "error") -> int:
+        """The exit status: 123 for input that could not be processed, whatever
+        ``fail_on`` says; else 1 for changes (``--check``) and findings at or above the
+        threshold (``--fail-on``: ``error``, ``warning``, or ``never``: 0)."""
         if any(f.status is Status.FAILED for f in self.files):
             return EXIT_UNPROCESSED
+        failing = FAIL_ON[fail_on]
+        if failing is None:
+            return EXIT_OK
         if (changes_fail or self.changes_fail) and self.count(Status.CHANGED):
             return EXIT_FINDINGS
-        if any(f.severity is Severity.ERROR for f in self.all_findings):
+        if any(f.severity in failing for f in self.all_findings):
             return EXIT_FINDINGS
         return EXIT_OK
 

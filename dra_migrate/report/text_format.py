@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the cluster and plan views only: the scan and convert views
     from dra_migrate.report.migration import MigrationPlan, Total
 
 MANUAL_SHOWN = 20  # files named in the summary before "and N more"
+NOTHING_TO_DO = "nothing to do: no GPU extended resource is left to convert."
 
 
 class Console:
@@ -330,7 +331,8 @@ def _held_lines(report: Report) -> list[str]:
 
 def convert_summary(report: Report, done: bool, check: bool, output_dir: str | None) -> str:
     """The lines ``convert`` ends with (on standard error): counts, the API version
-    and mapping used, the files a person must edit, and what to do next."""
+    and mapping used, the files a person must edit, and what to do next; one line
+    when there is nothing to do (docs/ci.md: quiet when all is well)."""
     s = report.summary()
     verb = "converted" if done else "would be converted"
     parts = [f"{s['changed']} file(s) {verb}", f"{s['unchanged']} unchanged"]
@@ -346,6 +348,9 @@ def convert_summary(report: Report, done: bool, check: bool, output_dir: str | N
         parts.append(f"written under {quote_path(output_dir)}")
     if s["suppressed"]:
         parts.append(f"{s['suppressed']} finding(s) suppressed")
+    step = _next_step(report, done, check, bool(listed))
+    if step == NOTHING_TO_DO and not s["failed"]:  # quiet when all is well: one line
+        return "dra-migrate: " + ", ".join(parts) + ": " + NOTHING_TO_DO
     lines = ["dra-migrate: " + ", ".join(parts) + "."]
     if report.api_version:
         lines.append(_api_line(report, "wrote" if done else "writes"))
@@ -353,7 +358,7 @@ def convert_summary(report: Report, done: bool, check: bool, output_dir: str | N
     if besides:
         lines.append(f"dra-migrate: besides the claims, {'wrote' if done else 'writes'} {besides}.")
     lines.extend(_manual_lines(report))
-    lines.append("dra-migrate: next: " + _next_step(report, done, check, bool(listed)))
+    lines.append("dra-migrate: next: " + step)
     return "\n".join(lines)
 
 
@@ -403,7 +408,7 @@ def _next_step(report: Report, done: bool, check: bool, manual: bool) -> str:
                 f"{kept} GPU request(s) stay on the device plugin for the reasons the findings "
                 "give: fix the cause and run again, or serve them with the bridge strategy."
             )
-        return "nothing to do: no GPU extended resource is left to convert."
+        return NOTHING_TO_DO
     if manual or report.count(Status.FAILED):
         steps.append("run dra-migrate convert --check again")
     return "; ".join(steps) + "."

@@ -147,3 +147,146 @@ def test_the_documented_configuration_errors_are_what_the_cli_prints(
     monkeypatch.chdir(tmp_path)
     printed = invoke(["validate", "."]).stderr.rstrip("\n")
     assert printed in shown
+
+
+# --- --fail-on, and quiet when all is well ---------------------------------------------
+
+CLAIMING_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: user
+  namespace: ml
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: shared-gpus
+  containers:
+  - name: c
+    image: registry.example.com/cuda:12
+    resources:
+      claims:
+      - name: gpu
+"""
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: infer
+spec:
+  selector:
+    matchLabels: {app: infer}
+  template:
+    metadata:
+      labels: {app: infer}
+    spec:
+      containers:
+      - name: server
+        image: registry.example.com/infer:1
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n"
+
+
+def test_fail_on_warning_fails_a_template_name_no_file_defines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pod.yaml").write_text(CLAIMING_POD)
+    monkeypatch.chdir(tmp_path)
+    default = invoke(["validate", "pod.yaml"])
+    assert default.exit_code == 0 and "pod.yaml:9:32: DRA318 warning" in default.stdout
+    strict = invoke(["validate", "--fail-on", "warning", "--context", ".", "--", "pod.yaml"])
+    assert strict.exit_code == 1 and "pod.yaml:9:32: DRA318 warning" in strict.stdout
+    assert (
+        invoke(["validate", "--fail-on", "warning", "--external-templates", "pod.yaml"]).exit_code
+        == 0
+    )
+    bad = invoke(["validate", "--fail-on", "fatal", "pod.yaml"])
+    assert bad.exit_code == 2 and "invalid choice: 'fatal'" in bad.stderr
+
+
+def test_fail_on_never_reports_only_but_unreadable_input_still_exits_123(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "infer.yaml").write_text(DEPLOYMENT)
+    monkeypatch.chdir(tmp_path)
+    assert invoke(["convert", "--check", "infer.yaml"]).exit_code == 1
+    never = invoke(["convert", "--check", "--fail-on", "never", "infer.yaml"])
+    assert never.exit_code == 0 and "infer.yaml:17:13: DRA401 error" in never.stderr
+    (tmp_path / "broken.yaml").write_text("kind: Pod\nmetadata: {name: [x}\n")
+    assert invoke(["validate", "--fail-on", "never", "broken.yaml"]).exit_code == 123
+    assert invoke(["convert", "--fail-on", "never", "broken.yaml"]).exit_code == 0  # no GPU
+
+
+def test_a_clean_check_prints_one_summary_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "settings.yaml").write_text(CONFIG_MAP)
+    monkeypatch.chdir(tmp_path)
+    done = invoke(["convert", "--check", "settings.yaml"])
+    assert done.exit_code == 0 and done.stdout == ""
+    assert done.stderr == (
+        "dra-migrate: 0 file(s) would be converted, 1 unchanged: nothing to do: no GPU "
+        "extended resource is left to convert.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["convert", "--check", "--diff", "--context", ".", "--", "settings.yaml"],
+        ["convert", "--write", "--context", ".", "--", "settings.yaml"],
+        ["validate", "--context", ".", "--fail-on", "warning", "--", "settings.yaml"],
+    ],
+)
+def test_a_hook_that_passes_prints_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    (tmp_path / "settings.yaml").write_text(CONFIG_MAP)
+    monkeypatch.chdir(tmp_path)
+    outside = invoke(args)
+    assert outside.exit_code == 0 and outside.output  # a summary outside a hook
+    done = invoke(args, env={"PRE_COMMIT": "1"})
+    assert (done.exit_code, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_hook_that_fails_or_writes_says_what_to_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "infer.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "pod.yaml").write_text(CLAIMING_POD)
+    monkeypatch.chdir(tmp_path)
+    hook = {"PRE_COMMIT": "1"}
+    check = invoke(["convert", "--check", "--diff", "--", "infer.yaml"], env=hook)
+    assert check.exit_code == 1 and "DRA401" in check.stderr and "+++ b/infer.yaml" in check.stdout
+    assert "1 file(s) would be converted" in check.stderr
+    validate = invoke(["validate", "--fail-on", "warning", "--", "pod.yaml"], env=hook)
+    assert validate.exit_code == 1 and "DRA318" in validate.stdout
+    fixed = invoke(["convert", "--write", "--", "infer.yaml"], env=hook)
+    assert "1 file(s) converted" in fixed.stderr  # pre-commit fails it: files were modified
+
+
+def test_a_passing_hook_still_writes_the_report_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "settings.yaml").write_text(CONFIG_MAP)
+    monkeypatch.chdir(tmp_path)
+    hook = {"PRE_COMMIT": "1"}
+    done = invoke(["validate", "--format", "sarif", "-o", "out.sarif", "settings.yaml"], env=hook)
+    assert (done.exit_code, done.output) == (0, "")
+    assert '"version": "2.1.0"' in (tmp_path / "out.sarif").read_text()
+    on_stdout = invoke(["validate", "--format", "json", "settings.yaml"], env=hook)
+    assert '"summary"' in on_stdout.stdout  # a format on stdout is what was asked
+
+
+def test_the_validate_hook_fails_on_warnings() -> None:
+    import yaml
+
+    from tests.conftest import REPO
+
+    hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    assert hooks["dra-migrate-validate"]["entry"].split()[-3:] == ["--fail-on", "warning", "--"]

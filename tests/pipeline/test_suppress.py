@@ -277,7 +277,9 @@ spec:
 
 def _held_deployment(tmp_path: Path, how: str) -> None:
     if how == "inline":
-        text = PRODUCT.replace("kind: Deployment", "kind: Deployment  # dra-migrate: ignore[DRA401]")
+        text = PRODUCT.replace(
+            "kind: Deployment", "kind: Deployment  # dra-migrate: ignore[DRA401]"
+        )
     else:
         text = PRODUCT
         (tmp_path / ".dra-migrate.yaml").write_text(
