@@ -317,6 +317,10 @@ def test_an_ignore_of_dra401_is_counted_in_every_format_and_the_workload_named_h
     github = invoke(["convert", "--check", "--format", "github", "--show-suppressed", "."])
     assert "::error" not in github.stdout and github.stdout.count("DRA401") == 1
     assert github.stdout.rstrip().endswith("1 suppressed") and "suppressed by" not in github.stderr
+    md = invoke(["convert", "--check", "--format", "markdown", "."]).stdout
+    assert (
+        "1 suppressed" in md and "held on the device plugin by an ignore: `chat.yaml`" in md.lower()
+    )
     # without --check nothing is reported, and the summary still says what is held
     plain = invoke(["convert", "."])
     assert "held: chat.yaml: Deployment ml/chat" in plain.stderr
