@@ -569,6 +569,8 @@ def run_validate(
                 jobs_.append((candidate.display, held, candidate.path, candidate.explicit))
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     limit = config.max_file_size
+    # a named file's documents that ask for GPUs are composed too, as convert composes them
+    gpus = tuple(n.decode("utf-8", "replace") for n in config.needles())
     if workers > 1 and len(jobs_) >= PARALLEL_THRESHOLD:
         from concurrent.futures import ProcessPoolExecutor
 
@@ -580,14 +582,17 @@ def run_validate(
                 [display for display, _data, _path, _named in jobs_],
                 [data for _display, data, _path, _named in jobs_],
                 [path for _display, _data, path, _named in jobs_],
-                [named for _display, _data, _path, named in jobs_],
+                [gpus if named else () for _display, _data, _path, named in jobs_],
                 [limit] * many,
                 [settings] * many,
                 chunksize=4,
             )
             checks = list(_counted(done, many, progress))
     else:
-        done = (_check_file(*job, limit, settings) for job in jobs_)
+        done = (
+            _check_file(display, data, path, gpus if named else (), limit, settings)
+            for display, data, path, named in jobs_
+        )
         checks = list(_counted(done, len(jobs_), progress))
     extra = validate.cross_check(checks, settings)
     if devices is not None:
@@ -603,10 +608,11 @@ def run_validate(
 
 
 def _check_file(
-    display: str, data: bytes | None, path: str, named: bool, limit: int, settings: Any
+    display: str, data: bytes | None, path: str, also: tuple[str, ...], limit: int, settings: Any
 ) -> Any:
-    """``validate.check_file`` of a file, read here when it was not held (``named``: on
-    the command line, so every document of it is read)."""
+    """``validate.check_file`` of a file, read here when it was not held (``also``: the
+    needles of the documents composed besides DRA's, for a file named on the command
+    line)."""
     from dra_migrate import validate
 
     if data is None:
@@ -614,7 +620,7 @@ def _check_file(
             data = discover.read_file(path, limit)
         except discover.Unreadable as exc:
             return validate.FileCheck(FileResult.unreadable(display, exc.code, exc.message))
-    check = validate.check_file(display, data, settings, every_document=named)
+    check = validate.check_file(display, data, settings, also)
     if not suppress.has_marker(data):  # only ignore comments read the text again
         check.result.original = None
     return check

@@ -217,9 +217,9 @@ def test_fail_on_never_reports_only_but_unreadable_input_still_exits_123(
     assert invoke(["convert", "--check", "infer.yaml"]).exit_code == 1
     never = invoke(["convert", "--check", "--fail-on", "never", "infer.yaml"])
     assert never.exit_code == 0 and "infer.yaml:17:13: DRA401 error" in never.stderr
-    (tmp_path / "broken.yaml").write_text("kind: Pod\nmetadata: {name: [x}\n")
+    (tmp_path / "broken.yaml").write_text(DEPLOYMENT.replace("{app: infer}", "{app: [infer}", 1))
     assert invoke(["validate", "--fail-on", "never", "broken.yaml"]).exit_code == 123
-    assert invoke(["convert", "--fail-on", "never", "broken.yaml"]).exit_code == 0  # no GPU
+    assert invoke(["convert", "--fail-on", "never", "broken.yaml"]).exit_code == 123
 
 
 def test_a_clean_check_prints_one_summary_line(
