@@ -103,6 +103,7 @@ VALUE_OPTIONS = frozenset(
         "--config",
         "--context",
         "--exclude",
+        "--fail-on",
         "--feature-gates",
         "--format",
         "--jobs",

@@ -14,6 +14,7 @@ from dra_migrate.cli.options import (
     Command,
     PathType,
     common_options,
+    fail_on_option,
     resolve,
     strategy_option,
     workflow_options,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 )
 @workflow_options
 @strategy_option
+@fail_on_option
 def convert(
     diff: bool,
     check: bool,
@@ -60,6 +62,7 @@ def convert(
     output_dir: Path | None,
     write_through_links: bool,
     verify_builds: bool,
+    fail_on: str,
     **params: Any,
 ) -> None:
     """Rewrite GPU requests as ResourceClaimTemplates and claims."""
@@ -130,18 +133,23 @@ def convert(
                 )
     except KeyboardInterrupt:
         _interrupted(written)
+    status = report.exit_code(changes_fail=check, fail_on=fail_on)
+    if run.hook_mode() and status == 0 and not written and not report_on_stdout:
+        # a hook that passes prints nothing (the --output report is still written)
+        run.emit_report(report, "convert", options, terminal=False)
+        sys.exit(status)
     run.emit_report(report, "convert", options, terminal=report_on_stdout)
     quiet = options.quiet
     if not (report_on_stdout and options.fmt == "github"):  # annotations are the findings:
         # the log never shows one twice
         findings = report.all_findings
         run.print_findings([f for f in findings if not quiet or f.severity.value == "error"])
-    if options.show_suppressed and not quiet:
+    if options.show_suppressed and not quiet and not (report_on_stdout and options.fmt == "github"):
         for s in report.suppressed:
             run.err(f"{s.finding.format()} [suppressed by {escape(s.source)}]")
     if not quiet:
         run.err(_summary(report, mode, check, output_dir))
-    sys.exit(report.exit_code(changes_fail=check))
+    sys.exit(status)
 
 
 @contextlib.contextmanager

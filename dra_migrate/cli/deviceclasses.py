@@ -47,22 +47,39 @@ def deviceclasses(**params: Any) -> None:
             report = run.execute(options)
             plan, found = stages.build(report, options.settings.config, settings)
             yaml_text = plan.classes_yaml
+            installed = [(c["name"], c["driver"]) for c in plan.installed_classes]
         else:
             classes = deviceclasses_of_mapping(
                 options.settings.config, settings.strategy, settings.target, settings.kube_version
             )
             yaml_text, found = classes.yaml, classes.findings
+            installed = [(c.name, c.driver) for c in classes.installed]
     except ConfigError as error:
         run.fail_usage(error)
     findings = [f for f in found if f.code.startswith("DRA5")]
     errors = any(f.severity.value == "error" for f in findings)
     run.print_findings([f for f in findings if not options.quiet or f.severity.value == "error"])
+    if not yaml_text and not errors and not options.quiet:
+        run.err(nothing_to_create(installed, scan_repo))
     text = as_json(yaml_text) if options.fmt == "json" else yaml_text
     if options.output is None:
         run.out(text)
     elif not errors:  # a file is written only when complete
         run.write_output(text, options.output)
     sys.exit(1 if errors else 0)
+
+
+def nothing_to_create(installed: list[tuple[str, str]], scan_repo: bool) -> str:
+    """What an empty output means (on stderr; stdout keeps the empty YAML): the mapping
+    needs no class the drivers do not install, and the installed classes it uses."""
+    what = "what the paths ask for" if scan_repo else "the mapping"
+    if not installed:
+        return f"dra-migrate: no DeviceClass to create: {what} uses no DeviceClass."
+    names = ", ".join(f"{name} (driver {driver})" for name, driver in installed)
+    return (
+        f"dra-migrate: no DeviceClass to create: {what} needs no class the drivers do not "
+        f"install; it uses the classes their drivers install: {names}."
+    )
 
 
 def as_json(yaml_text: str) -> str:

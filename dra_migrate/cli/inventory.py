@@ -18,6 +18,7 @@ from dra_migrate.cli.options import (
     config_option,
     format_option,
     max_file_size_option,
+    must_exist,
     output_option,
     quiet_option,
     with_file_size,
@@ -89,8 +90,15 @@ def inventory(
                 "inventory takes no --context: the kubeconfig context is --kube-context NAME "
                 "(--context is the repository context of the commands that read manifests)"
             )
-        if live == bool(dumps):
+        if live and dumps:
             raise ConfigError("give --cluster, or kubectl get -o yaml dump files, not both")
+        if not live and not dumps:
+            raise ConfigError(
+                "nothing to read: give --cluster (the live cluster of the kubeconfig), or "
+                "dump files of kubectl get pods,nodes,deviceclasses,resourceslices,"
+                "resourceclaims -A -o yaml (docs/cluster.md has the whole list)"
+            )
+        must_exist(dumps)
         if namespace is not None and all_namespaces:
             raise ConfigError("--namespace and --all-namespaces cannot be combined")
         if not live and (reach.kubeconfig or reach.kube_context):

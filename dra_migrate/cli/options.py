@@ -266,6 +266,16 @@ workflow_options = compose(
     ),
 )
 
+# the severities that fail a run (report/model.py FAIL_ON): convert and validate
+fail_on_option = click.option(
+    "--fail-on",
+    type=Choice(["error", "warning", "never"]),
+    default="error",
+    metavar="[error|warning|never]",
+    help="Exit 1 on findings of this severity or worse (default error; warning: warnings "
+    "too; never: findings and changes never fail the run, unreadable input still exits 123).",
+)
+
 strategy_option = click.option(
     "--strategy",
     type=Choice(list(STRATEGIES)),
@@ -351,6 +361,16 @@ def with_file_size(config: Config, max_file_size: str | None) -> Config:
         raise ConfigError(f"--max-file-size: {error.args[0]}") from None
 
 
+def must_exist(paths: tuple[str, ...]) -> None:
+    """A path named on the command line that does not exist is a usage error (exit 2), as
+    black says it (click's ``Path 'x' does not exist``), never a finding of an unread
+    file: nothing was wrong with the input, the command line was. A broken link exists
+    (reading it says what it is: DRA001)."""
+    for path in paths:
+        if path != "-" and not os.path.lexists(path):
+            raise ConfigError(f"{quote_path(path)}: path does not exist")
+
+
 def resolve(params: dict[str, Any], **run: Any) -> RunOptions:
     """The options of a run from a command's parameters (those ``RunOptions`` holds are
     taken out of ``params``; ``run``: more fields, set by the command)."""
@@ -372,6 +392,7 @@ def resolve(params: dict[str, Any], **run: Any) -> RunOptions:
         raise ConfigError("- (stdin) cannot be combined with other paths")
     if paths == ("-",) and (context or changed_since):
         raise ConfigError("--context and --changed-since need paths, not - (stdin)")
+    must_exist(paths)
     if changed_since is not None:
         from dra_migrate.repo.scope import valid_ref
 

@@ -42,6 +42,14 @@ def err(line: str) -> None:
     sys.stderr.flush()
 
 
+def hook_mode() -> bool:
+    """Run by pre-commit, which sets PRE_COMMIT=1 for every hook it runs
+    (pre_commit/commands/run.py): a run that passes prints nothing there, so that a
+    hook's output (``pre-commit run --verbose`` shows a passing hook's too) is only
+    ever something to fix."""
+    return os.environ.get("PRE_COMMIT") == "1"
+
+
 def fail_usage(error: ConfigError) -> NoReturn:
     err(f"dra-migrate: error: {error.format()}")
     sys.exit(EXIT_USAGE)

@@ -15,6 +15,7 @@ from dra_migrate.cli.options import (
     cluster,
     cluster_options,
     common_options,
+    fail_on_option,
     resolve,
     workflow_options,
 )
@@ -58,11 +59,13 @@ if TYPE_CHECKING:
     "defaults. Also featureGates: in the config.",
 )
 @cluster_options
+@fail_on_option
 def validate(
     external_templates: bool,
     slices: str | None,
     feature_gates: str | None,
     live: bool,
+    fail_on: str,
     **params: Any,
 ) -> None:
     """Check DRA objects and the pods that use them: schemas, references, CEL, devices."""
@@ -137,7 +140,10 @@ def validate(
         run.fail_usage(error)
     report.findings[:0] = notes
     run.suppress(report, options, "validate")
-    run.emit_report(report, "validate", options)
-    if options.fmt == "text" and not options.quiet:
+    status = report.exit_code(fail_on=fail_on)
+    # a hook that passes prints nothing (a --format report on stdout is what was asked)
+    quiet = run.hook_mode() and status == 0 and (options.fmt == "text" or bool(options.output))
+    run.emit_report(report, "validate", options, terminal=not quiet)
+    if options.fmt == "text" and not options.quiet and not quiet:
         run.err(run.config_used(options.settings.config))
-    sys.exit(report.exit_code())
+    sys.exit(status)

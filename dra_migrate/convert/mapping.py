@@ -403,10 +403,20 @@ def find_config(start: StrPath, home: StrPath | None = None) -> str | None:
         for name in CONFIG_NAMES:
             candidate = os.path.join(folder, name)
             if os.path.isfile(candidate):
-                return candidate
+                return _shown(candidate)
         if folder == boundary:
             break
     return None
+
+
+def _shown(path: str) -> str:
+    """A found configuration as messages show it: relative to the working folder when it
+    is inside it (``.dra-migrate.yaml``, ``../.dra-migrate.yaml`` is shown whole)."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative.startswith("..") else relative
 
 
 def _home() -> str:
@@ -654,9 +664,35 @@ def _check_schema(data: dict[str, Any], root: Node, display: str, raw: bytes) ->
         return
     error = errors[0]
     node = trees.node_at(root, tuple(error.absolute_path))
-    line, col = trees.position(node)
     where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
-    raise ConfigError(f"invalid configuration at {where}: {error.message}", display, line, col)
+    message = error.message
+    unknown = _unknown_key(error)
+    if unknown is not None:  # at the key itself, with the key it may be a typo of
+        import difflib  # only for a configuration with an unknown key
+
+        key, known = unknown
+        node = next((k for name, k, _v in trees.entries(node) if name == key), node)
+        close = difflib.get_close_matches(key, known, n=1)
+        message = f"unknown key {key!r}" + (
+            f": did you mean {close[0]!r}?"
+            if close
+            else f" (the keys here: {', '.join(sorted(known))})"
+        )
+    line, col = trees.position(node)
+    raise ConfigError(f"invalid configuration at {where}: {message}", display, line, col)
+
+
+def _unknown_key(error: Any) -> tuple[str, list[str]] | None:
+    """(the first unknown key, the keys the schema knows there) of a jsonschema error
+    of ``additionalProperties: false``; None for any other error. The known keys are
+    the schema's own at that level, so every key it gains is offered as it is added."""
+    if error.validator != "additionalProperties" or error.validator_value is not False:
+        return None
+    known = list(error.schema.get("properties") or ())
+    if not isinstance(error.instance, dict):
+        return None
+    extra = [k for k in error.instance if k not in known]
+    return (str(extra[0]), known) if extra else None
 
 
 @functools.cache

@@ -94,9 +94,14 @@ def run(options: RunOptions) -> Report:
         if reported is not None and candidate.real not in reported:
             continue
         if not _worth_parsing(data, needles):
-            if candidate.explicit and not data.strip():
-                empty = finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
-                results[index] = FileResult(candidate.display, Status.UNCHANGED, [empty])
+            if candidate.explicit:  # named on the command line: looked at, so counted
+                empty = not data.strip()
+                found = [
+                    finding("DRA007", candidate.display, 1, 1, "empty file, nothing to convert")
+                ]
+                results[index] = FileResult(
+                    candidate.display, Status.UNCHANGED, found if empty else []
+                )
             continue
         todo.append((index, candidate, data if len(data) <= HELD else None))
     data = b""  # the last file read is not held while the files are processed (read again)
@@ -291,13 +296,16 @@ def mark_pending(report: Report) -> None:
 
     The check fails on these anyway (exit 1); as findings they point at the
     lines to migrate in every format (annotations, SARIF, JUnit) and can be
-    suppressed like any other.
+    suppressed like any other. A request an ignore of DRA401 holds on the device
+    plugin gets its DRA401 too, in any file: the suppression stage moves it to the
+    suppressed findings, so every format counts what the ignore silenced.
     """
     for result in report.files:
-        if result.status is not Status.CHANGED:
-            continue
         for item in result.inventory:
-            if item.device_class is None or item.kept:  # convert leaves it, and says why
+            held = item.kept == suppress.HOLD
+            if item.device_class is None or not (held or result.status is Status.CHANGED):
+                continue
+            if item.kept and not held:  # convert leaves it, and says why
                 continue
             ns = f"{item.namespace}/" if item.namespace else ""
             result.findings.append(
@@ -307,9 +315,17 @@ def mark_pending(report: Report) -> None:
                     item.line,
                     item.col,
                     f"{item.kind} {ns}{item.name}: container '{item.container}' asks for "
-                    f"{item.resource}: {item.value} through the device plugin; convert rewrites "
-                    f"it as a claim on DeviceClass {item.device_class}",
-                    "run dra-migrate convert --write (or the dra-migrate-fix hook) and review the diff",
+                    f"{item.resource}: {item.value} through the device plugin; "
+                    + (
+                        "an ignore holds it there (convert would rewrite it as a claim on "
+                        f"DeviceClass {item.device_class})"
+                        if held
+                        else f"convert rewrites it as a claim on DeviceClass {item.device_class}"
+                    ),
+                    "remove the ignore to migrate it"
+                    if held
+                    else "run dra-migrate convert --write (or the dra-migrate-fix hook) and "
+                    "review the diff",
                 )
             )
         result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
@@ -623,12 +639,13 @@ def run_validate(
         settings = dataclasses.replace(settings, published=published)
     settings = dataclasses.replace(settings, driver_releases=driver_releases(config, published))
 
-    # (display, the bytes, or None for a file over HELD: read again where it is checked)
-    jobs_: list[tuple[str, bytes | None, str]] = []
+    # (display, the bytes, or None for a file over HELD: read again where it is checked,
+    # the real path, named on the command line)
+    jobs_: list[tuple[str, bytes | None, str, bool]] = []
     failed: list[FileResult] = []
     every: list[str] = []  # the real path of every file of the run
     if stdin is not None:
-        jobs_.append((*stdin, ""))
+        jobs_.append((*stdin, "", False))
     else:
         wanted = (*validate.NEEDLES, suppress.MARKER)
         excluded = [*config.exclude, *excludes]
@@ -640,11 +657,15 @@ def run_validate(
             except discover.Unreadable as exc:
                 failed.append(FileResult.unreadable(candidate.display, exc.code, exc.message))
                 continue
-            if _worth_parsing(data, validate.NEEDLES):
+            # a file named on the command line is always checked (and counted), as
+            # convert checks it: a Pod with a YAML syntax error is DRA004, never skipped
+            if candidate.explicit or _worth_parsing(data, validate.NEEDLES):
                 held = data if len(data) <= HELD else None
-                jobs_.append((candidate.display, held, candidate.path))
+                jobs_.append((candidate.display, held, candidate.path, candidate.explicit))
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     limit = config.max_file_size
+    # a named file's documents that ask for GPUs are composed too, as convert composes them
+    gpus = tuple(n.decode("utf-8", "replace") for n in config.needles())
     if workers > 1 and len(jobs_) >= PARALLEL_THRESHOLD:
         from concurrent.futures import ProcessPoolExecutor
 
@@ -653,16 +674,20 @@ def run_validate(
         with ProcessPoolExecutor(workers, initializer=cache.adopt, initargs=rules) as pool:
             done = pool.map(
                 _check_file,
-                [display for display, _data, _path in jobs_],
-                [data for _display, data, _path in jobs_],
-                [path for _display, _data, path in jobs_],
+                [display for display, _data, _path, _named in jobs_],
+                [data for _display, data, _path, _named in jobs_],
+                [path for _display, _data, path, _named in jobs_],
+                [gpus if named else () for _display, _data, _path, named in jobs_],
                 [limit] * many,
                 [settings] * many,
                 chunksize=4,
             )
             checks = list(_counted(done, many, progress))
     else:
-        done = (_check_file(*job, limit, settings) for job in jobs_)
+        done = (
+            _check_file(display, data, path, gpus if named else (), limit, settings)
+            for display, data, path, named in jobs_
+        )
         checks = list(_counted(done, len(jobs_), progress))
     extra = validate.cross_check(checks, settings)
     if devices is not None:
@@ -677,8 +702,12 @@ def run_validate(
     return Report(failed + [c.result for c in checks], [f for f, _files in renamed])
 
 
-def _check_file(display: str, data: bytes | None, path: str, limit: int, settings: Any) -> Any:
-    """``validate.check_file`` of a file, read here when it was not held."""
+def _check_file(
+    display: str, data: bytes | None, path: str, also: tuple[str, ...], limit: int, settings: Any
+) -> Any:
+    """``validate.check_file`` of a file, read here when it was not held (``also``: the
+    needles of the documents composed besides DRA's, for a file named on the command
+    line)."""
     from dra_migrate import validate
 
     if data is None:
@@ -686,7 +715,7 @@ def _check_file(display: str, data: bytes | None, path: str, limit: int, setting
             data = discover.read_file(path, limit)
         except discover.Unreadable as exc:
             return validate.FileCheck(FileResult.unreadable(display, exc.code, exc.message))
-    check = validate.check_file(display, data, settings)
+    check = validate.check_file(display, data, settings, also)
     if not suppress.has_marker(data):  # only ignore comments read the text again
         check.result.original = None
     return check

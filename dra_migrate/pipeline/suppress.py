@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from dra_migrate.convert.mapping import Config, IgnoreEntry
 from dra_migrate.report.findings import CODES, Finding, InputProblem, finding
-from dra_migrate.report.model import FileResult, Report, Suppressed
+from dra_migrate.report.model import HELD, FileResult, Report, Suppressed
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ _DOCUMENTED = re.compile(
     r"#[ \t]*dra-migrate:[ \t]*ignore(?:\[(?P<codes>[^\]\n]*)\])?[ \t]*\r?$", re.MULTILINE
 )
 _CODE = re.compile(r"^DRA\d{3}$")
-HOLD = "DRA401"  # an ignore of this code (or of all) keeps the object on the device plugin
+HOLD = HELD  # an ignore of this code (or of all) keeps the object on the device plugin
 
 # the series of codes a command reports: an ignore of other codes is never stale in it
 SERIES = {"convert": "0129", "validate": "039"}

@@ -2,8 +2,9 @@
 
 ``::error file=path,line=l,col=c,title=DRAnnn::message`` per finding (``warning``
 and ``notice`` for the other severities), paths relative to the repository root;
-``scan`` adds a notice per GPU request still to migrate. The last line is the
-summary, as plain text for the log.
+``scan`` adds a notice per GPU request still to migrate. With ``--show-suppressed``
+each suppressed finding is a plain line of the log (no annotation). The last line is
+the summary, as plain text for the log.
 
 Every field from the input is untrusted: unsafe characters are escaped as the
 text view escapes them, and no ``::`` or ``##[`` in a name can start a command
@@ -66,5 +67,10 @@ def render(report: Report, command: str) -> str:
     lines = [annotation(f) for f in report.all_findings]
     if command == "scan":
         lines += [request(item) for item in report.inventory]
+    if report.show_suppressed:  # plain lines of the log: an annotation would undo the ignore
+        lines += [
+            inert(f"{s.finding.format()} [suppressed by {escape(s.source)}]")
+            for s in report.suppressed
+        ]
     lines.append(inert(summary_line(report, command)))
     return "\n".join(lines) + "\n"

@@ -1,7 +1,8 @@
 """JUnit XML, for CI systems that show test reports (GitLab, Jenkins, Azure DevOps).
 
 One test case per file looked at, a ``failure`` per error finding in it;
-warnings and notes go to the case's ``system-out``. Findings about the run
+warnings and notes go to the case's ``system-out`` (with ``--show-suppressed``, the
+suppressed findings too, each marked; the summary counts them either way). Findings about the run
 itself (no file) make a case of their own, named ``dra-migrate``.
 """
 
@@ -10,8 +11,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from dra_migrate.report.findings import XML_INERT, Finding, Severity, inert, utf8
-from dra_migrate.report.model import Report
+from dra_migrate.report.findings import XML_INERT, Finding, Severity, escape, inert, utf8
+from dra_migrate.report.model import Report, Suppressed
 from dra_migrate.report.summary import summary_line
 
 # XML 1.0 cannot hold most control characters, even escaped
@@ -22,7 +23,13 @@ def _clean(text: str) -> str:
     return _INVALID_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", utf8(text))
 
 
-def _case(suite: ET.Element, command: str, name: str, findings: list[Finding]) -> tuple[int, int]:
+def _case(
+    suite: ET.Element,
+    command: str,
+    name: str,
+    findings: list[Finding],
+    suppressed: list[Suppressed] | None = None,
+) -> tuple[int, int]:
     case = ET.SubElement(
         suite, "testcase", classname=f"dra-migrate.{command}", name=_clean(name), time="0"
     )
@@ -39,6 +46,10 @@ def _case(suite: ET.Element, command: str, name: str, findings: list[Finding]) -
             failure.text = _clean(f.format())
         else:
             others.append(_clean(f"{f.severity.value}: {f.format()}"))
+    others += [
+        _clean(f"suppressed: {s.finding.format()} [suppressed by {escape(s.source)}]")
+        for s in suppressed or ()
+    ]
     if others:
         ET.SubElement(case, "system-out").text = "\n".join(others) + "\n"
     return 1, failures
@@ -52,8 +63,12 @@ def render(report: Report, command: str) -> str:
     if report.findings:
         t, f = _case(suite, command, "dra-migrate", report.findings)
         tests, failures = tests + t, failures + f
+    silenced: dict[str, list[Suppressed]] = {}
+    if report.show_suppressed:
+        for s in report.suppressed:
+            silenced.setdefault(s.finding.path, []).append(s)
     for result in report.files:
-        t, f = _case(suite, command, result.path, result.findings)
+        t, f = _case(suite, command, result.path, result.findings, silenced.get(result.path, []))
         tests, failures = tests + t, failures + f
     ET.SubElement(suite, "system-out").text = summary_line(report, command) + "\n"
     for element in (root, suite):

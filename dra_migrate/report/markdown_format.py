@@ -74,6 +74,13 @@ def _render(report: Report, command: str) -> str:
         findings=findings,
         codes=[(code, CODES[code], counts[code]) for code in sorted(counts)],
         suppressed=report.suppressed if report.show_suppressed else [],
+        # the workloads an ignore keeps on the device plugin, each once
+        held=list(
+            dict.fromkeys(
+                (i.path, f"{i.kind} {i.namespace + '/' if i.namespace else ''}{i.name}")
+                for i in report.held()
+            )
+        ),
         docs_url=FINDINGS_URL,
         command=command,
         cluster=report.cluster,

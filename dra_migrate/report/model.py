@@ -59,7 +59,16 @@ EXIT_USAGE = 2
 EXIT_UNPROCESSED = 123  # some input could not be processed
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: the reader of stdout closed it (| head), as git ends
 AUTOMATIC = frozenset({"DRA401"})  # errors that convert --write fixes: no manual action
+HELD = "DRA401"  # what an ignore of DRA401 (or of every code) keeps on the device plugin says
 EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM: what was written is said on stderr
+
+
+# --fail-on: the severities that fail a run (None: nothing a run finds fails it)
+FAIL_ON: dict[str, frozenset[Severity] | None] = {
+    "error": frozenset({Severity.ERROR}),
+    "warning": frozenset({Severity.ERROR, Severity.WARNING}),
+    "never": None,
+}
 
 
 class Status(enum.StrEnum):
@@ -175,7 +184,13 @@ class Report:
 
     def manual(self) -> list[tuple[str, list[str]]]:
         """(path, codes) of the files that need a person: left untouched by a blocking
-        finding, reported by design (chart, values, patch), or with an error finding."""
+        finding, reported by design (chart, values, patch), or with an error finding.
+
+        The codes are the file's errors, else its warnings, else its notes. A file left
+        untouched only for findings an ignore silenced is not listed: its GPU requests
+        are held (``held``); one that could not be processed is, with its silenced
+        codes marked as such. A file with no code at all is listed without any."""
+        silenced = self._silenced()
         out = []
         for f in self.files:
             errors = [
@@ -184,9 +199,33 @@ class Report:
                 if x.severity is Severity.ERROR and x.code not in AUTOMATIC
             ]
             if f.status in (Status.FAILED, Status.REPORTED) or errors:
-                codes = errors or [x.code for x in f.findings if x.severity is Severity.WARNING]
+                warnings = [x.code for x in f.findings if x.severity is Severity.WARNING]
+                codes = errors or warnings or [x.code for x in f.findings]
+                if not codes and silenced.get(f.path):
+                    if f.status is Status.REPORTED:
+                        continue  # held by the ignore: named by ``held``
+                    codes = [f"{code} suppressed" for code in silenced[f.path]]
                 out.append((f.path, sorted(set(codes))))
         return out
+
+    def held(self) -> list[InventoryItem]:
+        """The GPU requests an ignore keeps on the device plugin: held by an ignore of
+        DRA401 (or of every code), or kept by a finding an ignore silenced."""
+        silenced = self._silenced()
+        return [
+            item
+            for item in self.inventory
+            if item.gpu
+            and item.kept
+            and (item.kept == HELD or item.kept in silenced.get(item.path, ()))
+        ]
+
+    def _silenced(self) -> dict[str, list[str]]:
+        """The codes of each file's suppressed findings, sorted."""
+        codes: dict[str, set[str]] = {}
+        for s in self.suppressed:
+            codes.setdefault(s.finding.path, set()).add(s.finding.code)
+        return {path: sorted(found) for path, found in codes.items()}
 
     @property
     def all_findings(self) -> list[Finding]:
@@ -202,12 +241,18 @@ class Report:
     def count(self, status: Status) -> int:
         return sum(1 for f in self.files if f.status is status)
 
-    def exit_code(self, changes_fail: bool = False) -> int:
+    def exit_code(self, changes_fail: bool = False, fail_on: str = "error") -> int:
+        """The exit status: 123 for input that could not be processed, whatever
+        ``fail_on`` says; else 1 for changes (``--check``) and findings at or above the
+        threshold (``--fail-on``: ``error``, ``warning``, or ``never``: 0)."""
         if any(f.status is Status.FAILED for f in self.files):
             return EXIT_UNPROCESSED
+        failing = FAIL_ON[fail_on]
+        if failing is None:
+            return EXIT_OK
         if (changes_fail or self.changes_fail) and self.count(Status.CHANGED):
             return EXIT_FINDINGS
-        if any(f.severity is Severity.ERROR for f in self.all_findings):
+        if any(f.severity in failing for f in self.all_findings):
             return EXIT_FINDINGS
         return EXIT_OK
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the cluster and plan views only: the scan and convert views
     from dra_migrate.report.migration import MigrationPlan, Total
 
 MANUAL_SHOWN = 20  # files named in the summary before "and N more"
+NOTHING_TO_DO = "nothing to do: no GPU extended resource is left to convert."
 
 
 class Console:
@@ -291,32 +292,65 @@ def _api_line(report: Report, verb: str) -> str:
 
 
 def _manual_lines(report: Report) -> list[str]:
+    """The files a person must edit, each with its codes, then the workloads an ignore
+    holds on the device plugin."""
     manual = report.manual()
+    lines = _held_lines(report)
     if not manual:
-        return []
+        return lines
     shown = [
-        f"dra-migrate: manual action: {quote_path(path)} ({', '.join(codes)})"
+        f"dra-migrate: manual action: {quote_path(path)}"
+        + (f" ({', '.join(codes)})" if codes else "")
         for path, codes in manual[:MANUAL_SHOWN]
     ]
     if len(manual) > MANUAL_SHOWN:
         shown.append(f"dra-migrate: manual action: ... and {len(manual) - MANUAL_SHOWN} more")
-    return [f"dra-migrate: {len(manual)} file(s) need manual action:", *shown]
+    return [f"dra-migrate: {len(manual)} file(s) need manual action:", *shown, *lines]
+
+
+def _held_lines(report: Report) -> list[str]:
+    """``held on the device plugin by an ignore: path: Kind ns/name (codes)``, a line a
+    workload: what the ignores keep as it is, which is never "nothing to do"."""
+    workloads: dict[tuple[str, str], set[str]] = {}
+    for item in report.held():
+        ns = f"{item.namespace}/" if item.namespace else ""
+        workloads.setdefault((item.path, f"{item.kind} {ns}{item.name}"), set()).add(item.kept)
+    if not workloads:
+        return []
+    shown = [
+        f"dra-migrate: held: {quote_path(path)}: {escape(name)} ({', '.join(sorted(codes))})"
+        for (path, name), codes in list(workloads.items())[:MANUAL_SHOWN]
+    ]
+    if len(workloads) > MANUAL_SHOWN:
+        shown.append(f"dra-migrate: held: ... and {len(workloads) - MANUAL_SHOWN} more")
+    return [
+        f"dra-migrate: {len(workloads)} workload(s) held on the device plugin by an ignore:",
+        *shown,
+    ]
 
 
 def convert_summary(report: Report, done: bool, check: bool, output_dir: str | None) -> str:
     """The lines ``convert`` ends with (on standard error): counts, the API version
-    and mapping used, the files a person must edit, and what to do next."""
+    and mapping used, the files a person must edit, and what to do next; one line
+    when there is nothing to do (docs/ci.md: quiet when all is well)."""
     s = report.summary()
     verb = "converted" if done else "would be converted"
     parts = [f"{s['changed']} file(s) {verb}", f"{s['unchanged']} unchanged"]
-    if s["reported"]:
-        parts.append(f"{s['reported']} reported for manual action")
+    listed = {path for path, _codes in report.manual()}
+    reported = sum(1 for f in report.files if f.status is Status.REPORTED and f.path in listed)
+    if reported:
+        parts.append(f"{reported} reported for manual action")
+    if s["reported"] > reported:  # left as they are for findings an ignore silenced
+        parts.append(f"{s['reported'] - reported} held by an ignore")
     if s["failed"]:
         parts.append(f"{s['failed']} could not be processed")
     if output_dir is not None:
         parts.append(f"written under {quote_path(output_dir)}")
     if s["suppressed"]:
         parts.append(f"{s['suppressed']} finding(s) suppressed")
+    step = _next_step(report, done, check, bool(listed))
+    if step == NOTHING_TO_DO and not s["failed"]:  # quiet when all is well: one line
+        return "dra-migrate: " + ", ".join(parts) + ": " + NOTHING_TO_DO
     lines = ["dra-migrate: " + ", ".join(parts) + "."]
     if report.api_version:
         lines.append(_api_line(report, "wrote" if done else "writes"))
@@ -329,9 +363,8 @@ def convert_summary(report: Report, done: bool, check: bool, output_dir: str | N
             f"dra-migrate: {bridged} workload(s) bridged: left on their extended resource, "
             "served through a DeviceClass with extendedResourceName (DRA514)."
         )
-    manual = _manual_lines(report)
-    lines.extend(manual)
-    lines.append("dra-migrate: next: " + _next_step(report, done, check, bool(manual)))
+    lines.extend(_manual_lines(report))
+    lines.append("dra-migrate: next: " + step)
     return "\n".join(lines)
 
 
@@ -368,7 +401,15 @@ def _next_step(report: Report, done: bool, check: bool, manual: bool) -> str:
         steps.append("review the changes, then check them with dra-migrate validate")
     if not steps:
         bridged = any(f.code == "DRA514" for f in report.all_findings)
-        kept = sum(1 for i in report.inventory if i.kept and i.gpu and i.device_class)
+        held = {id(i) for i in report.held()}
+        kept = sum(
+            1 for i in report.inventory if i.kept and i.gpu and i.device_class and id(i) not in held
+        )
+        if held and not kept:
+            return (
+                f"nothing to convert: the {len(held)} GPU request(s) left are held on the device "
+                "plugin by the ignores listed (remove an ignore to migrate its workload)."
+            )
         if kept:
             return (
                 f"{kept} GPU request(s) stay on the device plugin for the reasons the findings "
@@ -376,7 +417,7 @@ def _next_step(report: Report, done: bool, check: bool, manual: bool) -> str:
             )
         if bridged:
             return "nothing to do: every GPU request left is served through the bridge."
-        return "nothing to do: no GPU extended resource is left to convert."
+        return NOTHING_TO_DO
     if manual or report.count(Status.FAILED):
         steps.append("run dra-migrate convert --check again")
     return "; ".join(steps) + "."

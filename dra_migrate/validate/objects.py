@@ -36,12 +36,17 @@ MAX_ANNOTATIONS_BYTES = 256 * 1024
 NEEDLES = (b"resource.k8s.io", b"resourceClaim", b"claims", b"Namespace")  # Namespace: DRA360
 
 
-def check_file(display: str, raw: bytes, settings: ValidateSettings) -> FileCheck:
+def check_file(
+    display: str, raw: bytes, settings: ValidateSettings, also: tuple[str, ...] = ()
+) -> FileCheck:
+    """One file's checks. Only its documents that mention DRA are composed, or one of
+    ``also`` (a file named on the command line: the GPU resources convert looks for,
+    so a Pod with a YAML error is DRA004 there as it is in convert)."""
     try:
         source = sources.decode(display, raw)
         if not source.text.strip() or templates.is_template(source):
             return FileCheck(FileResult(display, Status.UNCHANGED, original=raw))
-        docs = compose.parse(source, [n.decode() for n in NEEDLES])
+        docs = compose.parse(source, [*(n.decode() for n in NEEDLES), *also])
     except InputProblem as problem:
         return FileCheck(FileResult(display, Status.FAILED, [problem.finding], original=raw))
     return check_documents(source, docs, settings, raw)

@@ -327,7 +327,9 @@ def test_the_documented_forms_silence(tmp_path: Path, marker: str) -> None:
     (tmp_path / "p.yaml").write_text(SUPPRESSED_POD.format(marker=marker))
     done = run(tmp_path, "convert", "--check", "p.yaml")
     assert done.exit_code == 0, done.output  # held on the device plugin, as documented
-    assert "DRA405" not in done.output and "DRA401" not in done.output
+    assert "DRA405" not in done.output and ": DRA401 error" not in done.output
+    assert "held: p.yaml: Pod ml/p (DRA401)" in done.stderr  # silenced, and named as held
+    assert "1 finding(s) suppressed" in done.stderr
 
 
 BROKEN = (

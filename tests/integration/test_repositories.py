@@ -68,7 +68,10 @@ def test_summary_names_api_version_mapping_and_next_step(tmp_path: Path) -> None
     assert "next: review the changes, then check them with dra-migrate validate" in err
     again = run_cli(["convert", "--check", "."], tmp_path)
     assert again.returncode == 0
-    assert "next: nothing to do" in again.stderr.decode()
+    assert again.stderr.decode().endswith(
+        "unchanged: nothing to do: no GPU extended resource is left to convert.\n"
+    )
+    assert again.stderr.count(b"\n") == 1  # quiet when all is well: one summary line
 
 
 def test_summary_lists_files_that_need_manual_action(tmp_path: Path) -> None:

@@ -412,9 +412,9 @@ def test_every_example_configuration_is_valid() -> None:
             "'^DRA[0-9]{3}$'",
         ),
         (
-            "version: 1\nextra: 1\n",
-            "1:1: invalid configuration at (top level): Additional properties are not "
-            "allowed ('extra' was unexpected)",
+            "version: 1\nresorces: []\n",
+            "2:1: invalid configuration at (top level): unknown key 'resorces': did you "
+            "mean 'resources'?",
         ),
         (
             "resources:\n- name: example.com/gpu\n  deviceClass: Not_A_Name\n",

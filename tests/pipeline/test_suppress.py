@@ -256,3 +256,107 @@ def test_json_with_suppressed_findings_matches_the_published_schema(tmp_path: Pa
         data = _json([command, "."], tmp_path)
         jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
     assert _json(["convert", "."], tmp_path)["suppressed"]
+
+
+# --- what an ignore holds is counted and named (issue 27) -----------------------------
+
+BAD_REQUESTS = """\
+apiVersion: v1
+kind: Pod  # dra-migrate: ignore[DRA103]
+metadata:
+  name: bad
+spec:
+  containers:
+  - name: c
+    image: registry.example.com/cuda:12
+    resources:
+      requests:
+        nvidia.com/gpu: 2
+"""
+
+
+def _held_deployment(tmp_path: Path, how: str) -> None:
+    if how == "inline":
+        text = PRODUCT.replace(
+            "kind: Deployment", "kind: Deployment  # dra-migrate: ignore[DRA401]"
+        )
+    else:
+        text = PRODUCT
+        (tmp_path / ".dra-migrate.yaml").write_text(
+            "version: 1\nignore:\n  - path: chat.yaml\n    codes: [DRA401]\n"
+        )
+    (tmp_path / "chat.yaml").write_text(text)
+
+
+@pytest.mark.parametrize("how", ["inline", "config"])
+def test_an_ignore_of_dra401_is_counted_in_every_format_and_the_workload_named_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    from tests.helpers.cli_runner import invoke
+
+    _held_deployment(tmp_path, how)
+    monkeypatch.chdir(tmp_path)
+    done = invoke(["convert", "--check", "--format", "json", "."])
+    data = json.loads(done.stdout)
+    assert done.exit_code == 0
+    assert data["summary"]["suppressed"] == 1
+    [entry] = data["suppressed"]
+    assert entry["code"] == "DRA401" and entry["line"] == 17
+    assert "an ignore holds it there" in entry["message"]
+    text = invoke(["convert", "--check", "--show-suppressed", "."])
+    assert "chat.yaml:17:13: DRA401 error:" in text.stderr and "[suppressed by " in text.stderr
+    assert "1 finding(s) suppressed" in text.stderr
+    assert "held: chat.yaml: Deployment ml/chat (DRA401)" in text.stderr
+    assert "nothing to do" not in text.stderr and "held on the device plugin" in text.stderr
+    sarif = json.loads(invoke(["convert", "--check", "--format", "sarif", "."]).stdout)
+    [result] = sarif["runs"][0]["results"]
+    assert result["ruleId"] == "DRA401" and result["suppressions"]
+    junit = invoke(["convert", "--check", "--format", "junit", "--show-suppressed", "."]).stdout
+    assert 'failures="0"' in junit and "suppressed: chat.yaml:17:13: DRA401" in junit
+    assert "1 suppressed" in junit
+    github = invoke(["convert", "--check", "--format", "github", "--show-suppressed", "."])
+    assert "::error" not in github.stdout and github.stdout.count("DRA401") == 1
+    assert github.stdout.rstrip().endswith("1 suppressed") and "suppressed by" not in github.stderr
+    md = invoke(["convert", "--check", "--format", "markdown", "."]).stdout
+    assert (
+        "1 suppressed" in md and "held on the device plugin by an ignore: `chat.yaml`" in md.lower()
+    )
+    # without --check nothing is reported, and the summary still says what is held
+    plain = invoke(["convert", "."])
+    assert "held: chat.yaml: Deployment ml/chat" in plain.stderr
+    assert "nothing to do" not in plain.stderr
+
+
+def test_a_suppressed_blocking_finding_holds_the_file_and_no_list_is_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.helpers.cli_runner import invoke
+
+    (tmp_path / "bad-requests.yaml").write_text(BAD_REQUESTS)
+    monkeypatch.chdir(tmp_path)
+    done = invoke(["convert", "--check", "--show-suppressed", "."])
+    assert "()" not in done.stderr
+    assert "manual action" not in done.stderr
+    assert "bad-requests.yaml:11:9: DRA103 error:" in done.stderr  # listed, as suppressed
+    assert "1 held by an ignore" in done.stderr
+    assert "held: bad-requests.yaml: Pod bad (DRA103)" in done.stderr
+    assert done.exit_code == 0
+    data = json.loads(invoke(["convert", "--check", "--format", "json", "."]).stdout)
+    assert data["summary"]["suppressed"] == 1 and data["suppressed"][0]["code"] == "DRA103"
+
+
+def test_a_file_that_cannot_be_processed_names_its_silenced_codes(tmp_path: Path) -> None:
+    from dra_migrate.report.findings import finding
+    from dra_migrate.report.model import FileResult, Report, Status, Suppressed
+    from dra_migrate.report.text_format import convert_summary
+
+    broken = finding("DRA004", "broken.yaml", 3, 1, "malformed YAML")
+    report = Report([FileResult("broken.yaml", Status.FAILED)])
+    report.suppressed.append(Suppressed(broken, "config", ".dra-migrate.yaml:3:5"))
+    assert report.manual() == [("broken.yaml", ["DRA004 suppressed"])]
+    assert "manual action: broken.yaml (DRA004 suppressed)" in convert_summary(
+        report, False, True, None
+    )
+    report.files[0].status = Status.REPORTED  # a file of nothing at all: no parentheses
+    report.suppressed.clear()
+    assert "manual action: broken.yaml\n" in convert_summary(report, False, True, None)
