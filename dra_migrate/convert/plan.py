@@ -601,7 +601,7 @@ def _counts(
     container's ``requests`` and ``limits`` entries of the resource, the limit last):
     their line comments move onto the count they describe. A request that several asks
     add up to (an init container's extra devices) takes none."""
-    counts = []
+    counts: list[tuple[tuple[str | int, ...], Replaced]] = []
     for index, request in enumerate(requests):
         ask = request.ask
         if ask is None:
@@ -615,7 +615,7 @@ def _counts(
             if name == ask.resource
         )
         body: tuple[str, ...] = () if target == "v1beta1" else ("exactly",)
-        path = ("spec", "spec", "devices", "requests", index, *body, "count")
+        path: tuple[str | int, ...] = ("spec", "spec", "devices", "requests", index, *body, "count")
         counts.append((path, replaced))
     return tuple(counts)
 
