@@ -7,7 +7,6 @@ here as plain numbers and drawn by the template.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -84,15 +83,12 @@ def total(totals: list[Total], workloads: int) -> Total:
     return Total("Total", workloads, sum(t.gpus for t in totals), sum(t.per_node for t in totals))
 
 
-_BREAK_AFTER = re.compile(r"([/.])")
-
-
-def breaks(value: Any) -> Any:
-    """A path or field path, escaped, that may break only after a ``/`` or a ``.``
-    (``<wbr>``), never inside a name."""
+def breaks(value: Any, after: str = "/") -> Any:
+    """A path, escaped, that may break only after a ``/`` (``<wbr>``), never inside a
+    name; a field path (``spec.template.spec``) with ``after="."``."""
     from markupsafe import Markup, escape
 
-    return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(_utf8(value)))))
+    return Markup(str(escape(_utf8(value))).replace(after, after + "<wbr>"))
 
 
 def render(report: Report, command: str) -> str:

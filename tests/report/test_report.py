@@ -472,8 +472,9 @@ def test_html_groups_workloads_that_share_a_strategy_and_reason() -> None:
     groups = [r[0] for r in rows if len(r) == 1]
     assert len(groups) == 4 and "(9 workload(s))" in next(g for g in groups if reason in g)
     assert len([r for r in rows[1:] if len(r) == 5]) == 12
-    # paths may break after a / only: no cell breaks a name
-    assert "examples/<wbr>apps/<wbr>inference-deployment.<wbr>yaml:53:13" in page
+    # paths may break after a / only, field paths after a .: no cell breaks a name
+    assert "examples/<wbr>apps/<wbr>inference-deployment.yaml:53:13" in page
+    assert "spec.<wbr>jobTemplate.<wbr>spec.<wbr>template.<wbr>spec" in page
 
 
 def test_html_says_what_is_asked_for_and_where_it_goes_with_totals_that_add_up() -> None:
@@ -510,7 +511,7 @@ def test_waves_name_same_named_workloads_with_their_file(tmp_path: Path) -> None
     assert f"1. {name} in `gke-b/deploy.yaml:15`," in markdown
     html = _report(tmp_path, "html")
     for folder in ("gke-a", "gke-b"):
-        assert f"in <code>{folder}/<wbr>deploy.<wbr>yaml:15</code>" in html
+        assert f"in <code>{folder}/<wbr>deploy.yaml:15</code>" in html
     # a name no other workload has needs no file
     (tmp_path / "gke-b" / "deploy.yaml").write_text(deployment(name="other"))
     assert " in gke-a/deploy.yaml" not in _report(tmp_path, "text")
