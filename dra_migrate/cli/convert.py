@@ -143,7 +143,8 @@ def convert(
     if not (report_on_stdout and options.fmt == "github"):  # annotations are the findings:
         # the log never shows one twice
         findings = report.all_findings
-        run.print_findings([f for f in findings if not quiet or f.severity.value == "error"])
+        shown = [f for f in findings if not quiet or f.severity.value == "error"]
+        run.print_findings(shown, options.color)
     if options.show_suppressed and not quiet and not (report_on_stdout and options.fmt == "github"):
         for s in report.suppressed:
             run.err(f"{s.finding.format()} [suppressed by {escape(s.source)}]")

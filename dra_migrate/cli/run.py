@@ -55,9 +55,26 @@ def fail_usage(error: ConfigError) -> NoReturn:
     sys.exit(EXIT_USAGE)
 
 
-def print_findings(findings: list[Finding]) -> None:
-    for f in findings:
-        err(f.format())
+def print_findings(findings: list[Finding], color: str = "auto") -> None:
+    """Findings on stderr, after what stdout has so far: laid out for a terminal on one
+    (the hint on its own lines, wrapped to the width), one plain line each elsewhere."""
+    if not findings:
+        return
+    if color != "always" and not _isatty(sys.stderr):  # no rich, no terminal view
+        for f in findings:
+            err(f.format())
+        return
+    from dra_migrate.report import terminal
+
+    sys.stdout.flush()
+    terminal.findings_to(findings, sys.stderr, color, os.environ)
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 @contextlib.contextmanager

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from dra_migrate.convert.operations import AddObject, AppendEntry, AppendItems, Edit, RemoveEntry
+from dra_migrate.convert.operations import (
+    AddObject,
+    AppendEntry,
+    AppendItems,
+    Edit,
+    RemoveEntry,
+    Replaced,
+)
 from dra_migrate.manifests.sources import Document, Source, line_end, line_start
 from dra_migrate.manifests.trees import content_end, entry_end, is_flow, walk
 from dra_migrate.report.findings import escape, has_unsafe, unsafe
@@ -157,6 +164,15 @@ def double_quoted(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+# a comment moved to an inserted line: the blanks before its ``#``, and the comment
+Carried = list[tuple[str, str]]
+# the place of a value in a generated object: its keys and indices from the top
+Path = tuple[str | int, ...]
+# comments moved onto scalar entries of a generated object (a count), by their path
+Notes = Mapping[Path, Carried]
+NO_NOTES: Notes = {}
+
+
 def render_flow(value: Any, style: Style) -> str:
     if style.json:
         return json.dumps(value, separators=(", ", ": "))
@@ -171,14 +187,21 @@ def render_flow(value: Any, style: Style) -> str:
     return scalar_text(value, style, flow=True)
 
 
-def render_entry(key: str, value: Any, column: int, style: Style) -> list[str]:
-    """Lines of a block mapping entry whose key starts at ``column``."""
+def render_entry(
+    key: str, value: Any, column: int, style: Style, notes: Notes = NO_NOTES, at: Path = ()
+) -> list[str]:
+    """Lines of a block mapping entry whose key starts at ``column``; ``notes`` are the
+    comments moved onto the scalar entries of the value rendered at ``at`` (its path:
+    keys and indices), by the path of each entry."""
     pad = " " * column
     head = f"{pad}{scalar_text(key, style, key=True)}:"
+    here = (*at, key)
     if isinstance(value, Mapping) and value:
-        return [head, *render_mapping(value, column + style.indent, style)]
+        return [head, *render_mapping(value, column + style.indent, style, notes, here)]
     if isinstance(value, (list, tuple)) and value:
-        return [head, *render_sequence(value, column + style.seq_offset, style)]
+        return [head, *render_sequence(value, column + style.seq_offset, style, notes, here)]
+    if here in notes:
+        return _carry([f"{head} {render_flow(value, style)}"], 0, notes[here])
     if isinstance(value, str) and not style.json and _literal_ok(value):
         # a multi-line string (a CEL selector with // comments) as a literal block
         chomp = "" if value.endswith("\n") else "-"
@@ -200,24 +223,28 @@ def _literal_ok(text: str) -> bool:
     )
 
 
-def render_mapping(value: Mapping[str, Any], column: int, style: Style) -> list[str]:
+def render_mapping(
+    value: Mapping[str, Any], column: int, style: Style, notes: Notes = NO_NOTES, at: Path = ()
+) -> list[str]:
     lines: list[str] = []
     for key, item in value.items():
-        lines.extend(render_entry(key, item, column, style))
+        lines.extend(render_entry(key, item, column, style, notes, at))
     return lines
 
 
-def render_sequence(values: Sequence[Any], column: int, style: Style) -> list[str]:
+def render_sequence(
+    values: Sequence[Any], column: int, style: Style, notes: Notes = NO_NOTES, at: Path = ()
+) -> list[str]:
     """Lines of block sequence items whose dashes sit at ``column``."""
     lines: list[str] = []
     pad = " " * column
-    for item in values:
+    for index, item in enumerate(values):
         if isinstance(item, Mapping) and item:
-            body = render_mapping(item, column + 2, style)
+            body = render_mapping(item, column + 2, style, notes, (*at, index))
             lines.append(f"{pad}- {body[0][column + 2 :]}")
             lines.extend(body[1:])
         elif isinstance(item, (list, tuple)) and item:
-            body = render_sequence(item, column + 2, style)
+            body = render_sequence(item, column + 2, style, notes, (*at, index))
             lines.append(f"{pad}- {body[0][column + 2 :]}")
             lines.extend(body[1:])
         else:
@@ -230,12 +257,14 @@ def comment_line(comment: str) -> str:
     return "# " + escape(comment)
 
 
-def render_document(obj: Mapping[str, Any], comment: str, style: Style) -> str:
+def render_document(
+    obj: Mapping[str, Any], comment: str, style: Style, notes: Notes = NO_NOTES
+) -> str:
     nl = style.newline
     if style.json:
         return json.dumps(obj, indent=style.indent) + nl
     lines = [comment_line(comment)] if comment else []
-    lines += render_mapping(obj, 0, style)
+    lines += render_mapping(obj, 0, style, notes)
     return nl.join(lines) + nl
 
 
@@ -272,7 +301,7 @@ def apply_regions(
         splices.append(Splice(start, end, rank, order, new))
         order += 1
 
-    moved, skip = _moved_comments(text, edits, style)
+    moved, notes, skip = _moved_comments(text, edits, style)
 
     # Group per mapping so removals and additions on one flow mapping agree.
     removals: dict[int, list[RemoveEntry]] = {}
@@ -315,7 +344,10 @@ def apply_regions(
 
                 seq = get(workload.doc.root, "items")
                 assert isinstance(seq, SequenceNode)
-                start, end, new = _append_items(text, seq, (edit.obj,), style, edit.comment)
+                item = {(0, *path): c for path, c in notes.get(id(edit), {}).items()}
+                start, end, new = _append_items(
+                    text, seq, (edit.obj,), style, edit.comment, notes=item
+                )
                 add(start, end, new, seq)
                 continue
             if style.json:
@@ -325,7 +357,10 @@ def apply_regions(
             add(
                 at,
                 at,
-                prefix + "---" + style.newline + render_document(edit.obj, edit.comment, style),
+                prefix
+                + "---"
+                + style.newline
+                + render_document(edit.obj, edit.comment, style, notes.get(id(edit), {})),
             )
 
     result, regions = _splice(text, splices)
@@ -362,17 +397,15 @@ def _lines(lines: list[str], style: Style) -> str:
     return "".join(line + style.newline for line in lines)
 
 
-# a comment moved to an inserted line: the blanks before its ``#``, and the comment
-Carried = list[tuple[str, str]]
-
-
 def _moved_comments(
     text: str, edits: Sequence[Edit], style: Style
-) -> tuple[dict[int, Carried], set[int]]:
-    """The comments on removed lines that move to the item replacing them (a comment on
-    ``nvidia.com/gpu: 1`` follows the claim reference), per edit; and the offsets of
-    the lines they leave. A comment moves only between block lines, and only off a
-    line that is removed; anywhere else it stays where it was, on a line of its own."""
+) -> tuple[dict[int, Carried], dict[int, dict[Path, Carried]], set[int]]:
+    """The comments on removed lines that move: onto the count of a generated template
+    that the removed line asked for (per ``AddObject``, by the count's path), else onto
+    the item replacing the line (a comment on ``nvidia.com/gpu: 1`` follows the claim
+    reference), per edit; and the offsets of the lines they leave. A comment moves only
+    between block lines, and only off a line that is removed; anywhere else it stays
+    where it was, on a line of its own."""
     removed: list[tuple[int, int]] = []
     for edit in edits:
         if isinstance(edit, RemoveEntry) and not is_flow(edit.mapping):
@@ -381,9 +414,10 @@ def _moved_comments(
                     start = line_start(text, key.start_mark.index)
                     removed.append((start, line_end(text, entry_end(key, value, text))))
     moved: dict[int, Carried] = {}
+    notes: dict[int, dict[Path, Carried]] = {}
     skip: set[int] = set()
     if style.json:
-        return moved, skip
+        return moved, notes, skip
     # is [start, end) inside a removed range? The ranges by start, with the furthest
     # end among those that start there or before: one bisection a question (a big
     # stream has thousands of edits)
@@ -395,17 +429,9 @@ def _moved_comments(
         at = bisect.bisect_right(starts, start) - 1
         return at >= 0 and reach[at] >= end
 
-    for edit in edits:
-        if isinstance(edit, AppendEntry):
-            target: Node = edit.mapping
-        elif isinstance(edit, AppendItems):
-            target = edit.sequence
-        else:
-            continue
-        if is_flow(target):
-            continue
+    def carry(replaces: Replaced) -> Carried:
         carried: Carried = []
-        for mapping, key, value in edit.replaces:
+        for mapping, key, value in replaces:
             if is_flow(mapping):
                 continue
             start = line_start(text, key.start_mark.index)
@@ -416,16 +442,33 @@ def _moved_comments(
             for raw in text[start:end].splitlines(keepends=True):
                 line = raw.rstrip("\r\n")
                 comment = None if line.lstrip().startswith("#") else _trailing_comment(line)
-                if comment:
+                if comment and at not in skip:
                     before = line[: len(line) - len(comment)]
                     gap = before[len(before.rstrip()) :] or " "
                     if all(c != comment for _g, c in carried):
                         carried.append((gap, comment))
                     skip.add(at)
                 at += len(raw)
+        return carried
+
+    for edit in edits:  # the counts first: a comment there is about the number
+        if isinstance(edit, AddObject):
+            found = {path: c for path, replaces in edit.counts if (c := carry(replaces))}
+            if found:
+                notes[id(edit)] = found
+    for edit in edits:
+        if isinstance(edit, AppendEntry):
+            target: Node = edit.mapping
+        elif isinstance(edit, AppendItems):
+            target = edit.sequence
+        else:
+            continue
+        if is_flow(target):
+            continue
+        carried = carry(edit.replaces)
         if carried:
             moved[id(edit)] = carried
-    return moved, skip
+    return moved, notes, skip
 
 
 def _carry(lines: list[str], at: int, carried: Carried) -> list[str]:
@@ -613,6 +656,7 @@ def _append_items(
     style: Style,
     comment: str = "",
     moved: Carried | None = None,
+    notes: Notes = NO_NOTES,
 ) -> tuple[int, int, str]:
     if is_flow(seq):
         start, end = seq.start_mark.index, seq.end_mark.index
@@ -637,7 +681,8 @@ def _append_items(
     column = seq.start_mark.column
     at = line_end(text, content_end(seq, text))
     lines = [" " * column + comment_line(comment)] if comment else []
-    lines += _carry(render_sequence(list(values), column, style), 0, moved or [])
+    rendered = render_sequence(list(values), column, style, notes)
+    lines += _carry(rendered, 0, moved or [])
     prefix = "" if at == 0 or text[at - 1] == "\n" else style.newline
     return (at, at, prefix + _lines(lines, style))
 

@@ -60,6 +60,10 @@ class AddObject:
     workload: Workload
     obj: Mapping[str, Any]
     comment: str
+    # where a count of ``obj`` sits (its keys and indices), and the removed entries that
+    # asked for it: their line comments move onto that count (``# 8 GPUs, adjust`` on
+    # ``nvidia.com/gpu: 8`` stays with the 8), not onto the claim reference
+    counts: tuple[tuple[tuple[str | int, ...], Replaced], ...] = ()
 
 
 Edit = RemoveEntry | AppendEntry | AppendItems | AddObject

@@ -39,6 +39,7 @@ from dra_migrate.convert.operations import (
     AppendEntry,
     Edit,
     RemoveEntry,
+    Replaced,
     add_items,
 )
 from dra_migrate.k8s import quantity
@@ -69,6 +70,7 @@ class DeviceRequest:
     choice: Choice
     count: int
     containers: list[str] = field(default_factory=list)
+    ask: Ask | None = None  # the one ask whose count this is (an app container's, a sidecar's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +190,7 @@ def plan_site(
             workload,
             obj,
             f"dra-migrate: GPUs of {workload.kind} {workload.name}{where}",
+            _counts(requests, settings.target),
         )
     )
     edits.extend(after.edits)
@@ -483,6 +486,7 @@ def _requests(
             several = len(per_container[ask.container.name]) > 1
             base = ask.container.name + (f"-{_resource_slug(ask.resource)}" if several else "")
             request = new_request(base, ask.choice, ask.count)
+            request.ask = ask
             request.containers.append(ask.container.name)
             refs.setdefault(ask.container.name, []).append(request.name)
 
@@ -608,6 +612,32 @@ def _container_edits(
         )
         edits.extend(add_items(resources, "claims", claims, replaced))
     return edits
+
+
+def _counts(
+    requests: list[DeviceRequest], target: str
+) -> tuple[tuple[tuple[str | int, ...], Replaced], ...]:
+    """Where each request's count sits in the template, and the entries it replaces (its
+    container's ``requests`` and ``limits`` entries of the resource, the limit last):
+    their line comments move onto the count they describe. A request that several asks
+    add up to (an init container's extra devices) takes none."""
+    counts: list[tuple[tuple[str | int, ...], Replaced]] = []
+    for index, request in enumerate(requests):
+        ask = request.ask
+        if ask is None:
+            continue
+        resources = get(ask.container.node, "resources")
+        replaced = tuple(
+            (section, k, v)
+            for section in (get(resources, "requests"), get(resources, "limits"))
+            if isinstance(section, MappingNode)
+            for name, k, v in entries(section)
+            if name == ask.resource
+        )
+        body: tuple[str, ...] = () if target == "v1beta1" else ("exactly",)
+        path: tuple[str | int, ...] = ("spec", "spec", "devices", "requests", index, *body, "count")
+        counts.append((path, replaced))
+    return tuple(counts)
 
 
 def _argo_claim(

@@ -61,7 +61,14 @@ def _render(report: Report, command: str) -> str:
             summary=report.summary(),
             findings=report.all_findings,
             gpus=sum(t.gpus for t in plan.namespaces),
-            by_name={f"{w.display} ({w.pod_path})": w for w in plan.workloads},
+            members={w.number: plan.members(w) for w in plan.waves},
+            shared_names={
+                name
+                for name, n in Counter(
+                    f"{w.display} ({w.pod_path})" for w in plan.workloads
+                ).items()
+                if n > 1
+            },
             fence="`" * max(3, max((len(r) + 1 for r in runs), default=0)),
             version=__version__,
         )

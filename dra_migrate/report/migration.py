@@ -261,6 +261,17 @@ class MigrationPlan:
     def by_display(self) -> dict[str, Workload]:
         return {w.display + " " + w.pod_path: w for w in self.workloads}
 
+    def members(self, wave: Wave) -> list[Workload]:
+        """The workloads of ``wave``, in its order. Each name of ``wave.workloads`` is
+        paired with a workload of that wave by name, each workload once: two workloads
+        of one name (one Deployment name in ten files) stay two, each with its file."""
+        left = [w for w in self.workloads if w.wave == wave.number]
+        out = []
+        for name in wave.workloads:
+            at = next(i for i, w in enumerate(left) if f"{w.display} ({w.pod_path})" == name)
+            out.append(left.pop(at))
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": PLAN_VERSION,

@@ -9,6 +9,7 @@ for it (tests/report/test_terminal.py, test_rich_is_imported_only_to_lay_out).
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import re
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import IO, Any
 
+    from dra_migrate.report.findings import Finding
     from dra_migrate.report.model import Report
 
 CHOICES = ("auto", "always", "never")  # --color
@@ -74,6 +76,32 @@ def render_to(
         text = render(report, command, width=terminal_width(stream, environ), color=color)
     else:
         text = text_format.render(report, command)
+    stream.write(text)
+    stream.flush()
+
+
+def render_findings(findings: list[Finding], *, width: int, color: bool) -> str:
+    """Findings laid out as the terminal view lays them out (``_RichConsole.finding``):
+    the finding on its line, its hint on the lines below, wrapped to ``width``."""
+    console = _RichConsole(max(width, MIN_WIDTH), color)
+    for f in findings:
+        console.finding(f)
+    return inert(console.text())
+
+
+def findings_to(
+    findings: list[Finding], stream: IO[str], choice: str, environ: Mapping[str, str]
+) -> None:
+    """Write ``findings`` to ``stream``: laid out for a terminal on one (or with
+    ``--color always``), else one ``f.format()`` line each, as they always were (CI
+    logs, pipes, files, editors' problem matchers)."""
+    if not findings:
+        return
+    color = wants_color(stream, choice, environ)
+    if color or _isatty(stream):
+        text = render_findings(findings, width=terminal_width(stream, environ), color=color)
+    else:
+        text = "".join(inert(f.format()) + "\n" for f in findings)
     stream.write(text)
     stream.flush()
 
@@ -159,6 +187,14 @@ class _RichConsole(text_format.Console):
 
     def print(self, text: str = "", style: str = "") -> None:
         self.spans((text, style))
+
+    def finding(self, f: Finding, suffix: str = "") -> None:
+        """The finding on its line (location, code, severity, message), short; its hint
+        on a line of its own below, indented, both wrapped to the width (a hint can be
+        several hundred characters: the plain view keeps it on the finding's line)."""
+        super().finding(dataclasses.replace(f, hint=""), suffix)
+        if f.hint:
+            self.spans((f"{INDENT}hint: ", "dim"), (escape(f.hint), ""))
 
     def spans(self, *parts: tuple[str, str]) -> None:
         """Each line wrapped at spaces (a word longer than the width folded), its

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 
 from dra_migrate.report.findings import CODES, Finding, escape, inert, quote_path
 from dra_migrate.report.model import Report, Status
@@ -424,10 +425,18 @@ def _next_step(report: Report, done: bool, check: bool, manual: bool) -> str:
 
 
 def _totals(console: Console, title: str, totals: list[Total]) -> None:
-    console.table(
-        (title, "WORKLOADS", "GPUS", "PER-NODE WORKLOADS"),
-        [(t.key, str(t.workloads), str(t.gpus), str(t.per_node or "")) for t in totals],
-    )
+    """A table of totals; the PER-NODE WORKLOADS column (DaemonSets: one pod on every
+    node, whose GPUs no fixed count holds) only when a row has such workloads."""
+    if any(t.per_node for t in totals):
+        console.table(
+            (title, "WORKLOADS", "GPUS", "PER-NODE WORKLOADS"),
+            [(t.key, str(t.workloads), str(t.gpus), str(t.per_node)) for t in totals],
+        )
+    else:
+        console.table(
+            (title, "WORKLOADS", "GPUS"),
+            [(t.key, str(t.workloads), str(t.gpus)) for t in totals],
+        )
     console.print()
 
 
@@ -509,7 +518,7 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
         say("nothing to create", "dim")
     say()
     say("== Stage 4: pilot wave", "title")
-    by_name = {f"{w.display} ({w.pod_path})": w for w in plan.workloads}
+    names = Counter(f"{w.display} ({w.pod_path})" for w in plan.workloads)
     for wave in plan.waves:
         if wave.number == 2:
             say()
@@ -518,8 +527,10 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
             f"Wave {wave.number}: {wave.title} ({len(wave.workloads)} workload(s), {wave.gpus} GPU(s))",
             "title",
         )
-        for name in wave.workloads:
-            w = by_name[name]
+        for w in plan.members(wave):
+            name = f"{w.display} ({w.pod_path})"
+            if names[name] > 1:  # one name, several files: which one
+                name += f" in {w.path}:{w.line}"
             factors = ", ".join(w.risk_factors) or "no risk factor"
             say(f"  - {name} [{w.strategy}] risk {w.risk}: {factors}")
         say("  Rollback:")
@@ -527,6 +538,10 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
             say(f"    {step}")
     if not plan.waves:
         say("no workload to migrate", "dim")
+    if len(plan.waves) < 2:  # the stage is there, and says why it is empty
+        say()
+        say("== Stage 5: full conversion and rollback", "title")
+        say("the pilot wave holds every workload" if plan.waves else "nothing to convert", "dim")
     if plan.kustomize_config:
         say()
         say(plan.kustomize_config.rstrip("\n"))

@@ -1133,9 +1133,19 @@ def test_corpus_has_selectors() -> None:
     assert {f for f, v, _ in selectors if v != "valid"} == set(WRONG_SELECTORS)
 
 
+NO_CORPUS = pytest.param(
+    None,
+    None,
+    id="no-corpus",
+    marks=pytest.mark.skip(
+        reason=f"{CORPUS} not found: ../shared (the shared DRA corpus) lives beside the checkout"
+    ),
+)
+
+
 @pytest.mark.parametrize(
     ("file", "expression"),
-    [(f, e) for f, v, e in corpus_selectors() if v == "valid"],
+    [(f, e) for f, v, e in corpus_selectors() if v == "valid"] or [NO_CORPUS],
 )
 def test_valid_corpus_selectors_pass(file: str, expression: str) -> None:
     assert errors(check_selector(expression)) == []

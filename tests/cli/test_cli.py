@@ -57,7 +57,9 @@ def test_default_mode_is_diff_and_writes_nothing(repo: Path) -> None:
     out = done.stdout.decode()
     assert out.startswith("--- a/apps/infer.yaml\n+++ b/apps/infer.yaml\n")
     assert "-            nvidia.com/gpu: 2  # two GPUs for tensor parallelism" in out
-    assert "+          claims:\n+          - name: gpu  # two GPUs for tensor parallelism\n" in out
+    # the comment stays with the count, now in the template (issue 27)
+    assert "+          claims:\n+          - name: gpu\n" in out
+    assert "+          count: 2  # two GPUs for tensor parallelism\n" in out
     assert "+kind: ResourceClaimTemplate" in out
     assert (repo / "apps" / "infer.yaml").read_text() == DEPLOYMENT
 

@@ -6,11 +6,15 @@ the helper the tests use, and what a person runs to look at a report.
 
 from __future__ import annotations
 
+import html
+import json
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 FLAGS = (
@@ -46,6 +50,53 @@ def _run(page: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 def dom(page: Path) -> str:
     """The page's DOM after Chromium loaded and rendered it."""
     return _run(page, "--dump-dom").stdout
+
+
+# Measures the page once it is laid out: its height, and each DRAnnn whose characters
+# sit on more than one line (a code split by wrapping). A report has no script and a
+# policy that allows none: ``measure`` renders a copy without the policy, with this.
+_MEASURE = """<script>
+addEventListener("load", () => {
+  const split = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const code = /DRA[0-9]{3}/g;
+  let node;
+  while ((node = walker.nextNode())) {
+    for (const m of node.data.matchAll(code)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set(
+        Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top))
+      );
+      if (tops.size > 1) split.push(m[0]);
+    }
+  }
+  const out = document.createElement("pre");
+  out.id = "dra-migrate-measure";
+  out.textContent = JSON.stringify({height: document.documentElement.scrollHeight, split});
+  document.body.appendChild(out);
+});
+</script>"""
+_POLICY = re.compile(r'<meta http-equiv="Content-Security-Policy"[^>]*>')
+
+
+def measure(page: Path, width: int = 1280, open_details: bool = False) -> dict[str, Any]:
+    """The page laid out ``width`` CSS pixels wide: ``height`` (px, the whole page)
+    and ``split`` (the finding codes that wrap across lines); with ``open_details``,
+    every folded part (``<details>``) unfolded, as a reader who opens them sees it."""
+    text = _POLICY.sub("", page.read_text(encoding="utf-8"), count=1)
+    if open_details:
+        text = text.replace("<details>", "<details open>")
+    with tempfile.TemporaryDirectory(prefix="dra-migrate-measure-") as folder:
+        copy = Path(folder) / page.name
+        copy.write_text(text.replace("</body>", _MEASURE + "</body>", 1), encoding="utf-8")
+        rendered = _run(copy, f"--window-size={width},900", "--dump-dom").stdout
+    found = re.search(r'<pre id="dra-migrate-measure">(.*?)</pre>', rendered, re.S)
+    if found is None:
+        raise AssertionError("the measuring script did not run")
+    result: dict[str, Any] = json.loads(html.unescape(found[1]))
+    return result
 
 
 def screenshot(page: Path, png: Path, width: int = 1280, height: int = 4000) -> Path:

@@ -441,3 +441,123 @@ def test_prerequisites_say_what_claims_count_against_in_a_quota(tmp_path: Path) 
     assert "gpu.nvidia.com.deviceclass.resource.k8s.io/devices" in quota["requirement"]
     assert "requests.deviceclass.resource.kubernetes.io/gpu.nvidia.com" in quota["detail"]
     assert "from Kubernetes 1.35" in quota["detail"] and "1.36" in quota["detail"]
+
+
+# --- the plan a lead forwards (issue 27) ----------------------------------------------
+
+DAEMONSET = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: node-check
+  namespace: ops
+spec:
+  template:
+    spec:
+      containers:
+        - name: check
+          image: registry.example.com/ops/check:1.0
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def _report(root: Path, fmt: str, *args: str) -> str:
+    done = run_cli(["report", "--format", fmt, *args, "."], root)
+    assert done.returncode in (0, 1), done.stderr.decode()
+    return done.stdout.decode()
+
+
+def _cells(html: str, table: str) -> list[list[str]]:
+    body = html.split(f'<table id="{table}">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
+    return [
+        [
+            re.sub(r"<[^>]+>", "", c.replace("<br>", " ")).strip()
+            for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r, re.S)
+        ]
+        for r in rows
+    ]
+
+
+def test_html_groups_workloads_that_share_a_strategy_and_reason() -> None:
+    html = run_cli(["report", "--format", "html", "--kube-version", "1.36", "examples"], REPO)
+    page = html.stdout.decode()
+    reason = "the workload needs nothing DRA-only: it stays as it is"
+    stage1 = page.split('id="stage-1"', 1)[1].split('id="stage-2"', 1)[0]
+    assert stage1.count(reason) == 1  # said once, for its 9 workloads
+    rows = _cells(page, "workloads")
+    assert rows[0] == ["Workload", "Pod spec", "Location", "GPUs/pod", "Pods"]
+    groups = [r[0] for r in rows if len(r) == 1]
+    assert len(groups) == 4 and "(9 workload(s))" in next(g for g in groups if reason in g)
+    assert len([r for r in rows[1:] if len(r) == 5]) == 12
+    # paths may break after a / only, field paths after a .: no cell breaks a name
+    assert "examples/<wbr>apps/<wbr>inference-deployment.yaml:53:13" in page
+    assert "spec.<wbr>jobTemplate.<wbr>spec.<wbr>template.<wbr>spec" in page
+
+
+def test_html_says_what_is_asked_for_and_where_it_goes_with_totals_that_add_up() -> None:
+    page = run_cli(["report", "--format", "html", "--kube-version", "1.36", "examples"], REPO)
+    html = page.stdout.decode()
+    assert "Resource or product" not in html
+    card = int(re.search(r'<div class="card"><b>(\d+)</b>GPUs', html)[1])  # type: ignore[index]
+    for table, title in (
+        ("namespaces", "Namespace"),
+        ("asked", "Extended resource"),
+        ("goes", "Device class"),
+    ):
+        rows = _cells(html, table)
+        assert rows[0][0] == title
+        *body, last = rows[1:]
+        assert last[0] == "Total" and int(last[2]) == card == sum(int(r[2]) for r in body)
+        assert int(last[1]) == 12
+    asked = [r[0] for r in _cells(html, "asked")[1:-1]]
+    goes = [r[0].split()[0] for r in _cells(html, "goes")[1:-1]]
+    assert asked == ["amd.com/gpu", "nvidia.com/gpu", "nvidia.com/mig-1g.10gb"]
+    assert goes == ["gpu.amd.com", "gpu.nvidia.com", "mig.nvidia.com"]
+
+
+def test_waves_name_same_named_workloads_with_their_file(tmp_path: Path) -> None:
+    for folder in ("gke-a", "gke-b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "deploy.yaml").write_text(deployment(name="tgi-gemma-deployment"))
+    text = _report(tmp_path, "text")
+    name = "Deployment/team-a/tgi-gemma-deployment (spec.template.spec)"
+    assert f"  - {name} in gke-a/deploy.yaml:15 [" in text
+    assert f"  - {name} in gke-b/deploy.yaml:15 [" in text
+    markdown = _report(tmp_path, "markdown")
+    assert f"1. {name} in `gke-a/deploy.yaml:15`," in markdown
+    assert f"1. {name} in `gke-b/deploy.yaml:15`," in markdown
+    html = _report(tmp_path, "html")
+    for folder in ("gke-a", "gke-b"):
+        assert f"in <code>{folder}/<wbr>deploy.yaml:15</code>" in html
+    # a name no other workload has needs no file
+    (tmp_path / "gke-b" / "deploy.yaml").write_text(deployment(name="other"))
+    assert " in gke-a/deploy.yaml" not in _report(tmp_path, "text")
+
+
+def test_a_plan_of_one_pilot_wave_still_has_its_stage_5(tmp_path: Path) -> None:
+    (tmp_path / "deploy.yaml").write_text(deployment(name="serving"))
+    text = _report(tmp_path, "text")
+    assert "Wave 1: Pilot" in text and "Wave 2" not in text
+    stage5 = text.split("== Stage 5: full conversion and rollback\n", 1)[1]
+    assert stage5.startswith("the pilot wave holds every workload\n")
+    markdown = _report(tmp_path, "markdown")
+    assert (
+        "### Stage 5: full conversion and rollback\n\nThe pilot wave holds every workload."
+        in markdown
+    )
+    assert "The pilot wave holds every workload." in _report(tmp_path, "html")
+
+
+def test_text_per_node_column_is_filled_or_left_out(tmp_path: Path) -> None:
+    (tmp_path / "deploy.yaml").write_text(deployment(name="serving"))
+    text = _report(tmp_path, "text")
+    assert "PER-NODE" not in text  # no DaemonSet: no column that would stay empty
+    assert re.search(r"^NAMESPACE +WORKLOADS +GPUS *$", text, re.M)
+    (tmp_path / "daemonset.yaml").write_text(DAEMONSET)
+    text = _report(tmp_path, "text")
+    assert re.search(r"^NAMESPACE +WORKLOADS +GPUS +PER-NODE WORKLOADS *$", text, re.M)
+    assert re.search(r"^ops +1 +0 +1 *$", text, re.M)  # the DaemonSet: one pod on every node
+    assert re.search(r"^team-a +1 +1 +0 *$", text, re.M)

@@ -63,3 +63,22 @@ def test_hostile_names_stay_text_in_the_browser(tmp_path: Path) -> None:
     assert "<title>dra-migrate report</title>" in rendered  # no script ran
     assert "<img" not in rendered and "<script" not in rendered
     assert "&lt;script&gt;document.title" in rendered  # shown as text
+
+
+# The page of the 12 example workloads was about 5,500 px tall before issue 27 (6,066 px
+# in the headless Chromium of CI, 1,280 px wide): a "Why" cell repeated one sentence in
+# 10 rows, the findings filled a table, and codes wrapped inside (``DRA2/07``).
+HEIGHT_BEFORE = 5_500
+WIDTHS = (1280, 1024, 800)
+
+
+def test_examples_page_is_short_and_keeps_every_code_whole(tmp_path: Path) -> None:
+    page = _page(tmp_path, "--kube-version", "1.36", "examples")
+    html = page.read_text(encoding="utf-8")
+    assert html.count('<tr class="group">') >= 4  # the reasons said once a group
+    wide = browser.measure(page, 1280)
+    assert wide["height"] < 0.8 * HEIGHT_BEFORE, wide
+    for width in WIDTHS:
+        measured = browser.measure(page, width, open_details=True)
+        assert measured["split"] == [], (width, measured["split"])
+        assert measured["height"] > wide["height"]  # the findings, unfolded, were measured

@@ -9,6 +9,7 @@ wider than the terminal; a stream that is not a terminal gets the plain view's b
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import re
@@ -154,7 +155,9 @@ def test_the_terminal_view_holds_the_plain_view_in_the_width(
     reports: dict[str, tuple[Report, str]], name: str, width: int
 ) -> None:
     report, command = reports[name]
-    plain = text_format.render(report, command)
+    # the terminal view moves a finding's hint to the lines below it: "; hint: " there
+    # is "hint: " at the start of a line
+    plain = text_format.render(report, command).replace("; hint: ", " hint: ")
     view = terminal.render(report, command, width=width, color=False)
     too_wide = [line for line in view.splitlines() if cells(line) > width]
     assert too_wide == []
@@ -455,3 +458,53 @@ def test_grid_widths() -> None:
     even = terminal.grid_widths([["A", "B"], ["abc def", "abc def"]], 7 + frame)
     assert even is not None and sorted(even) == [3, 4]  # the widest give first, in turn
     assert terminal.grid_widths([["日本語"], ["x"]], 6 + terminal.frame(1)) == [6]  # cells
+
+
+# --- long hints (issue 27) -------------------------------------------------------
+
+LONG_HINT = "convert the base and its overlays together by hand " * 8  # 400 characters
+
+
+def _hinted() -> Report:
+    path = "deploy/train.yaml"
+    bad = finding("DRA104", path, 3, 5, "container 'train' uses example.com/gpu", LONG_HINT)
+    return Report([FileResult(path=path, status=Status.UNCHANGED, findings=[bad])])
+
+
+def test_a_hint_follows_its_finding_on_lines_of_its_own_in_the_width() -> None:
+    view = terminal.render(_hinted(), "validate", width=60, color=False).splitlines()
+    at = next(i for i, line in enumerate(view) if "DRA104" in line)
+    assert view[at] == "deploy/train.yaml:3:5: DRA104 warning: container"
+    assert view[at + 1] == "  'train' uses example.com/gpu"
+    assert view[at + 2].startswith("  hint: convert the base and its overlays")
+    hint = list(itertools.takewhile(lambda line: line.startswith("  "), view[at + 2 :]))
+    assert " ".join(line.strip() for line in hint) == "hint: " + LONG_HINT.strip()
+    assert all(cells(line) <= 60 for line in view)
+    assert "; hint:" not in "\n".join(view)
+
+
+def test_plain_output_keeps_each_finding_on_one_line() -> None:
+    plain = text_format.render(_hinted(), "validate").splitlines()
+    line = "deploy/train.yaml:3:5: DRA104 warning: container 'train' uses example.com/gpu"
+    assert plain[0] == f"{line}; hint: {LONG_HINT}"
+
+
+def test_convert_lays_its_findings_out_for_a_terminal_and_not_for_a_pipe(tmp_path: Path) -> None:
+    """convert prints its findings on stderr: on a terminal (``--color always`` stands
+    for one here) each hint goes below its finding, wrapped to COLUMNS; in a pipe or a
+    CI log each finding stays one line, as before."""
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    args = ["convert", str(tmp_path / "examples")]
+    piped = invoke(args).stderr.splitlines()
+    dra222 = next(line for line in piped if " DRA222 " in line)
+    assert "; hint: convert the base and its overlays together by hand" in dra222
+    assert len(dra222) > 300
+    shown = invoke([*args, "--color", "always"], env={"COLUMNS": "72"}).stderr
+    lines = SGR.sub("", shown).splitlines()
+    lines = lines[: next(i for i, x in enumerate(lines) if x.startswith("dra-migrate: "))]
+    assert all(cells(line) <= 72 for line in lines), [x for x in lines if cells(x) > 72]
+    at = next(i for i, line in enumerate(lines) if " DRA222 " in line)
+    hint = next(i for i in range(at, len(lines)) if lines[i].startswith("  hint: "))
+    assert not any("hint:" in line for line in lines[at:hint])
+    assert lines[hint] == "  hint: convert the base and its overlays together by hand: each"
+    assert "\x1b[31mDRA222 error\x1b[0m" in shown  # coloured as the terminal view is
