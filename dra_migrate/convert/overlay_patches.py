@@ -46,6 +46,15 @@ class Blocked(Exception):
         self.path, self.line, self.col, self.message = path, line, col, message
 
 
+class Bridging(Exception):
+    """The patched base is bridged by the strategy (DRA514): the patch keeps its extended
+    resource too, as it is."""
+
+
+# what the strategy said of a base pod spec it bridges (pipeline/one_file.py)
+BRIDGED, NOT_SERVED = "DRA514", ("DRA515", "DRA516")
+
+
 @dataclass(frozen=True, slots=True)
 class Base:
     """A base workload an overlay patches: its file, its object before the run and, when
@@ -71,6 +80,7 @@ class Unit:
     replaced: list[dict[str, Any]] = field(default_factory=list)  # base templates deleted
     notes: list[Finding] = field(default_factory=list)
     stopped: Blocked | None = None  # what kept it (and its bases) as it is
+    bridged: set[str] = field(default_factory=set)  # patches left: their base is bridged
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +102,12 @@ class Bases:
     """The workloads of the files an overlay builds, by (kind, name): converted by the
     run, or asking for no GPU (read here: such a file is no candidate of the run)."""
 
-    def __init__(self, built: set[str], results: dict[str, FileResult]) -> None:
-        self.built, self.results = built, results
+    def __init__(self, built: set[str], results: dict[str, FileResult], in_run: set[str]) -> None:
+        self.built, self.results, self.in_run = built, results, in_run
         self.found: dict[tuple[str, str], Base] | None = None
         self.held: dict[tuple[str, str], str] = {}  # kept by their own findings
+        self.outside: dict[tuple[str, str], str] = {}  # in files the run was not given
+        self.bridged: dict[tuple[str, str], str] = {}  # the strategy's code, by workload
 
     def get(self, kind: str, name: str) -> Base | None:
         if self.found is None:
@@ -103,8 +115,14 @@ class Bases:
             for real in sorted(self.built):
                 result = self.results.get(real)
                 shown = result.path if result is not None else real
+                if result is None and real not in self.in_run:
+                    for obj in _objects(real, None):
+                        self.outside.setdefault((obj.kind, obj.name), real)
+                    continue
                 original = result.original if result is not None else None
                 before = _objects(real, original)
+                if result is not None:
+                    self._bridges(result, before)
                 if result is not None and result.status is not Status.UNCHANGED:
                     if result.status is not Status.CHANGED or result.converted is None:
                         for obj in before:
@@ -117,6 +135,17 @@ class Bases:
                     key = (obj.kind, obj.name)
                     self.found.setdefault(key, Base(real, shown, obj, after.get(key)))
         return self.found.get((kind, name))
+
+    def _bridges(self, result: FileResult, objects: list[locate.Workload]) -> None:
+        """The workloads of the file the strategy bridged: its DRA514 to DRA516 lie in
+        their documents."""
+        for f in result.findings:
+            if f.code != BRIDGED and f.code not in NOT_SERVED:
+                continue
+            for obj in objects:
+                start, end = obj.root.start_mark.line + 1, obj.root.end_mark.line + 1
+                if start <= f.line <= end:
+                    self.bridged.setdefault((obj.kind, obj.name), f.code)
 
     def converted(self) -> set[str]:
         return {r for r in self.built if (f := self.results.get(r)) and f.status is Status.CHANGED}
@@ -291,9 +320,26 @@ def _no_directives(root: Node, display: str) -> None:
 
 def base_of(bases: Bases, kind: str, name: str, display: str, at: Node) -> Base:
     base = bases.get(kind, name)
+    code = bases.bridged.get((kind, name))
+    if code == BRIDGED:
+        raise Bridging
+    if code is not None:
+        line, col = position(at)
+        raise Blocked(
+            display,
+            line,
+            col,
+            f"its base {kind} {name} is bridged, but the bridge is not served ({code})",
+        )
     if base is None:
         line, col = position(at)
-        if (kind, name) in bases.held:
+        if (kind, name) in bases.outside:
+            why = (
+                f"{kind} {name} is in {bases.outside[(kind, name)]}, outside the paths given: "
+                "a base and its overlays are converted in one run (give the folder that "
+                "holds them all)"
+            )
+        elif (kind, name) in bases.held:
             why = (
                 f"{kind} {name} ({bases.held[(kind, name)]}) is not converted: its own "
                 "findings keep it as it is"

@@ -38,7 +38,15 @@ from yaml.nodes import MappingNode, ScalarNode
 from dra_migrate.convert.edit import Style, apply_regions, detect_style, render_document
 from dra_migrate.convert.mapping import Settings
 from dra_migrate.convert.operations import Edit, add_items
-from dra_migrate.convert.overlay_patches import Bases, Blocked, Patch, Unit, json6902, strategic
+from dra_migrate.convert.overlay_patches import (
+    Bases,
+    Blocked,
+    Bridging,
+    Patch,
+    Unit,
+    json6902,
+    strategic,
+)
 from dra_migrate.manifests import compose, sources
 from dra_migrate.manifests.sources import Source
 from dra_migrate.manifests.trees import entries, get, items, position, scalar
@@ -73,7 +81,7 @@ def carry_out(
     blocked: dict[str, Blocked] = {}  # base real path -> why its overlays stop
     for kustomization, display, built, targets in layout.gpu_overlays():
         unit = Unit(kustomization, display)
-        bases = Bases(built, results)
+        bases = Bases(built, results, in_run)
         try:
             _overlay(unit, bases, in_run, settings)
         except Blocked as why:
@@ -105,6 +113,12 @@ def carry_out(
         if result.status is Status.CHANGED:
             results[real] = _held(result, reason)
     for unit in units:
+        for real in unit.bridged:  # the patch keeps the extended resource the bridge serves
+            bridged_result = results.get(real)
+            if bridged_result is not None:
+                bridged_result.findings = [_bridged(f) for f in bridged_result.findings]
+                if not any(f.severity.value == "error" for f in bridged_result.findings):
+                    bridged_result.status = Status.UNCHANGED
         stop = next((blocked[b] for b in sorted(unit.bases) if b in blocked), unit.stopped)
         if stop is None:
             continue
@@ -150,6 +164,20 @@ def _patched(bases: Bases, targets: frozenset[tuple[str, str]] | None) -> set[st
     if targets is None:
         return bases.converted()
     return {base.real for kind, name in targets if (base := bases.get(kind, name))}
+
+
+def _bridged(found: Finding) -> Finding:
+    """A patch's DRA202 where its base is bridged: the patch stays, served as its base is."""
+    if found.code != "DRA202":
+        return found
+    return finding(
+        "DRA233",
+        found.path,
+        found.line,
+        found.col,
+        found.message.split(" and is not converted")[0]
+        + ": left as it is, its base is bridged (the DeviceClass that maps the name serves it)",
+    )
 
 
 def _stopped(found: Finding, why: Blocked) -> Finding:
@@ -212,6 +240,9 @@ def _overlay(unit: Unit, bases: Bases, in_run: set[str], settings: Settings) -> 
             ) from None
         try:
             text = _rewritten(unit, patch, source, docs, bases, settings)
+        except Bridging:  # as it is, with its base: served by the bridge
+            unit.bridged.add(patch.real or unit.kustomization)
+            continue
         except Blocked as why:
             if patch.real is None and why.line:  # a line of the inline text: of the file
                 line, col = _inline_position(k_source.text, patch.entry, why.line, why.col)

@@ -50,16 +50,17 @@ def verify(report: Report, paths: Sequence[str], settings: Settings, command: li
     }
     if not changed:
         return
+    used = {os.path.realpath(k): roles.references(k) for k in _kustomizations(paths)}
     folders = sorted(
-        {
-            os.path.dirname(os.path.realpath(k))
-            for k in _kustomizations(paths)
-            if roles.references(k) & set(changed) or os.path.realpath(k) in changed
-        }
+        {os.path.dirname(k) for k, files in used.items() if files & set(changed) or k in changed}
     )
     if not folders:
         return
-    root = os.path.commonpath([*folders, *(os.path.dirname(p) for p in changed)])
+    # the copy holds every file the builds read: what they build through their bases too
+    read = {f for k in folders for f in used.get(_in(k), set())}
+    root = os.path.commonpath(
+        [*folders, *(os.path.dirname(p) for p in changed), *(os.path.dirname(f) for f in read)]
+    )
     import tempfile
 
     proven: list[str] = []
@@ -127,6 +128,14 @@ def verify(report: Report, paths: Sequence[str], settings: Settings, command: li
         )
 
 
+def _in(folder: str) -> str:
+    """The kustomization file of a folder (any of its three names)."""
+    for name in roles.KUSTOMIZATION_NAMES:
+        if os.path.isfile(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    return folder
+
+
 def _kustomizations(paths: Sequence[str]) -> Iterable[str]:
     for path in paths:
         if os.path.isfile(path):
@@ -155,9 +164,10 @@ def _build(command: list[str], folder: str) -> tuple[bytes | None, str]:
         done = subprocess.run([*command, folder], capture_output=True, timeout=TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, str(exc)
-    if done.returncode != 0:
+    if done.returncode != 0:  # the error, not a deprecation warning before it
         lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return None, (lines[0] if lines else f"exit {done.returncode}")
+        errors = [x for x in lines if x.lower().startswith("error")]
+        return None, (errors or lines or [f"exit {done.returncode}"])[-1]
     return done.stdout, ""
 
 

@@ -395,3 +395,20 @@ def test_a_renaming_overlay_without_it_holds_the_unit(tmp_path: Path) -> None:
     stderr = done.stderr.decode()
     assert done.returncode == 1 and "DRA219" in stderr, stderr
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+def test_a_bridged_base_keeps_its_overlays_patches_and_the_check_passes(tmp_path: Path) -> None:
+    """The plan bridges the example's kustomize base on 1.36 (auto): convert leaves the
+    base and its overlay's patch as they are (DRA514, DRA233) and the check passes."""
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples" / "kustomize", root)
+    args = ["--strategy", "auto", "--kube-version", "1.36"]
+    done = run_cli(["convert", "--check", *args, "."], root)
+    stderr = done.stderr.decode()
+    assert done.returncode == 0, stderr
+    assert "base/deployment.yaml" in stderr and "DRA514" in stderr
+    assert "overlays/prod/gpu-patch.yaml:17:15: DRA233 info" in stderr, stderr
+    assert "DRA202" not in stderr
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    run_cli(["convert", "--write", *args, "."], root)
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before

@@ -28,6 +28,7 @@ patches:
 - path: gpu-patch.yaml
 """
 
+# a patch that adds a container with GPUs: it cannot be converted with its base (DRA202)
 PATCH = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -37,7 +38,7 @@ spec:
   template:
     spec:
       containers:
-      - name: server
+      - name: warmup
         resources:
           limits:
             nvidia.com/gpu: 4
