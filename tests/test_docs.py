@@ -36,23 +36,24 @@ def test_examples_readme_says_what_the_quick_start_runs_and_what_it_does() -> No
     assert said is not None and said[1] == command
     # what it does: the files it converts, the exit status, what is left by hand
     result = invoke(["convert", str(REPO / "examples")])
-    assert result.exit_code == 1
+    assert result.exit_code == 0
     converted = sorted(re.findall(r"^\+\+\+ b/.*?examples/(\S+)$", result.stdout, re.M))
     apps = sorted(f"apps/{p.name}" for p in (REPO / "examples" / "apps").glob("*.yaml"))
+    kustomize = [
+        "kustomize/base/deployment.yaml",
+        "kustomize/overlays/prod/gpu-patch.yaml",
+        "kustomize/overlays/prod/kustomization.yaml",
+        "kustomize/overlays/prod/resourceclaimtemplates-replaced.yaml",
+        "kustomize/overlays/prod/resourceclaimtemplates.yaml",
+    ]
     assert converted == sorted(
-        [a for a in apps if "configmap" not in a] + ["helm-rendered/inference.yaml"]
+        [a for a in apps if "configmap" not in a] + ["helm-rendered/inference.yaml", *kustomize]
     )
-    assert len(converted) == 10 and "the ten files it converts" in EXAMPLES
-    for code, where in (
-        ("DRA222", "kustomize/base/deployment.yaml"),
-        ("DRA202", "kustomize/overlays/prod/gpu-patch.yaml"),
-        ("DRA203", "charts/inference/templates/deployment.yaml"),
-    ):
-        assert re.search(rf"{re.escape(where)}:\d+:\d+: {code} ", result.stderr), code
-        assert f"`{code}`" in EXAMPLES
-    assert "is converted like any manifest." not in _section(
-        EXAMPLES, "`kustomize/`: a base and a production overlay"
-    )
+    assert "exits with status 0" in EXAMPLES.replace("\n", " ")
+    assert re.search(r"charts/inference/templates/deployment.yaml:\d+:\d+: DRA203 ", result.stderr)
+    assert "`DRA203`" in EXAMPLES
+    assert "converted as one unit" in EXAMPLES.replace("\n", " ")
+    assert not re.search(r" DRA20[2]|DRA222 ", result.stderr)
 
 
 def test_python_dash_m_is_the_same_command_and_the_readme_says_so() -> None:

@@ -663,6 +663,9 @@ def _check_schema(data: dict[str, Any], root: Node, display: str, raw: bytes) ->
     if not errors:
         return
     error = errors[0]
+    if error.validator in ("anyOf", "oneOf"):  # a value of two shapes: the mapping's
+        # unknown key, if any, says more than "not valid under any of the given schemas"
+        error = next((e for e in error.context if _unknown_key(e) is not None), error)
     node = trees.node_at(root, tuple(error.absolute_path))
     where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
     message = error.message

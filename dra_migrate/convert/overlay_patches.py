@@ -26,7 +26,7 @@ from dra_migrate.convert.plan import PodPlan, plan_site
 from dra_migrate.k8s.names import DNS_SUBDOMAIN
 from dra_migrate.manifests import compose, locate, sources
 from dra_migrate.manifests.sources import Document, Source
-from dra_migrate.manifests.trees import entries, get, items, position, scalar, to_data
+from dra_migrate.manifests.trees import entries, get, items, position, to_data
 from dra_migrate.repo import roles
 from dra_migrate.report.findings import Finding, InputProblem
 from dra_migrate.report.model import FileResult, Status
@@ -35,7 +35,7 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
-_SECTIONS = ("limits", "requests")
+SECTIONS = ("limits", "requests")
 
 
 class Blocked(Exception):
@@ -187,19 +187,19 @@ def strategic(
                     line, col = position(get(site.pod, "resourceClaims") or site.pod)
                     raise Blocked(patch.display, line, col, "the patch sets resourceClaims itself")
                 sets = [k.set() for k in site_keys]
-                before, planned = _replan(base, site.path, sets, settings, patch.display)
+                before, planned = replan(base, site.path, sets, settings, patch.display)
                 after = planned.plan
-                extras = _extras(base, site.path, planned, site.pod, site.pod, patch.display)
-                if before is not None and _spec(before.plan.template_object) == _spec(
+                more = extras(base, site.path, planned, site.pod, site.pod, patch.display)
+                if before is not None and spec_of(before.plan.template_object) == spec_of(
                     after.template_object
                 ):
                     edits.extend(_removals(site_keys, keep_resources=False))
-                    edits.extend(AppendEntry(site.pod, k, v) for k, v in extras.items())
+                    edits.extend(AppendEntry(site.pod, k, v) for k, v in more.items())
                     continue  # the base's claim asks for what the patch sets
                 edits.extend(_removals(site_keys, keep_resources=before is None))
                 claims = _pod_claims(base, site.path, before)
                 template = dict(after.template_object)
-                new_name = _record(unit, after.claim, template, claims, before is not None)
+                new_name = record(unit, after.claim, template, claims, before is not None)
                 edits.append(
                     AppendEntry(
                         site.pod,
@@ -207,7 +207,7 @@ def strategic(
                         _pointed(claims, after.claim, new_name),
                     )
                 )
-                edits.extend(AppendEntry(site.pod, k, v) for k, v in extras.items())
+                edits.extend(AppendEntry(site.pod, k, v) for k, v in more.items())
                 if before is None:  # the base asks for no GPU: the containers get claims
                     edits.extend(_container_claims(site_keys, after, patch.display))
     return edits
@@ -217,7 +217,7 @@ def _pod_claims(base: Base, path: str, before: _Planned | None) -> list[Any]:
     """The pod's resourceClaims as the converted base has them (as the base has them
     when it asks for no GPU): a strategic merge replaces the list whole."""
     obj = base.after if before is not None and base.after is not None else base.before
-    return [to_data(c) for c in items(get(_pod(obj, path), "resourceClaims"))]
+    return [to_data(c) for c in items(get(pod_of(obj, path), "resourceClaims"))]
 
 
 def _pointed(claims: list[Any], claim: str, template: str) -> list[Any]:
@@ -245,7 +245,7 @@ def _container_claims(keys: list[_Key], plan: PodPlan, display: str) -> list[Edi
 
 
 @dataclass(frozen=True, slots=True)
-class _Set:
+class Wanted:
     """A GPU value a patch sets: on which container, in which section."""
 
     container: str
@@ -265,8 +265,8 @@ class _Key:
     resources: MappingNode
     container_node: MappingNode
 
-    def set(self) -> _Set:
-        return _Set(self.container, self.section, self.resource, self.value)
+    def set(self) -> Wanted:
+        return Wanted(self.container, self.section, self.resource, self.value)
 
 
 def _gpu_keys(obj: locate.Workload, settings: Settings) -> list[_Key]:
@@ -277,7 +277,7 @@ def _gpu_keys(obj: locate.Workload, settings: Settings) -> list[_Key]:
             resources = get(container.node, "resources")
             if not isinstance(resources, MappingNode):
                 continue
-            for section in _SECTIONS:
+            for section in SECTIONS:
                 mapping = get(resources, section)
                 if not isinstance(mapping, MappingNode):
                     continue
@@ -350,14 +350,14 @@ def base_of(bases: Bases, kind: str, name: str, display: str, at: Node) -> Base:
     return base
 
 
-def _pod(obj: locate.Workload, path: str) -> MappingNode:
+def pod_of(obj: locate.Workload, path: str) -> MappingNode:
     site = next((s for s in locate.pod_sites(obj) if s.path == path), None)
     assert site is not None
     return site.pod
 
 
-def _replan(
-    base: Base, path: str, keys: list[_Set], settings: Settings, display: str
+def replan(
+    base: Base, path: str, keys: list[Wanted], settings: Settings, display: str
 ) -> tuple[_Planned | None, _Planned]:
     """The base's plan (None: it asks for no GPU) and the plan of what the overlay
     builds: the base with the patch's GPU keys merged in as a strategic merge does (a
@@ -503,7 +503,7 @@ def _plan(
     return _Planned(plan, to_data(written.root))
 
 
-def _extras(
+def extras(
     base: Base, path: str, after: _Planned, patch_pod: MappingNode | None, at: Node, display: str
 ) -> dict[str, Any]:
     """Pod-spec fields beyond the claims that the conversion of the overlay's build
@@ -558,7 +558,7 @@ def _extras(
 
 
 def _steps(path: str) -> list[str | int]:
-    return [int(s) if s.isdigit() else s for s in _pointer_steps(path)]
+    return [int(s) if s.isdigit() else s for s in pointer_steps(path)]
 
 
 def _at(data: Any, steps: list[str | int]) -> dict[str, Any]:
@@ -602,7 +602,7 @@ def _first(a: Any, b: Any, path: str = "") -> str:
     return path or "/"
 
 
-def _spec(obj: Mapping[str, Any]) -> Any:
+def spec_of(obj: Mapping[str, Any]) -> Any:
     return {k: v for k, v in obj.items() if k != "metadata"}
 
 
@@ -635,7 +635,7 @@ def _removals(keys: list[_Key], keep_resources: bool) -> list[Edit]:
     return edits
 
 
-def _record(
+def record(
     unit: Unit, claim: str, template: dict[str, Any], claims: list[Any], replaces: bool
 ) -> str:
     """The overlay's template, under a name of its own, and (``replaces``) the base's
@@ -650,12 +650,13 @@ def _record(
     )
     if not isinstance(old_name, str):  # the base asks for no GPU: the plan's name
         old_name = str((template.get("metadata") or {}).get("name") or claim)
-    digest = hashlib.sha256(repr(sorted(_spec(template).items())).encode()).hexdigest()[:6]
+    digest = hashlib.sha256(repr(sorted(spec_of(template).items())).encode()).hexdigest()[:6]
     counts = _counts_of(template)
     name = old_name + ("-x" + "-x".join(str(c) for c in counts) if counts else "-" + digest)
     namespace = (template.get("metadata") or {}).get("namespace")
     clash = any(
-        t["metadata"].get("name") == name and _spec(t) != _spec(template) for t in unit.templates
+        t["metadata"].get("name") == name and spec_of(t) != spec_of(template)
+        for t in unit.templates
     )
     if clash or len(name) > 253 or not DNS_SUBDOMAIN.fullmatch(name):
         name = f"{old_name[: 253 - 7]}-{digest}"
@@ -690,142 +691,7 @@ def _counts_of(template: Mapping[str, Any]) -> list[int]:
     return counts
 
 
-# --- JSON 6902 patches ------------------------------------------------------------
-
-
-def json6902(
-    unit: Unit, patch: Patch, docs: list[Document], bases: Bases, settings: Settings
-) -> list[tuple[int, int, str]]:
-    """The operations that set a GPU count become ones that point the pod's claim at
-    the overlay's template: op, path and value replaced in place (their quotes kept),
-    so a JSON or YAML operation list keeps its shape and comments. The operations on
-    one pod are planned together (limits and requests of one container agree)."""
-    config = settings.config
-    found: dict[str, list[tuple[_Set, ScalarNode, ScalarNode]]] = {}
-    target: Base | None = None
-    for doc in docs:
-        ops = doc.root
-        if not isinstance(ops, SequenceNode):
-            continue
-        for op in ops.value:
-            path_node = get(op, "path")
-            steps = [
-                s.replace("~1", "/").replace("~0", "~")
-                for s in (scalar(path_node) or "").split("/")
-            ]
-            mentions = any(config.maps(s) for s in steps) or any(
-                config.maps(name) for name, _k, _v in entries(get(op, "value"))
-            )
-            if not mentions:
-                continue
-            line, col = position(op)
-            if patch.target is None:
-                raise Blocked(patch.display, line, col, "a JSON 6902 patch without a target")
-            verb_node, value = get(op, "op"), get(op, "value")
-            verb = scalar(verb_node) or ""
-            if (
-                verb not in ("add", "replace")
-                or len(steps) < 4
-                or not config.maps(steps[-1])
-                or steps[-2] not in _SECTIONS
-                or steps[-3] != "resources"
-                or not isinstance(value, ScalarNode)
-                or not isinstance(verb_node, ScalarNode)
-                or not isinstance(path_node, ScalarNode)
-            ):
-                raise Blocked(
-                    patch.display,
-                    line,
-                    col,
-                    f"a JSON 6902 {verb or 'operation'} on {scalar(path_node)} (only an add or "
-                    "replace of one GPU count is rewritten)",
-                )
-            target = base_of(bases, *patch.target, patch.display, op)
-            if target.after is None:
-                raise Blocked(
-                    patch.display,
-                    line,
-                    col,
-                    "a JSON 6902 operation that gives GPUs to a pod that asks for none in the "
-                    "base (write it as a strategic-merge patch)",
-                )
-            unit.bases.add(target.real)
-            if patch.real is not None:
-                unit.where.setdefault(patch.display, position(path_node))
-            pod_path, container = _container_of(target, steps[1:-3], patch.display, op)
-            wanted = _Set(container, steps[-2], steps[-1], value)
-            found.setdefault(pod_path, []).append((wanted, verb_node, path_node))
-    splices: list[tuple[int, int, str]] = []
-    for pod_path, asked in found.items():
-        assert target is not None and target.after is not None
-        before, planned = _replan(
-            target, pod_path, [a for a, _v, _p in asked], settings, patch.display
-        )
-        after = planned.plan
-        if _extras(target, pod_path, planned, None, asked[0][0].value, patch.display):
-            line, col = position(asked[0][0].value)
-            raise Blocked(
-                patch.display,
-                line,
-                col,
-                "with these counts the conversion also writes other fields of the pod, "
-                "which a JSON 6902 operation cannot say",
-            )
-        if before is not None and _spec(before.plan.template_object) == _spec(
-            after.template_object
-        ):
-            first = asked[0][0].value
-            line, col = position(first)
-            raise Blocked(
-                patch.display,
-                line,
-                col,
-                "a JSON 6902 operation that sets the base's own count (remove it)",
-            )
-        claims = [to_data(c) for c in items(get(_pod(target.after, pod_path), "resourceClaims"))]
-        index = next(
-            i for i, c in enumerate(claims) if isinstance(c, dict) and c.get("name") == after.claim
-        )
-        new_name = _record(unit, after.claim, dict(after.template_object), claims, True)
-        pointer = "/" + "/".join(
-            [*_pointer_steps(pod_path), "resourceClaims", str(index), "resourceClaimTemplateName"]
-        )
-        for each, verb_node, path_node in asked:
-            for node, text in (
-                (verb_node, "replace"),
-                (path_node, pointer),
-                (each.value, new_name),
-            ):
-                assert isinstance(node, ScalarNode)
-                splices.append((node.start_mark.index, node.end_mark.index, _quoted(node, text)))
-    return splices
-
-
-def _quoted(node: ScalarNode, text: str) -> str:
-    """``text`` (a name, a JSON pointer) as the node was written: its quotes kept."""
-    if node.style == '"':
-        return f'"{text}"'
-    if node.style == "'":
-        return f"'{text}'"
-    return text
-
-
-def _container_of(base: Base, steps: list[str], display: str, at: Node) -> tuple[str, str]:
-    """(pod site path, container name) of a JSON pointer's steps up to the container."""
-    for site in locate.pod_sites(base.before):
-        pointer = _pointer_steps(site.path)
-        if steps[: len(pointer)] == pointer and len(steps) == len(pointer) + 2:
-            field_name, index = steps[len(pointer)], steps[len(pointer) + 1]
-            listed = items(get(site.pod, field_name))
-            if index.isdigit() and int(index) < len(listed):
-                name = scalar(get(listed[int(index)], "name"))
-                if name:
-                    return site.path, name
-    line, col = position(at)
-    raise Blocked(display, line, col, "a JSON 6902 path that leads to no container of the base")
-
-
-def _pointer_steps(path: str) -> list[str]:
+def pointer_steps(path: str) -> list[str]:
     """``spec.template.spec`` -> ["spec", "template", "spec"]; ``a[0].b`` -> a, 0, b."""
     out: list[str] = []
     for part in path.split("."):

@@ -38,15 +38,8 @@ from yaml.nodes import MappingNode, ScalarNode
 from dra_migrate.convert.edit import Style, apply_regions, detect_style, render_document
 from dra_migrate.convert.mapping import Settings
 from dra_migrate.convert.operations import Edit, add_items
-from dra_migrate.convert.overlay_patches import (
-    Bases,
-    Blocked,
-    Bridging,
-    Patch,
-    Unit,
-    json6902,
-    strategic,
-)
+from dra_migrate.convert.overlay_json import json6902
+from dra_migrate.convert.overlay_patches import Bases, Blocked, Bridging, Patch, Unit, strategic
 from dra_migrate.manifests import compose, sources
 from dra_migrate.manifests.sources import Source
 from dra_migrate.manifests.trees import entries, get, items, position, scalar
@@ -199,8 +192,8 @@ def _held(result: FileResult, why: Blocked) -> FileResult:
         col,
         f"kustomize overlays patch GPU resources of this base, and {where} cannot be "
         f"converted with it: {why.message}; the base and its overlays are left as they are",
-        "change that construct (or convert the unit by hand), then run again: "
-        "docs/conversion.md#kustomize-overlays",
+        "change that construct (docs/findings.md#dra222 lists them) or convert the unit by "
+        "hand (docs/conversion.md#kustomize-overlays), then run again",
     )
     findings = sorted(
         [*(f for f in result.findings if not f.spec.writes), held],

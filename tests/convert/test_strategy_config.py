@@ -52,8 +52,8 @@ def test_a_name_alone_is_the_default(tmp_path: Path) -> None:
         ),
         (
             "strategy:\n  defualt: auto\n",
-            "2:3: invalid configuration at strategy: Additional properties are not allowed "
-            "('defualt' was unexpected)",
+            "2:3: invalid configuration at strategy: unknown key 'defualt': did you mean "
+            "'default'?",
         ),
         (
             "strategy: sometimes\n",

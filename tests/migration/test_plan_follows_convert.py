@@ -256,10 +256,13 @@ def test_plan_and_check_agree_on_a_generated_repository(
 def test_a_base_convert_refuses_is_in_no_wave(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The kustomize base an overlay patches (DRA222): convert leaves it, so the plan says
-    manual, gives no rollback for it and puts it in no wave (it used to be wave 2)."""
+    """A kustomize base whose overlay cannot be converted with it (DRA222: the patch adds
+    a container): convert leaves it, so the plan says manual, gives no rollback for it
+    and puts it in no wave (it used to be wave 2)."""
     root = tmp_path / "examples"
     shutil.copytree(EXAMPLES, root)
+    patch = root / "kustomize" / "overlays" / "prod" / "gpu-patch.yaml"
+    patch.write_text(patch.read_text().replace("- name: ocr", "- name: warmup"))
     plan = _json(["report", "--format", "json", "--kube-version", "1.36", "."], root, monkeypatch)
     stages = plan["plan"]["stages"]
     ocr = next(w for w in stages["inventory"]["workloads"] if w["name"] == "ocr-server")
