@@ -205,8 +205,10 @@ def test_the_command_runs_with_its_imports_frozen_for_the_collector(
     # 6 young-generation passes before the CLI parsed with click: the command's
     # parser is built after the freeze, and what a conversion imports later is not frozen
     # (15 passes; 18 since the records of the file stages are dataclasses: creating them,
-    # and importing inspect for them, allocates)
-    assert run["collections"] <= 18
+    # and importing inspect for them, allocates; 19 with a warm cache folder since the
+    # strategy, the driver releases of the catalog and the overlay pass: 18 cold; the
+    # bound leaves one pass of room above the warm run)
+    assert run["collections"] <= 20, run["collections"]
 
 
 # a misspelt attribute: a finding worth keeping
