@@ -76,7 +76,23 @@ def carry_out(
         unit = Unit(kustomization, display)
         bases = Bases(built, results, in_run)
         try:
-            _overlay(unit, bases, in_run, settings)
+            try:
+                _overlay(unit, bases, in_run, settings)
+            except InputProblem as problem:  # a file of the unit that cannot be read
+                found = problem.finding
+                raise Blocked(
+                    found.path, found.line, found.col, f"it cannot be read ({found.message})"
+                ) from None
+            except (Blocked, Bridging):
+                raise
+            except Exception as exc:  # a bug: the unit is left as it is, never a traceback
+                raise Blocked(
+                    display,
+                    1,
+                    1,
+                    f"internal error ({type(exc).__name__}: {exc}); please report this with "
+                    "the kustomization",
+                ) from None
         except Blocked as why:
             unit.stopped = why
             unit.files.clear()

@@ -519,8 +519,8 @@ def _overlay(
             inline = trees.scalar(trees.get(item, "patch"))
             file = trees.scalar(trees.get(item, "path"))
             body = inline.encode() if inline else read_bytes(os.path.join(folder, file or ""))
-        if not gpu(body):
-            continue
+        if not gpu(body) and not discover.foreign_encoding(body):  # (a patch the byte
+            continue  # search cannot read, UTF-16, may set GPUs: its base is not alone)
         touches = True
         target = trees.get(item, "target") if text is None else None
         kind = trees.scalar(trees.get(target, "kind")) if target is not None else None

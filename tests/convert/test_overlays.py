@@ -412,3 +412,20 @@ def test_a_bridged_base_keeps_its_overlays_patches_and_the_check_passes(tmp_path
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     run_cli(["convert", "--write", *args, "."], root)
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+
+
+def test_a_patch_that_cannot_be_read_holds_the_unit_without_a_traceback(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "base/kustomization.yaml": "resources: [deployment.yaml]\n",
+            "base/deployment.yaml": BASE,
+            "overlay/kustomization.yaml": "resources: [../base]\npatches:\n  - path: gpu.yaml\n",
+        },
+    )
+    (tmp_path / "overlay" / "gpu.yaml").write_bytes(_patch(2).encode("utf-16"))
+    done = run_cli(["convert", "--write", "."], tmp_path)
+    stderr = done.stderr.decode()
+    assert b"Traceback" not in done.stderr and done.returncode in (1, 123), stderr
+    assert "DRA222" in stderr and "cannot be read" in stderr, stderr
+    assert (tmp_path / "base" / "deployment.yaml").read_text() == BASE
