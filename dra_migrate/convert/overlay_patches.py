@@ -64,6 +64,7 @@ class Base:
     path: str  # as shown
     before: locate.Workload
     after: locate.Workload | None
+    original: bytes | None = None  # the bytes the run read, when its result holds them
 
 
 @dataclass(slots=True)
@@ -133,7 +134,7 @@ class Bases:
                     after = {}
                 for obj in before:
                     key = (obj.kind, obj.name)
-                    self.found.setdefault(key, Base(real, shown, obj, after.get(key)))
+                    self.found.setdefault(key, Base(real, shown, obj, after.get(key), original))
         return self.found.get((kind, name))
 
     def _bridges(self, result: FileResult, objects: list[locate.Workload]) -> None:
@@ -474,8 +475,9 @@ def _same(docs: list[Document], obj: locate.Workload) -> locate.Workload:
 
 
 def _base_source(base: Base) -> Source:
-    """The base as the run read it (nothing is written before every file is planned)."""
-    return sources.decode(base.path, roles.read_bytes(base.real))
+    """The base as the run read it: its held text, else the file (nothing is written
+    before every file is planned)."""
+    return sources.decode(base.path, base.original or roles.read_bytes(base.real))
 
 
 @dataclass(frozen=True, slots=True)

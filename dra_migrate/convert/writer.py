@@ -280,12 +280,7 @@ def write_in_place(
             f"this path leads through a symbolic link to {target}, outside the paths given; "
             "not written (--write-through-links writes through it)",
         )
-    try:
-        folder = _open_real_folder(str(target.parent))
-    except OSError:
-        raise Refused(
-            "DRA012", "a folder of this path changed during the run (a link now?); not written"
-        ) from None
+    folder = _checked_folder(str(target.parent))
     try:
         try:
             info = os.stat(target.name, dir_fd=folder, follow_symlinks=False)
@@ -317,18 +312,23 @@ def write_new(path: Path, data: bytes, roots: Sequence[Path], through_links: boo
             f"this folder leads through a symbolic link to {folder_real}, outside the paths "
             "given; not written (--write-through-links writes through it)",
         )
-    try:
-        folder = _open_real_folder(str(folder_real))
-    except OSError:
-        raise Refused(
-            "DRA012", "a folder of this path changed during the run (a link now?); not written"
-        ) from None
+    folder = _checked_folder(str(folder_real))
     try:
         if _exists_in(folder, path.name):
             raise Refused("DRA012", "a file of this name appeared during the run; not written")
         write_atomic(folder_real / path.name, data, folder=folder)
     finally:
         os.close(folder)
+
+
+def _checked_folder(real: str) -> int:
+    """``_open_real_folder``, or DRA012 where the folder changed since it was checked."""
+    try:
+        return _open_real_folder(real)
+    except OSError:
+        raise Refused(
+            "DRA012", "a folder of this path changed during the run (a link now?); not written"
+        ) from None
 
 
 def _exists_in(folder: int, name: str) -> bool:

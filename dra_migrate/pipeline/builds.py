@@ -153,9 +153,11 @@ def _kustomizations(paths: Sequence[str]) -> Iterable[str]:
 
 
 def _component(path: str) -> bool:
-    return b"Component" in roles.read_bytes(path) and any(
+    """A ``kind: Component`` kustomization (read once)."""
+    data = roles.read_bytes(path)
+    return b"Component" in data and any(
         line.replace(" ", "") == "kind:Component"
-        for line in roles.read_bytes(path).decode("utf-8", "replace").splitlines()
+        for line in data.decode("utf-8", "replace").splitlines()
     )
 
 
