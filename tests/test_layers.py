@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("dra_migrate.repo",),
     ("dra_migrate.convert",),
     ("dra_migrate.validate",),
+    ("dra_migrate.helm",),
     ("dra_migrate.migration",),
     ("dra_migrate.cluster",),
     ("dra_migrate.pipeline",),

@@ -272,6 +272,19 @@ class StrategyConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class HelmConfig:
+    """``helm:`` of the configuration: how chart sources are migrated (dra_migrate/helm/).
+    Paths are gitignore-style patterns from ``folder``; a chart matches by its folder."""
+
+    values: str = "edit"  # a values recipe: "edit" the values files, or write a "file" beside
+    switch: str = "off"  # template edits: the switch the tool adds is "off" or "on" by default
+    switch_key: str = "dra.enabled"  # the values key of that switch
+    upstream: tuple[str, ...] = ()  # chart folders treated as vendored upstream charts
+    own: tuple[str, ...] = ()  # chart folders treated as the team's own (template edits)
+    folder: str = ""  # the configuration file's folder (real path), for the patterns
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The mapping and settings of a project (``.dra-migrate.yaml``), or the built-in ones."""
 
@@ -296,6 +309,7 @@ class Config:
     # schedulerName values known to allocate ResourceClaims besides the default
     dra_schedulers: frozenset[str] = frozenset()
     strategy: StrategyConfig = StrategyConfig()  # strategy: rewrite, bridge or auto
+    helm: HelmConfig = HelmConfig()  # helm: how chart sources are migrated
     # is_gpu's answers: every container of every file asks about the same few names
     # (kept out of comparisons, and new in a copy made by dataclasses.replace)
     _gpu: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)

@@ -164,6 +164,28 @@ class BridgeClass:
     col: int
 
 
+@dataclass(frozen=True, slots=True)
+class ChartPlan:
+    """What the run makes of one Helm chart's sources (dra_migrate/helm/): the way, and
+    what a rendering needs to show it (``convert --verify-helm``, ``report``)."""
+
+    root: str  # the chart's folder, as the run shows paths
+    name: str  # Chart.yaml name
+    version: str  # Chart.yaml version
+    way: str  # recipe, template, bridge, manual or done (migrated already)
+    recipe: str = ""  # the recipe's name (way recipe)
+    # (values key, value as YAML) a user sets to turn DRA on (the switch a template edit
+    # adds, when it is off by default); empty when the change is on by itself
+    set_keys: tuple[tuple[str, str], ...] = ()
+    count_keys: tuple[str, ...] = ()  # values keys that hold GPU counts
+    switch: str = ""  # the values key of the switch a template edit adds ("": none)
+    switch_on: bool = False  # the switch's default in values.yaml
+    values_overlay: str = ""  # values-dra.yaml a rendering after adds (-f), as shown; ""
+    compare: str = "exact"  # exact: objects as convert writes them; claims: what is allocated
+    files: tuple[str, ...] = ()  # the chart's files the way changes or creates, as shown
+    codes: tuple[str, ...] = ()  # the codes of the findings that say why (manual, bridge)
+
+
 @dataclass(slots=True)
 class Report:
     """The one model of a run that every format renders. Not frozen: the pipeline and
@@ -181,6 +203,7 @@ class Report:
     cluster: ClusterInventory | None = None  # inventory --cluster, or of kubectl dumps
     # the DeviceClasses with extendedResourceName the run read (the strategy may bridge)
     bridge_classes: tuple[BridgeClass, ...] = ()
+    charts: list[ChartPlan] = field(default_factory=list)  # Helm charts with GPU requests
 
     def manual(self) -> list[tuple[str, list[str]]]:
         """(path, codes) of the files that need a person: left untouched by a blocking
