@@ -316,7 +316,7 @@ def write_new(path: Path, data: bytes, roots: Sequence[Path], through_links: boo
     try:
         if _exists_in(folder, path.name):
             raise Refused("DRA012", "a file of this name appeared during the run; not written")
-        write_atomic(folder_real / path.name, data, folder=folder)
+        write_atomic(folder_real / path.name, data, folder=folder, exclusive=True)
     finally:
         os.close(folder)
 
@@ -392,8 +392,11 @@ def write_atomic(
     mode: int | None = None,
     folder: int | None = None,
     keep: int = PERMISSIONS,
+    exclusive: bool = False,
 ) -> None:
-    """Write through a temporary file in the same folder and rename it over ``target``.
+    """Write through a temporary file in the same folder and rename it over ``target``
+    (``exclusive``: link it to ``target``'s name, which fails where a file of that name
+    appeared meanwhile: DRA012; a new file never replaces one).
 
     The folder is opened once (``folder``, when the caller opened it already) and
     every step is relative to it: the temporary file is made there with
@@ -410,14 +413,20 @@ def write_atomic(
         target.parent.mkdir(parents=True, exist_ok=True)
         folder = os.open(target.parent, _FOLDER_FLAGS)
     try:
-        _write_in(folder, target.name, data, expect, mode, keep)
+        _write_in(folder, target.name, data, expect, mode, keep, exclusive)
     finally:
         if own:
             os.close(folder)
 
 
 def _write_in(
-    folder: int, name: str, data: bytes, expect: bytes | None, mode: int | None, keep: int
+    folder: int,
+    name: str,
+    data: bytes,
+    expect: bytes | None,
+    mode: int | None,
+    keep: int,
+    exclusive: bool = False,
 ) -> None:
     with contextlib.suppress(FileNotFoundError):
         info = os.stat(name, dir_fd=folder, follow_symlinks=False)
@@ -444,11 +453,34 @@ def _write_in(
             os.fsync(handle.fileno())
         if expect is not None:
             _unchanged(folder, name, expect)
-        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        if exclusive:
+            _link_new(folder, tmp, name)
+        else:
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=folder)
         raise
+
+
+def _link_new(folder: int, tmp: str, name: str) -> None:
+    """The temporary file under ``name`` only if no file has that name (a hard link
+    never replaces one, as a rename would), then the temporary name gone. A file
+    system without hard links gets the check and the rename (a race of a moment)."""
+    try:
+        os.link(tmp, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+    except FileExistsError:
+        raise Refused(
+            "DRA012", "a file of this name appeared during the run; not written"
+        ) from None
+    except OSError:  # no hard links here (EPERM, ENOTSUP): as close as a rename gets
+        if _exists_in(folder, name):
+            raise Refused(
+                "DRA012", "a file of this name appeared during the run; not written"
+            ) from None
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        return
+    os.unlink(tmp, dir_fd=folder)
 
 
 def _umask() -> int:
