@@ -105,7 +105,7 @@ def convert(
     except ConfigError as error:
         run.fail_usage(error)
     if build is not None:
-        builds.verify(report, options.paths, options.settings, build)
+        builds.verify(report, options.paths, options.settings, build, options.excludes)
         if any(f.code == "DRA231" for f in report.findings):  # nothing is written
             mode, output_dir = (None if mode == "write" else mode), None
     report.changes_fail = check

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
 
-from dra_migrate.repo import roles
+from dra_migrate.repo import discover, roles
 from dra_migrate.report.findings import finding
 from dra_migrate.report.model import FileResult, Report, Status
 
@@ -40,9 +40,16 @@ def builder() -> list[str] | None:
     return [kustomize, "build"] if kustomize else None
 
 
-def verify(report: Report, paths: Sequence[str], settings: Settings, command: list[str]) -> None:
+def verify(
+    report: Report,
+    paths: Sequence[str],
+    settings: Settings,
+    command: list[str],
+    excludes: Sequence[str] = (),
+) -> None:
     """Add DRA231 (a build that differs or fails after the conversion) and DRA232 (the
-    builds proven equal) to the report's run-level findings."""
+    builds proven equal) to the report's run-level findings. The kustomizations are
+    found as the run finds files (.gitignore, the configuration's and ``excludes``)."""
     changed = {
         os.path.realpath(r.path): r
         for r in report.files
@@ -50,7 +57,8 @@ def verify(report: Report, paths: Sequence[str], settings: Settings, command: li
     }
     if not changed:
         return
-    used = {os.path.realpath(k): roles.references(k) for k in _kustomizations(paths)}
+    every_exclude = [*settings.config.exclude, *excludes]
+    used = {os.path.realpath(k): roles.references(k) for k in _kustomizations(paths, every_exclude)}
     folders = sorted(
         {os.path.dirname(k) for k, files in used.items() if files & set(changed) or k in changed}
     )
@@ -136,20 +144,15 @@ def _in(folder: str) -> str:
     return folder
 
 
-def _kustomizations(paths: Sequence[str]) -> Iterable[str]:
-    for path in paths:
-        if os.path.isfile(path):
-            if os.path.basename(path) in roles.KUSTOMIZATION_NAMES:
-                yield path
-            continue
-        for folder, subfolders, names in os.walk(path):
-            subfolders[:] = sorted(s for s in subfolders if s not in _SKIPPED)
-            for name in roles.KUSTOMIZATION_NAMES:
-                if name in names:
-                    path = os.path.join(folder, name)
-                    if not _component(path):  # built by the kustomizations that include it
-                        yield path
-                    break
+def _kustomizations(paths: Sequence[str], excludes: Sequence[str]) -> Iterable[str]:
+    """The kustomizations under ``paths`` that build something of their own (not a
+    component), found as the run finds its files: excluded folders are not built."""
+    for candidate in discover.expand(paths, excludes):
+        path = candidate.path
+        if os.path.basename(path) in roles.KUSTOMIZATION_NAMES and (
+            candidate.explicit or not _component(path)
+        ):
+            yield path
 
 
 def _component(path: str) -> bool:

@@ -429,3 +429,35 @@ def test_a_patch_that_cannot_be_read_holds_the_unit_without_a_traceback(tmp_path
     assert b"Traceback" not in done.stderr and done.returncode in (1, 123), stderr
     assert "DRA222" in stderr and "cannot be read" in stderr, stderr
     assert (tmp_path / "base" / "deployment.yaml").read_text() == BASE
+
+
+def test_verify_builds_leaves_out_the_folders_the_run_excludes(tmp_path: Path, tools: Path) -> None:
+    """--verify-builds finds kustomizations as the run finds files: an excluded folder's
+    kustomization (here one that copies the GPU limit into a ConfigMap, which the
+    conversion breaks) is not built; without the exclude it is, and stops the writes."""
+    _tree(
+        tmp_path,
+        {
+            "app/kustomization.yaml": "resources: [deployment.yaml]\n",
+            "app/deployment.yaml": BASE,
+            "legacy/kustomization.yaml": (
+                "resources: [../app, config.yaml]\nreplacements:\n"
+                "  - source:\n      kind: Deployment\n      name: llm\n"
+                "      fieldPath: spec.template.spec.containers.0.resources.limits."
+                "[nvidia.com/gpu]\n"
+                "    targets:\n      - select: {kind: ConfigMap, name: gpus}\n"
+                "        fieldPaths: [data.count]\n"
+            ),
+            "legacy/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gpus}\n"
+            "data: {count: '0'}\n",
+        },
+    )
+    before = (tmp_path / "app" / "deployment.yaml").read_bytes()
+    done = _cli(["convert", "--check", "--verify-builds", "."], tmp_path, tools)
+    assert "DRA231" in done.stderr and "legacy" in done.stderr, done.stderr
+    done = _cli(
+        ["convert", "--write", "--verify-builds", "--exclude", "legacy/", "."], tmp_path, tools
+    )
+    assert done.returncode == 0, done.stderr
+    assert "DRA231" not in done.stderr
+    assert (tmp_path / "app" / "deployment.yaml").read_bytes() != before
