@@ -479,6 +479,7 @@ def load_config(path: StrPath | None) -> Config:
         extended_resource_toleration=data.get("extendedResourceToleration", True),
         dra_schedulers=frozenset(data.get("draSchedulers") or ()),
         strategy=_strategy(data.get("strategy"), str(path)),
+        helm=_helm(data.get("helm"), str(path)),
     )
 
 
@@ -497,6 +498,20 @@ def _strategy(data: Any, path: str) -> StrategyConfig:
         workloads=tuple((data.get("workloads") or {}).items()),
         folder=folder,
         device_classes=os.path.join(folder, classes) if classes else None,
+    )
+
+
+def _helm(data: Any, path: str) -> HelmConfig:
+    """``helm:`` as read (the schema has checked it)."""
+    if not data:
+        return HelmConfig()
+    return HelmConfig(
+        values=data.get("values", "edit"),
+        switch={True: "on", False: "off"}.get(data.get("switch", "off"), data.get("switch")),
+        switch_key=data.get("switchKey", "dra.enabled"),
+        upstream=tuple(data.get("upstream") or ()),
+        own=tuple(data.get("own") or ()),
+        folder=os.path.dirname(discover.real_name(path)),
     )
 
 

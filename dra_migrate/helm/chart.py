@@ -161,8 +161,10 @@ def _matches(root: str, patterns: tuple[str, ...], folder: str) -> bool:
     import pathspec
 
     relative = os.path.relpath(root, folder or os.getcwd()).replace(os.sep, "/")
-    spec = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
-    return spec.match_file(relative) or spec.match_file(relative + "/")
+    if relative.startswith(".."):  # outside the configuration's folder
+        return False
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    return bool(spec.match_file(relative) or spec.match_file(relative + "/"))
 
 
 def _values_files(root: str) -> list[str]:

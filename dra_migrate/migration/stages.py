@@ -210,6 +210,7 @@ def build(
         resources=_resource_totals(workloads),
         products=_product_totals(workloads),
         unanalysed=_unanalysed(report),
+        charts=list(report.charts),
         prerequisites=_prerequisites(workloads, classes, settings, minor, live, config)
         + strategy.auto_note(
             asked,

@@ -191,7 +191,7 @@ def asked(config: StrategyConfig, flag: str | None, rows: Sequence[InventoryItem
         if _workload_matches(pattern, first.kind, first.namespace or "", first.name):
             return Asked(chosen, f"strategy.workloads {pattern}: {chosen}")
     for pattern, chosen in config.paths:
-        if _path_matches(pattern, config.folder, first.path):
+        if path_matches(pattern, config.folder, first.path):
             return Asked(chosen, f"strategy.paths {pattern}: {chosen}")
     per: dict[str, Asked] = {}
     for resource in sorted({r.resource for r in rows}):
@@ -230,7 +230,7 @@ def _workload_matches(pattern: str, kind: str, namespace: str, name: str) -> boo
     )
 
 
-def _path_matches(pattern: str, folder: str, path: str) -> bool:
+def path_matches(pattern: str, folder: str, path: str) -> bool:
     """``path`` (as the run names it) under the configuration's folder matches the
     gitignore-style ``pattern``."""
     if not path or path == "-":

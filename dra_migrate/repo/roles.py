@@ -92,6 +92,10 @@ class Layout:
             if (o := p.overlay()) is not None
         ]
 
+    def chart_of(self, resolved: str) -> str | None:
+        """The folder of the Helm chart the file ``resolved`` (a real path) belongs to."""
+        return _chart_root(resolved, self.charts)
+
     def role(self, path: Path | str, real: str | None = None) -> Role:
         """The role of the file at ``path`` (``real``: its real path, when known)."""
         name = os.path.basename(path)

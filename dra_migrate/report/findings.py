@@ -153,6 +153,9 @@ CODES: dict[str, Code] = _table(
     Code("DRA231", E, "kustomize build after the conversion differs from the converted build"),
     Code("DRA232", N, "kustomize builds verified before and after the conversion"),
     Code("DRA233", N, "kustomize patch left as it is: its base is bridged"),
+    Code("DRA242", W, "Helm chart left on the device plugin: served by a bridge DeviceClass"),
+    Code("DRA243", W, "Helm chart left as it is: a construct no way rewrites safely"),
+    Code("DRA249", W, "Helm chart left as it is: its migration changes a file outside the paths"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),

@@ -20,6 +20,8 @@ def render(report: Report, command: str) -> str:
         "findings": [f.to_dict() for f in report.all_findings],
         "suppressed": [s.to_dict() for s in report.suppressed],
     }
+    if report.charts and report.plan is None:  # (the plan lists them in its inventory)
+        data["charts"] = [c.to_dict() for c in report.charts]
     if report.plan is not None:
         data["plan"] = report.plan.to_dict()
     if report.cluster is not None:

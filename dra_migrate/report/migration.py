@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dra_migrate.report.charts import ChartPlan
 from dra_migrate.report.fields import REQUEST, Location, as_json, location_dict
 
 PLAN_VERSION = 1
@@ -253,6 +254,7 @@ class MigrationPlan:
     risks: list[Risk]
     kustomize_config: str  # nameReference configuration, "" when no overlay renames
     live: LiveInventory | None = None
+    charts: list[ChartPlan] = field(default_factory=list)  # Helm charts and their ways
 
     @property
     def pilot(self) -> Wave | None:
@@ -285,6 +287,7 @@ class MigrationPlan:
                     "resources": [t.to_dict() for t in self.resources],
                     "products": [t.to_dict() for t in self.products],
                     "unanalysed": [u.to_dict() for u in self.unanalysed],
+                    "charts": [c.to_dict() for c in self.charts],
                 },
                 "prerequisites": {
                     "requirements": [p.to_dict() for p in self.prerequisites],

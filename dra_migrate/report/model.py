@@ -6,6 +6,7 @@ import enum
 import fnmatch
 from dataclasses import dataclass, field
 
+from dra_migrate.report.charts import ChartPlan as ChartPlan  # the chart pass's record
 from dra_migrate.report.fields import REQUEST, Location, as_json, location_dict
 from dra_migrate.report.findings import Finding, Severity, finding
 
@@ -162,28 +163,6 @@ class BridgeClass:
     path: str  # the file, as a real path
     line: int
     col: int
-
-
-@dataclass(frozen=True, slots=True)
-class ChartPlan:
-    """What the run makes of one Helm chart's sources (dra_migrate/helm/): the way, and
-    what a rendering needs to show it (``convert --verify-helm``, ``report``)."""
-
-    root: str  # the chart's folder, as the run shows paths
-    name: str  # Chart.yaml name
-    version: str  # Chart.yaml version
-    way: str  # recipe, template, bridge, manual or done (migrated already)
-    recipe: str = ""  # the recipe's name (way recipe)
-    # (values key, value as YAML) a user sets to turn DRA on (the switch a template edit
-    # adds, when it is off by default); empty when the change is on by itself
-    set_keys: tuple[tuple[str, str], ...] = ()
-    count_keys: tuple[str, ...] = ()  # values keys that hold GPU counts
-    switch: str = ""  # the values key of the switch a template edit adds ("": none)
-    switch_on: bool = False  # the switch's default in values.yaml
-    values_overlay: str = ""  # values-dra.yaml a rendering after adds (-f), as shown; ""
-    compare: str = "exact"  # exact: objects as convert writes them; claims: what is allocated
-    files: tuple[str, ...] = ()  # the chart's files the way changes or creates, as shown
-    codes: tuple[str, ...] = ()  # the codes of the findings that say why (manual, bridge)
 
 
 @dataclass(slots=True)

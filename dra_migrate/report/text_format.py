@@ -483,6 +483,16 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
                 (lines(f" {u.reason}"), ""),
             )
         say()
+    if plan.charts:
+        say("Helm charts:", "title")
+        console.table(
+            ("CHART", "VERSION", "WAY", "VALUES TO SET", "WHY"),
+            [
+                (c.root, c.version, c.shown_way, c.to_set or "-", " ".join(c.codes))
+                for c in plan.charts
+            ],
+        )
+        say()
     say("== Stage 2: prerequisites", "title")
     console.table(
         ("TOPIC", "REQUIREMENT", "DETAIL"),

@@ -1,0 +1,256 @@
+"""The chart pass: every Helm chart a run reports on (a template or values file that
+sets GPU resources: DRA203, DRA204) taken as one unit, its way chosen, and what the
+way makes of it turned into the run's file results.
+
+The way, in this order:
+
+1. a library chart renders nothing of its own: manual (DRA243);
+2. ``--strategy bridge`` (or the configuration's default): the bridge (DRA242);
+3. a values recipe for the chart's family and version (``recipes.py``): recipe;
+4. a vendored upstream chart (``chart.py`` says which) without one: the bridge
+   (DRA242), never a template edit, which would fork it;
+5. the team's own chart: template edits behind a switch (``template_edit.py``), or
+   manual with the construct named.
+
+A chart whose migration would change a file outside the paths given (a hook run on
+one staged file of it) is left as it is (DRA249), as a kustomize unit is: its files
+are written together or not at all. Vendored dependencies come before the charts
+that hold them, so a recipe's edit of a parent's values is what the parent's own
+way reads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+
+from dra_migrate.convert.mapping import Settings
+from dra_migrate.helm import chart as charts
+from dra_migrate.helm.model import BRIDGE, DONE, MANUAL, Chart, ChartEdit, Options
+from dra_migrate.repo import discover, roles
+from dra_migrate.report.findings import Finding, InputProblem, finding
+from dra_migrate.report.model import ChartPlan, FileResult, Status
+
+REPORTED_CODES = ("DRA203", "DRA204")  # a chart's GPU lines, as a file's own pass finds them
+
+
+def carry_out(
+    layout: roles.Layout,
+    results: dict[str, FileResult],
+    in_run: set[str],
+    settings: Settings,
+    bridged: Callable[[Chart], bool] = lambda _chart: False,
+) -> tuple[list[FileResult], list[ChartPlan]]:
+    """Migrate every chart with a file in ``results`` (real path -> result) that sets
+    GPU resources. ``in_run``: the real paths of every file of the run. Returns the
+    results of the files the ways change or add that the run had no result for, and
+    one plan a chart; ``results`` is updated in place."""
+    roots = sorted(
+        {root for real, r in results.items() if _reported(r) and (root := layout.chart_of(real))},
+        key=lambda root: (-root.count(os.sep), root),  # dependencies before their parents
+    )
+    if not roots:
+        return [], []
+    helm = settings.config.helm
+    options = Options(helm.values, helm.switch == "on", helm.switch_key)
+    pending: dict[str, bytes] = {}  # bytes a chart's way wrote, which the next one reads
+
+    def read_bytes(real: str) -> bytes:
+        if real in pending:
+            return pending[real]
+        return discover.read_file(real, settings.config.max_file_size)
+
+    added: dict[str, FileResult] = {}
+    plans = []
+    for root in roots:
+        display = _shown(root, results)
+        try:
+            edit = _way(root, display, read_bytes, settings, options, bridged)
+        except InputProblem as problem:
+            edit = _manual(root, display, problem.finding)
+        except discover.Unreadable as exc:
+            edit = _manual(root, display, finding(exc.code, display, 1, 1, exc.message))
+        except Exception as exc:  # a bug: the chart is left as it is, never a traceback
+            edit = _manual(
+                root,
+                display,
+                finding(
+                    "DRA243",
+                    os.path.join(display, charts.CHART_FILE),
+                    1,
+                    1,
+                    f"chart left as it is: internal error ({type(exc).__name__}: {exc}); "
+                    "please report this with the chart",
+                ),
+            )
+        outside = sorted(p for p in (*edit.changed, *edit.created) if not _in_run(p, in_run))
+        if outside and (edit.changed or edit.created):
+            edit = _held(edit, root, display, outside[0])
+        for real, data in edit.changed.items():
+            pending[real] = data
+        _apply(edit, root, display, results, added)
+        plans.append(edit.plan)
+    return list(added.values()), plans
+
+
+def _reported(result: FileResult) -> bool:
+    return any(f.code in REPORTED_CODES for f in result.findings)
+
+
+def _in_run(real: str, in_run: set[str]) -> bool:
+    """A file the run may write: one of its files, or a new file in a folder of one."""
+    if real in in_run:
+        return True
+    if os.path.lexists(real):
+        return False
+    folder = os.path.dirname(real)
+    return any(os.path.dirname(p) == folder for p in in_run)
+
+
+def _shown(root: str, results: dict[str, FileResult]) -> str:
+    """The chart's folder as the run shows its files' paths."""
+    for real, result in results.items():
+        if real.startswith(root + os.sep):
+            tail = real[len(root) :]
+            if result.path.endswith(tail.replace(os.sep, "/")) or result.path.endswith(tail):
+                return result.path[: len(result.path) - len(tail)] or "."
+    return os.path.relpath(root)
+
+
+def _way(
+    root: str,
+    display: str,
+    read_bytes: Callable[[str], bytes],
+    settings: Settings,
+    options: Options,
+    bridged: Callable[[Chart], bool],
+) -> ChartEdit:
+    from dra_migrate.helm import recipes
+
+    known = charts.KNOWN_UPSTREAM | recipes.chart_names()
+    chart = charts.read(root, display, read_bytes, settings.config.helm, known)
+    chart_file = os.path.join(display, charts.CHART_FILE)
+    if chart.type == "library":
+        return _manual(
+            root,
+            display,
+            finding(
+                "DRA243",
+                chart_file,
+                1,
+                1,
+                f"chart {chart.name} is a library chart: its templates render in the charts "
+                "that use it, so it is left as it is",
+                "migrate the charts that include it; or keep the GPU on the device plugin, "
+                "served by a DeviceClass with extendedResourceName (--strategy bridge)",
+            ),
+            chart,
+        )
+    if bridged(chart):
+        return _bridge(chart, "the strategy bridges it")
+    recipe = recipes.plan(chart, settings, options, read_bytes)
+    if recipe is not None:
+        return recipe
+    if chart.upstream:
+        return _bridge(chart, f"{chart.why_upstream}, without a DRA switch the recipes know")
+    from dra_migrate.helm import template_edit
+
+    return template_edit.plan(chart, settings, options, read_bytes)
+
+
+def _bridge(chart: Chart, why: str) -> ChartEdit:
+    found = finding(
+        "DRA242",
+        os.path.join(chart.display, charts.CHART_FILE),
+        1,
+        1,
+        f"chart {chart.name} {chart.version} is left on the device plugin ({why}): a "
+        "DeviceClass with extendedResourceName serves its extended resource requests",
+        "make sure such a class exists on the cluster (the driver's own on "
+        "resource.k8s.io/v1, or dra-migrate deviceclasses --strategy bridge); a values "
+        "recipe or the chart's own DRA switch, when it gains one, migrates it",
+    )
+    plan = ChartPlan(chart.display, chart.name, chart.version, BRIDGE, codes=("DRA242",))
+    return ChartEdit(plan, findings=[found])
+
+
+def _manual(root: str, display: str, why: Finding, chart: Chart | None = None) -> ChartEdit:
+    name, version = (chart.name, chart.version) if chart else (os.path.basename(root), "")
+    plan = ChartPlan(display, name, version, MANUAL, codes=(why.code,))
+    return ChartEdit(plan, findings=[why])
+
+
+def _held(edit: ChartEdit, root: str, display: str, outside: str) -> ChartEdit:
+    """A chart whose way would change a file outside the paths given: left as it is."""
+    shown = os.path.join(display, os.path.relpath(outside, root))
+    found = finding(
+        "DRA249",
+        os.path.join(display, charts.CHART_FILE),
+        1,
+        1,
+        f"chart {edit.plan.name} is left as it is: its migration ({edit.plan.way}) changes "
+        f"{shown}, which is outside the paths given",
+        "run dra-migrate on the chart's folder (a pre-commit hook given one file of a "
+        "chart sees only that file)",
+    )
+    plan = dataclasses.replace(edit.plan, way=MANUAL, files=(), codes=("DRA249",))
+    return ChartEdit(plan, findings=[found])
+
+
+def _apply(
+    edit: ChartEdit,
+    root: str,
+    display: str,
+    results: dict[str, FileResult],
+    added: dict[str, FileResult],
+) -> None:
+    """The edit's files and findings in the run's results: a changed file's result is
+    CHANGED with the new bytes (its DRA203/DRA204 replaced by the way's findings), a
+    new file is a created result, and a way that changes nothing keeps the files'
+    findings, with its own beside them."""
+
+    def shown(real: str) -> str:
+        return os.path.join(display, os.path.relpath(real, root))
+
+    def result_of(real: str, path: str) -> FileResult:
+        found = results.get(real) or added.get(real)
+        if found is None:
+            found = added[real] = FileResult(path, Status.UNCHANGED)
+        return found
+
+    writes = {**edit.changed, **edit.created}
+    by_path: dict[str, list[Finding]] = {}
+    for found in edit.findings:
+        by_path.setdefault(found.path, []).append(found)
+    touched: set[str] = set()
+    for real, data in writes.items():
+        path = shown(real)
+        result = result_of(real, path)
+        created = real in edit.created
+        keep = [f for f in result.findings if f.code not in REPORTED_CODES]
+        result.findings = _sorted([*keep, *by_path.pop(result.path, [])])
+        if not created and result.original is None:
+            result.original = discover.read_file(real)
+        if created:
+            result.original = b""
+        result.converted = data
+        result.status = Status.CHANGED
+        result.created = created
+        result.regions = None
+        result.units.add(display)
+        touched.add(real)
+    if edit.plan.way == DONE:  # a migrated chart: its guarded lines are not reported
+        for real, result in results.items():
+            if real.startswith(root + os.sep) and real not in touched:
+                result.findings = [f for f in result.findings if f.code not in REPORTED_CODES]
+                if result.status is Status.REPORTED and not result.findings:
+                    result.status = Status.UNCHANGED
+    for path, more in by_path.items():  # findings on files the way does not write
+        real = discover.real_name(path) if os.path.exists(path) else os.path.join(root, path)
+        result = result_of(real, path)
+        result.findings = _sorted([*result.findings, *more])
+
+
+def _sorted(found: list[Finding]) -> list[Finding]:
+    return sorted(found, key=lambda f: (f.line, f.col, f.code, f.message))
