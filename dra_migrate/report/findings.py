@@ -191,6 +191,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA335", W, "value or driver name never seen from a known driver"),
     Code("DRA336", E, "name the driver release this run assumes does not publish"),
     Code("DRA337", W, "name the driver has deprecated: use its replacement"),
+    Code("DRA338", E, "driver configuration field the assumed driver release does not decode"),
     Code("DRA340", E, "request matches no device in the ResourceSlices"),
     Code("DRA341", E, "no node has enough matching devices for the request"),
     Code("DRA342", E, "DeviceClass matches no device in the ResourceSlices"),

@@ -19,6 +19,10 @@ from dra_migrate.validate.model import Constraint, Request
 from dra_migrate.validate.selectors import check_selectors, release_hint, release_message
 from dra_migrate.validate.values import fully_qualified_name_problem
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
+if TYPE_CHECKING:
+    from dra_migrate.k8s.catalog import Catalog
+
 MAX_REQUESTS = MAX_CONSTRAINTS = MAX_CONFIG = 32
 MAX_SUBREQUESTS = 8
 MAX_PARAMETERS = 10 * 1024
@@ -333,6 +337,7 @@ def config(checker: Checker, node: Node | None, names: set[str], owner: str, cla
                 parameters,
                 f"{owner}: opaque parameters are {size} bytes as JSON; at most {MAX_PARAMETERS}",
             )
+        _release_fields(checker, catalog, text, parameters, owner)
         api = get(parameters, "apiVersion")
         stale = catalog.stale_opaque_api_version(scalar(api) or "") if api is not None else None
         if api is not None and stale is not None:
@@ -343,6 +348,36 @@ def config(checker: Checker, node: Node | None, names: set[str], owner: str, cla
                 f"{owner}: opaque config apiVersion {scalar(api)} is stale{replacement}",
                 stale.explanation,
             )
+
+
+def _release_fields(
+    checker: Checker, catalog: Catalog, driver: str, parameters: MappingNode, owner: str
+) -> None:
+    """DRA338 for each field of the opaque configuration that the driver release the run
+    assumes does not decode (the drivers decode strictly: the claim is rejected)."""
+    fields = [f for f in catalog.config_fields if f.driver == driver]
+    if not fields:
+        return
+    data = trees.to_data(parameters)
+    settings = checker.settings
+    assumed = {d: (r, why) for d, r, why in settings.driver_releases}
+    if driver not in assumed:
+        assumed.update(catalog.assumed_releases({}, settings.published))
+    release, why = assumed.get(driver, ("", ""))
+    order = [r.release for r in catalog.domains[driver].releases]
+    for field_ in fields:
+        if not field_.value_in(data) or release not in order or field_.since not in order:
+            continue
+        if order.index(release) >= order.index(field_.since):
+            continue
+        checker.add(
+            "DRA338",
+            trees.key_at(parameters, tuple(field_.path.split("."))),
+            f"{owner}: {field_.path} is decoded by {driver} from driver release "
+            f"{field_.since}; this run assumes {release} ({why}), whose strict decoding "
+            f"rejects the config ({field_.note})",
+            release_hint(driver, f"drop {field_.path}"),
+        )
 
 
 def references(checker: Checker, node: Node | None, names: set[str], owner: str, what: str) -> None:

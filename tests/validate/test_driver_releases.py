@@ -147,3 +147,45 @@ def test_a_release_the_catalog_does_not_know_is_a_configuration_error(
         load_config(path)
     assert message in str(caught.value)
     assert caught.value.line == 2
+
+
+MPS_CLAIM = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: shared
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+      config:
+      - requests: [gpu]
+        opaque:
+          driver: gpu.nvidia.com
+          parameters:
+            apiVersion: resource.nvidia.com/v1beta1
+            kind: {kind}
+            sharing:
+              strategy: MPS
+              mpsConfig: {{multiUser: true, defaultActiveThreadPercentage: 50}}
+"""
+
+
+def test_a_config_field_of_a_later_release_is_an_error_in_a_claim(tmp_path: Path) -> None:
+    """api/nvidia.com/resource/v1beta1/sharing.go MpsConfig.MultiUser (main, not v0.4.1):
+    the driver decodes strictly, so validate says so of a claim as deviceclasses says
+    it of a class (DRA506), at the field's key."""
+    [line] = _validate(tmp_path, MPS_CLAIM.format(kind="GpuConfig"))
+    assert line.startswith("DRA338 ResourceClaimTemplate shared: sharing.mpsConfig.multiUser")
+    assert "this run assumes 0.4 (the newest tagged release, v0.4.1)" in line
+    report_config = 'drivers:\n  gpu.nvidia.com: "0.5"\n'
+    assert _validate(tmp_path, MPS_CLAIM.format(kind="GpuConfig"), report_config) == []
+
+
+def test_a_config_field_of_another_kind_is_not_that_field(tmp_path: Path) -> None:
+    """The field belongs to GpuConfig and MigDeviceConfig: another kind's parameters of
+    the same shape are not checked against it."""
+    assert _validate(tmp_path, MPS_CLAIM.format(kind="VfioDeviceConfig")) == []
