@@ -101,3 +101,22 @@ def test_everything_but_cluster_mode_runs_without_the_client(tmp_path: Path) -> 
     assert offline.returncode == 0, offline.stderr
     assert "ml" in offline.stdout and "trainer" in offline.stdout
     assert INSTALL not in offline.stdout + offline.stderr
+
+
+def test_the_cli_defaults_are_the_connections() -> None:
+    """The cluster options' defaults are written in cli/options.py (the CLI does not
+    import the cluster package to start) and in cluster/live.py's Connection; they
+    must say the same, or --help would promise what a run does not do."""
+    import click
+
+    from dra_migrate.cli.app import cli
+    from dra_migrate.cluster.live import Connection
+
+    inventory = cli.get_command(click.Context(cli), "inventory")
+    assert inventory is not None
+    defaults = {p.name: p.default for p in inventory.params if isinstance(p, click.Option)}
+    connection = Connection()
+    assert defaults["request_timeout"] == connection.timeout
+    assert defaults["page_size"] == connection.page_size
+    assert defaults["max_pages"] == connection.max_pages
+    assert defaults["max_response_size"] == connection.max_response
