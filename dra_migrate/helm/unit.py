@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Callable
 
-from dra_migrate.convert.mapping import Settings
+from dra_migrate.convert.mapping import HelmConfig, Settings
 from dra_migrate.helm import chart as charts
 from dra_migrate.helm.model import BRIDGE, DONE, MANUAL, Chart, ChartEdit, Options
 from dra_migrate.repo import discover, roles
@@ -46,11 +47,10 @@ def carry_out(
     GPU resources. ``in_run``: the real paths of every file of the run. Returns the
     results of the files the ways change or add that the run had no result for, and
     one plan a chart; ``results`` is updated in place."""
-    roots = sorted(
-        {root for real, r in results.items() if _reported(r) and (root := layout.chart_of(real))},
-        key=lambda root: (-root.count(os.sep), root),  # dependencies before their parents
-    )
-    if not roots:
+    found = {
+        root for real, r in results.items() if _reported(r) and (root := layout.chart_of(real))
+    }
+    if not found:
         return [], []
     helm = settings.config.helm
     options = Options(helm.values, helm.switch == "on", helm.switch_key)
@@ -61,10 +61,18 @@ def carry_out(
             return pending[real]
         return discover.read_file(real, settings.config.max_file_size)
 
+    wanted: set[str] = set()  # dependencies whose GPUs only their parents' values set
+    for root in list(found):
+        wanted |= _dependencies_set(root, layout, results, read_bytes)
+    found |= wanted
+    roots = sorted(found, key=lambda r: (-r.count(os.sep), r))  # dependencies first
+
     added: dict[str, FileResult] = {}
     plans = []
     for root in roots:
         display = _shown(root, results)
+        if root not in wanted and not _own_lines(root, layout, results, read_bytes):
+            continue  # its GPU keys are its dependencies' values, which their ways took
         try:
             edit = _way(root, display, read_bytes, settings, options, bridged)
         except InputProblem as problem:
@@ -96,6 +104,77 @@ def carry_out(
 
 def _reported(result: FileResult) -> bool:
     return any(f.code in REPORTED_CODES for f in result.findings)
+
+
+_VALUES_KEY = re.compile(r"values key (\S+) sets ")  # DRA204's message (unconverted.py)
+
+
+def _own_lines(
+    root: str,
+    layout: roles.Layout,
+    results: dict[str, FileResult],
+    read_bytes: Callable[[str], bytes],
+) -> bool:
+    """Whether the chart at ``root`` still has GPU lines of its own: a template's, or a
+    values key outside the keys of its dependencies (``<alias>.resources...``: the
+    dependency's way migrates those)."""
+    keys: dict[str, str] | None = None
+    for key in _values_keys(root, layout, results):
+        if key is None:
+            return True
+        if keys is None:
+            keys = _dependency_keys(root, read_bytes)
+        if key.split(".")[0] not in keys:
+            return True
+    return False
+
+
+def _dependencies_set(
+    root: str,
+    layout: roles.Layout,
+    results: dict[str, FileResult],
+    read_bytes: Callable[[str], bytes],
+) -> set[str]:
+    """The folders of the vendored dependencies whose values the chart at ``root`` sets
+    GPUs in (the dependency's own files may not name the resource at all)."""
+    keys: dict[str, str] | None = None
+    out = set()
+    for key in _values_keys(root, layout, results):
+        if key is None:
+            continue
+        if keys is None:
+            keys = _dependency_keys(root, read_bytes)
+        folder = keys.get(key.split(".")[0])
+        if folder is not None:
+            out.add(folder)
+    return out
+
+
+def _values_keys(
+    root: str, layout: roles.Layout, results: dict[str, FileResult]
+) -> list[str | None]:
+    """The values key of each GPU line the chart's files still report (None: a
+    template's line, or a key the message does not name)."""
+    out: list[str | None] = []
+    for real, result in results.items():
+        if layout.chart_of(real) != root:
+            continue
+        for found in result.findings:
+            if found.code in REPORTED_CODES:
+                key = _VALUES_KEY.match(found.message) if found.code == "DRA204" else None
+                out.append(key.group(1) if key else None)
+    return out
+
+
+def _dependency_keys(root: str, read_bytes: Callable[[str], bytes]) -> dict[str, str]:
+    """The keys of a chart's values that hold its vendored dependencies' values, each
+    with the dependency's folder (real path)."""
+    try:
+        chart = charts.read(root, root, read_bytes, HelmConfig())
+    except InputProblem:
+        return {}
+    vendored = {os.path.basename(p): p for p in charts.subcharts(chart)}
+    return {d.key: vendored[d.name] for d in chart.dependencies if d.name in vendored}
 
 
 def _in_run(real: str, in_run: set[str]) -> bool:
