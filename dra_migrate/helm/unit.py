@@ -188,13 +188,24 @@ def _in_run(real: str, in_run: set[str]) -> bool:
 
 
 def _shown(root: str, results: dict[str, FileResult]) -> str:
-    """The chart's folder as the run shows its files' paths."""
+    """The chart's folder as the run shows its files' paths: from the result of the
+    file nearest to it (in it, or in a folder above it, as a dependency's parent)."""
+    best: tuple[int, str] | None = None
     for real, result in results.items():
-        if real.startswith(root + os.sep):
-            tail = real[len(root) :]
-            if result.path.endswith(tail.replace(os.sep, "/")) or result.path.endswith(tail):
-                return result.path[: len(result.path) - len(tail)] or "."
-    return os.path.relpath(root)
+        common = os.path.commonpath([real, root])
+        tail = os.path.relpath(real, common)  # the file, from the common folder
+        below = os.path.relpath(root, common)  # the chart, from there
+        shown = os.path.normpath(result.path)
+        if shown == tail:
+            base = ""
+        elif shown.endswith(os.sep + tail):
+            base = shown[: -len(tail) - 1]
+        else:
+            continue
+        here = os.path.normpath(os.path.join(base, below)) if base else below
+        if best is None or len(common) > best[0]:
+            best = (len(common), here)
+    return best[1] if best else os.path.relpath(root)
 
 
 def _way(
@@ -289,8 +300,8 @@ def _apply(
     new file is a created result, and a way that changes nothing keeps the files'
     findings, with its own beside them."""
 
-    def shown(real: str) -> str:
-        return os.path.join(display, os.path.relpath(real, root))
+    def shown(real: str) -> str:  # (a parent's values: above the chart's folder)
+        return os.path.normpath(os.path.join(display, os.path.relpath(real, root)))
 
     def result_of(real: str, path: str) -> FileResult:
         found = results.get(real) or added.get(real)
