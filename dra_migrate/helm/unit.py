@@ -273,7 +273,7 @@ def _manual(root: str, display: str, why: Finding, chart: Chart | None = None) -
 
 def _held(edit: ChartEdit, root: str, display: str, outside: str) -> ChartEdit:
     """A chart whose way would change a file outside the paths given: left as it is."""
-    shown = os.path.join(display, os.path.relpath(outside, root))
+    shown = os.path.normpath(os.path.join(display, os.path.relpath(outside, root)))
     found = finding(
         "DRA249",
         os.path.join(display, charts.CHART_FILE),
