@@ -218,7 +218,7 @@ def _way(
 ) -> ChartEdit:
     from dra_migrate.helm import recipes
 
-    known = charts.KNOWN_UPSTREAM | recipes.chart_names()
+    known = charts.KNOWN_UPSTREAM | recipes.names()
     chart = charts.read(root, display, read_bytes, settings.config.helm, known)
     chart_file = os.path.join(display, charts.CHART_FILE)
     if chart.type == "library":
