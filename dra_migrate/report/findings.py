@@ -153,6 +153,8 @@ CODES: dict[str, Code] = _table(
     Code("DRA231", E, "kustomize build after the conversion differs from the converted build"),
     Code("DRA232", N, "kustomize builds verified before and after the conversion"),
     Code("DRA233", N, "kustomize patch left as it is: its base is bridged"),
+    Code("DRA240", N, "Helm chart migrated through its values recipe (its own DRA switch)"),
+    Code("DRA246", N, "Helm chart migrated already: nothing to do"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),
