@@ -20,6 +20,7 @@ recipe's keys is migrated already (way ``done``).
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import re
@@ -183,7 +184,10 @@ def _key(text: str) -> Path:
 
 def _get(values: Any, path: Path, default: Any = None) -> Any:
     for step in path:
-        if not isinstance(values, dict) or step not in values:
+        if isinstance(step, int):
+            if not isinstance(values, list) or not 0 <= step < len(values):
+                return default
+        elif not isinstance(values, dict) or step not in values:
             return default
         values = values[step]
     return values
@@ -377,9 +381,122 @@ def _whole(raw: Any) -> int | None:
     return None
 
 
+def _parallel(parallelism: Any) -> int:
+    """dataLocal x tensor, as the chart's numGpuPerWorker counts them."""
+    p = parallelism if isinstance(parallelism, dict) else {}
+    tensor = _whole(p.get("tensor")) or 1
+    if _truthy(p.get("dataLocal")):
+        local = _whole(p["dataLocal"]) or 1
+    elif _truthy(p.get("data")) and _truthy(p.get("workers")):
+        local = (_whole(p["data"]) or 1) // (_whole(p["workers"]) or 1)
+    else:
+        local = _whole(p.get("data")) or 1
+    return local * tensor
+
+
+def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Need:
+    """Roles (decode, prefill) whose containers the chart gives GPUs, or claims behind
+    one switch (llm-d-modelservice); the chart renders one template a role."""
+    data = recipe.data
+    need = Need()
+    accelerator = _get(values, ("accelerator",)) or {}
+    on = _truthy(accelerator.get("dra"))
+    rct_key = _key(data["templates"])
+    rct = _get(values, rct_key) or {}
+    counts: dict[str, set[int]] = {}  # per type, the GPU counts of its roles
+    explicit: set[str] = set()  # types whose template must say its count
+    without: list[Path] = []  # roles without GPUs: they keep DRA off
+    explicit_off: list[Path] = []
+    for role in data["roles"]:
+        body = _get(values, (role,)) or {}
+        if not _truthy(body.get(data["create"])):
+            continue
+        own: dict[str, Any] = (
+            body["accelerator"] if isinstance(body.get("accelerator"), dict) else {}
+        )
+        dra = _truthy(own["dra"]) if "dra" in own else on
+        kind = str(own.get("type") or accelerator.get("type") or data["type_default"])
+        resources = accelerator.get("resources") or {}
+        resource = str(resources.get(kind) or data["resource_default"])
+        auto = 0 if kind in data["no_gpus"] else _parallel(body.get("parallelism"))
+        containers = body.get("containers") or []
+        asking: list[int] = []
+        for index, item in enumerate(containers):
+            container = item if isinstance(item, dict) else {}
+            limits = _get(container, ("resources", "limits")) or {}
+            requests = _get(container, ("resources", "requests")) or {}
+            limits = limits if isinstance(limits, dict) else {}
+            requests = requests if isinstance(requests, dict) else {}
+            for part, held in (("limits", limits), ("requests", requests)):
+                if resource in held:
+                    need.drops.append((role, "containers", index, "resources", part, resource))
+            simulator = data["simulator"] in str(container.get("image", ""))
+            default = 0 if (dra or simulator or not auto) else auto
+            count = _whole(limits.get(resource, default))
+            if count is None:
+                need.refusal = f"{role}.containers[{index}] asks for a GPU count not whole"
+                return need
+            if count:
+                asking.append(count)
+        if dra and not asking:
+            need.migrated = True
+            continue
+        if not asking:
+            without.append((role, "accelerator", "dra"))
+            continue
+        if len(containers) > 1:
+            need.refusal = (
+                f"{role} has several containers: with DRA the chart gives each of them "
+                "the role's one claim, not devices of its own"
+            )
+            return need
+        (count,) = asking
+        need.gpus = True
+        need.count_keys.append(f"{role}.parallelism")
+        if "dra" in own and not dra:
+            explicit_off.append((role, "accelerator", "dra"))
+        choice, why = _choice(resource, settings, data.get("carries", []))
+        if choice is None:
+            need.refusal = why
+            return need
+        template: dict[str, Any] = rct[kind] if isinstance(rct.get(kind), dict) else {}
+        wanted: dict[str, Any] = {"class": choice.device_class}
+        if choice.selectors:
+            wanted["selectors"] = [{"cel": {"expression": s}} for s in choice.selectors]
+        for name, value in wanted.items():
+            default_value = f"gpu.{kind}.com" if name == "class" else []
+            if kind not in rct or not _same(template.get(name, default_value), value):
+                need.sets.append(((*rct_key, kind, name), value))
+        counts.setdefault(kind, set()).add(count)
+        counted = template.get("count", _parallel(body.get("parallelism")))
+        if _whole(counted) != count:
+            explicit.add(kind)
+    if not need.gpus:
+        need.drops = []
+        return need
+    for key, why in data.get("refuse", {}).items():
+        if _truthy(_get(values, _key(key))):
+            need.refusal = f"{key} is set: " + " ".join(why.split())
+            return need
+    for kind in sorted(explicit):
+        if len(counts[kind]) > 1:
+            need.refusal = (
+                f"roles of type {kind} ask for different GPU counts: the chart's "
+                f"{dotted((*rct_key, kind, 'count'))} is one for all of them"
+            )
+            return need
+        need.sets.append(((*rct_key, kind, "count"), next(iter(counts[kind]))))
+    if not on:
+        need.sets.extend((_key(key), value) for key, value in data["set"].items())
+        need.sets.extend((path, False) for path in without)
+    need.sets.extend((path, True) for path in explicit_off)
+    return need
+
+
 SHAPES: dict[str, Callable[[Recipe, Any, Chart, Settings], Need]] = {
     "switch": _switch,
     "passthrough": _passthrough,
+    "roles": _roles,
 }
 
 
@@ -482,11 +599,24 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
         if gpus and overlay_there:
             return None  # an overlay of the team's own that does not migrate: not ours
         if gpus:
-            need = needs[0][1] if needs[0][1].gpus else next(n for _p, n in needs if n.gpus)
+            source, need = next((p, n) for p, n in needs if n.gpus)
             for path, value in need.sets:
                 overlay.set((*target.prefix, *path), value)
+            lists: dict[Path, Any] = {}
             for path in need.drops:
-                overlay.set((*target.prefix, *path), None)
+                at = next((i for i, step in enumerate(path) if isinstance(step, int)), None)
+                if at is None:  # a null deletes the key it would inherit
+                    overlay.set((*target.prefix, *path), None)
+                    continue
+                # Helm replaces a list as a whole: the overlay holds it without the keys
+                held = lists.setdefault(
+                    path[:at], copy.deepcopy(_get(effective(source), path[:at]))
+                )
+                holder = _get(held, path[at:-1])
+                if isinstance(holder, dict):
+                    holder.pop(path[-1], None)
+            for path, value in lists.items():
+                overlay.set((*target.prefix, *path), value)
             created[overlay_path] = overlay.encode()
             count_keys = need.count_keys
             for obj in need.templates:

@@ -142,11 +142,11 @@ def _check_migrated(
     templates = {
         o["metadata"]["name"]: o for o in after + extra if o.get("kind") == "ResourceClaimTemplate"
     }
-    pods_before = {(o["kind"], at): pod for o in before for at, pod in _pods(o)}
+    pods_before = {_where(o, at): pod for o in before for at, pod in _pods(o)}
     migrated = 0
     for obj in after:
         for at, pod in _pods(obj):
-            old = pods_before[(obj["kind"], at)]
+            old = pods_before[_where(obj, at)]
             claims = {c["name"]: c for c in pod.get("resourceClaims", [])}
             for new, was in zip(pod["containers"], old["containers"], strict=True):
                 assert _gpus(new) is None, new
@@ -170,6 +170,10 @@ def _check_migrated(
                 if had:
                     assert group["rayStartParams"]["num-gpus"] == str(had[1])
     return migrated
+
+
+def _where(obj: dict[str, Any], at: str) -> tuple[str, str, str]:
+    return obj["kind"], obj["metadata"]["name"], at
 
 
 def _context() -> Any:
@@ -311,6 +315,60 @@ def test_ray_cluster_before_resource_claims_gets_no_recipe(tmp_path: Path) -> No
     chart_yaml = folder / "Chart.yaml"
     chart_yaml.write_text(chart_yaml.read_text().replace("version: 1.7.0", "version: 1.5.1"))
     assert _plan(folder) is None
+
+
+# --- llm-d-modelservice ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["edit", "file"])
+def test_llm_d_roles_are_migrated_by_the_accelerator_switch(
+    helm: str, tmp_path: Path, mode: str
+) -> None:
+    folder = _copy("llm-d-modelservice", tmp_path)
+    before = _render(helm, folder, [])
+    edit = _plan(folder, mode)
+    assert edit is not None
+    plan = edit.plan
+    assert (plan.way, plan.recipe) == (RECIPE, "llm-d-modelservice")
+    assert plan.count_keys == ("decode.parallelism", "prefill.parallelism")
+    (note,) = edit.findings
+    assert "sets accelerator.dra" in note.message
+    assert "drops prefill.containers[0].resources.limits.nvidia\\.com/gpu" in note.message
+    _golden(f"llm-d-modelservice-{mode}", folder, edit)
+    _write(edit)
+    overlay = [folder / "values-dra.yaml"] if mode == "file" else []
+    assert _check_migrated(before, _render(helm, folder, overlay), []) == 2
+    again = _plan(folder, mode)
+    assert again is not None and again.plan.way == DONE
+
+
+def test_llm_d_role_counts_the_template_cannot_hold_get_no_recipe(tmp_path: Path) -> None:
+    folder = _copy("llm-d-modelservice", tmp_path)
+    values = folder / "values.yaml"
+    # prefill's explicit limit now differs from its parallelism (1): the nvidia template's
+    # count must say 3, and decode's 2 (from its parallelism) cannot be said with it
+    values.write_text(values.read_text().replace("nvidia.com/gpu: 1  #", "nvidia.com/gpu: 3  #"))
+    assert _plan(folder) is None
+
+
+def test_llm_d_a_role_without_gpus_keeps_dra_off(helm: str, tmp_path: Path) -> None:
+    folder = _copy("llm-d-modelservice", tmp_path)
+    values = folder / "values.yaml"
+    text = values.read_text()
+    at = text.index("prefill:\n")
+    head, tail = text[:at], text[at:]
+    tail = tail.replace(
+        "ghcr.io/llm-d/llm-d-cuda:v0.4.0", "ghcr.io/llm-d/llm-d-inference-sim:latest", 1
+    )
+    tail = tail.replace("nvidia.com/gpu: 1  # one card for prefill", "cpu: 1", 1)
+    values.write_text(head + tail)
+    before = _render(helm, folder, [])
+    edit = _plan(folder)
+    assert edit is not None
+    _write(edit)
+    after = _render(helm, folder, [])
+    assert _check_migrated(before, after, []) == 1
+    assert yaml.safe_load(values.read_text())["prefill"]["accelerator"] == {"dra": False}
 
 
 # --- a vendored dependency --------------------------------------------------------
