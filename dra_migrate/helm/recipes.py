@@ -30,7 +30,7 @@ from dra_migrate.convert.mapping import Context, Settings
 from dra_migrate.helm import chart as chart_files
 from dra_migrate.helm.model import DONE, RECIPE, Chart, ChartEdit, Options, Read
 from dra_migrate.helm.values_text import MISSING, ValuesText, dotted
-from dra_migrate.report.findings import Finding, InputProblem, finding
+from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.model import ChartPlan
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
@@ -721,7 +721,7 @@ def _exists(path: str, read_bytes: Read) -> bool:
 
 
 def _line_of(text: ValuesText, path: Path) -> int:
-    node = text._node(path)
+    node = text.node(path)
     return node.start_mark.line + 1 if node is not None else 1
 
 
@@ -730,7 +730,10 @@ def _message(recipe: Recipe, need: Need, target: _Target, path: str, verb: str =
     prefix = target.prefix
     sets = ", ".join(f"{dotted((*prefix, *p))}" for p, _v in need.sets)
     drops = ", ".join(dotted((*prefix, *p)) for p in need.drops)
-    text = f"chart migrated through its values recipe {recipe.name} ({verb} {OVERLAY})"
+    text = (
+        f"chart migrated through its values recipe {recipe.name} ({verb} {OVERLAY}: pass it "
+        f"after the chart's values, helm -f {OVERLAY})"
+    )
     if verb == "edited":
         text = f"chart migrated through its values recipe {recipe.name}"
     if sets:
@@ -751,6 +754,3 @@ def _templates_file(path: str, objects: list[dict[str, Any]], read_bytes: Read) 
         for obj in sorted(objects, key=lambda o: o["metadata"]["name"])
     ]
     return "---\n".join(parts).encode()
-
-
-__all__ = ["InputProblem", "Need", "Recipe", "families", "find", "names", "plan", "satisfies"]

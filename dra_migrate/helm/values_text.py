@@ -222,7 +222,8 @@ class ValuesText:
             )
         )
 
-    def _node(self, path: Path) -> Node | None:
+    def node(self, path: Path) -> Node | None:
+        """The node at ``path`` in the current text, or None."""
         node = self._doc.root if self._doc is not None else None
         for step in path:
             if isinstance(step, int):
@@ -239,7 +240,7 @@ class ValuesText:
     def _parent_entry(self, path: Path) -> tuple[MappingNode, Node, Node] | None:
         if not path or not isinstance(path[-1], str):
             return None
-        parent = self._node(path[:-1])
+        parent = self.node(path[:-1])
         if not isinstance(parent, MappingNode):
             return None
         self._editable(parent)

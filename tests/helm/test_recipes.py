@@ -374,8 +374,9 @@ def test_llm_d_a_role_without_gpus_keeps_dra_off(helm: str, tmp_path: Path) -> N
 # --- a vendored dependency --------------------------------------------------------
 
 
+@pytest.mark.parametrize("mode", ["edit", "file"])
 def test_a_vendored_chart_is_migrated_through_the_parent_values_under_its_alias(
-    helm: str, tmp_path: Path
+    helm: str, tmp_path: Path, mode: str
 ) -> None:
     parent = tmp_path / "platform"
     shutil.copytree(CHARTS / "parent-ollama", parent)
@@ -387,16 +388,22 @@ def test_a_vendored_chart_is_migrated_through_the_parent_values_under_its_alias(
     before = _render(helm, parent, [])
     chart = _chart(parent / "charts" / "ollama", "platform/charts/ollama")
     assert chart.upstream and chart.values_key == "llm"
-    edit = recipes.plan(chart, SETTINGS, Options(), _read)
+    edit = recipes.plan(chart, SETTINGS, Options(values=mode), _read)
     assert edit is not None
-    assert list(edit.changed) == [str(parent / "values.yaml")]
-    assert edit.plan.files == ("platform/values.yaml",)
-    assert edit.findings[0].path == "platform/values.yaml"
+    shown = "platform/values.yaml" if mode == "edit" else "platform/values-dra.yaml"
+    assert [str(p) for p in [*edit.changed, *edit.created]] == [
+        str(parent / shown.removeprefix("platform/"))
+    ]
+    assert edit.plan.files == (shown,)
+    assert edit.findings[0].path == shown
     assert "sets llm.ollama.gpu.draEnabled" in edit.findings[0].message
-    _golden("parent-ollama-edit", parent, edit)
+    _golden(f"parent-ollama-{mode}", parent, edit)
     _write(edit)
-    assert (parent / "charts" / "ollama" / "values.yaml").read_bytes() == child_values
-    assert _check_migrated(before, _render(helm, parent, []), []) == 1
+    assert upstream.read_bytes() == child_values  # the vendored chart is never forked
+    overlay = [parent / "values-dra.yaml"] if mode == "file" else []
+    assert _check_migrated(before, _render(helm, parent, overlay), []) == 1
+    again = recipes.plan(chart, SETTINGS, Options(values=mode), _read)
+    assert again is not None and again.plan.way == DONE
 
 
 # --- semver ----------------------------------------------------------------------
