@@ -64,6 +64,11 @@ KUBECTL_CODES = ("DRA231", "DRA232")
 
 ACCOMPANYING = "DRA224"  # the toleration note of every converted pod that has none
 
+# Codes of the chart pass whose examples the CLI runs once helm/unit.py wires the ways
+# into the run (issue 25); until then tests/helm/test_recipes.py runs them through the
+# way itself. Strict: the first run that reports them fails here, to take them out.
+CHART_PASS_PENDING = {"DRA240", "DRA246"}
+
 # Codes that no input can trigger on purpose, with the reason.
 EXEMPT = {
     "DRA217": "convert renames the template of a later file (DRA210, a short hash of its path) "
@@ -495,6 +500,8 @@ def test_trigger_produces_the_code(
     code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     section = BY_CODE[code]
+    if code in CHART_PASS_PENDING:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="the chart pass is not wired"))
     if code in KUBECTL_CODES:
         tools = request.getfixturevalue("tools")
         monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
