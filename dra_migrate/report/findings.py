@@ -153,6 +153,9 @@ CODES: dict[str, Code] = _table(
     Code("DRA231", E, "kustomize build after the conversion differs from the converted build"),
     Code("DRA232", N, "kustomize builds verified before and after the conversion"),
     Code("DRA233", N, "kustomize patch left as it is: its base is bridged"),
+    Code("DRA241", N, "chart templates given a DRA switch: a chart version bump is proposed"),
+    Code("DRA243", W, "chart left as it is: a construct a template edit cannot render exactly"),
+    Code("DRA247", W, "values file sets the GPU key in a shape the template edit cannot follow"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),
