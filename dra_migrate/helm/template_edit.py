@@ -32,7 +32,9 @@ from dataclasses import dataclass, field, replace
 from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.convert.naming import dns_label
 from dra_migrate.helm import template_shapes as shapes
+from dra_migrate.helm import template_text as written
 from dra_migrate.helm.model import DONE, MANUAL, TEMPLATE, Chart, ChartEdit, Options, Read
+from dra_migrate.helm.template_shapes import Refused
 from dra_migrate.manifests import compose, sources
 from dra_migrate.manifests.trees import to_data
 from dra_migrate.report.findings import Finding, finding
@@ -41,8 +43,7 @@ from dra_migrate.report.model import ChartPlan
 # The kinds whose pod spec a template edit rewrites: their controllers do nothing
 # with GPUs that convert writes besides the claims and the toleration.
 KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod"})
-VAR = "$draGpus"
-CLAIM = "gpu"
+VAR, CLAIM = shapes.VAR, shapes.CLAIM
 TOLERATION = ("Exists", "NoSchedule")  # ExtendedResourceToleration's (convert/controllers.py)
 _TO_YAML = re.compile(r"toYaml\s+(?P<arg>\S+)\s*\|\s*nindent\s+(?P<n>\d+)")
 _ROOT_FIELDS = re.compile(r"(?<![\w$)\]])\.(Values|Chart|Release|Capabilities|Template)\b")
@@ -51,14 +52,6 @@ BRIDGE_HINT = (
     "the extended resource (dra-migrate deviceclasses --strategy bridge); or change the "
     "template by hand"
 )
-
-
-class Refused(Exception):
-    """A construct the edit does not follow exactly: (path, line, col, what, values key)."""
-
-    def __init__(self, path: str, line: int, what: str, key: str = "") -> None:
-        super().__init__(what)
-        self.path, self.line, self.what, self.key = path, line, what, key
 
 
 @dataclass(slots=True)
@@ -235,7 +228,7 @@ def _edit(
             top,
         )
     created = [os.path.relpath(p, chart.root) for p in edit.created]
-    addition = _values_addition(options, choice, resource, created)
+    addition = written.values_addition(options, choice, resource, created)
     new_values = values_text + ("\n" if values_text and not values_text.endswith("\n") else "")
     if chart.values in chart.values_files:
         edit.changed[chart.values] = (new_values + addition).encode()
@@ -243,7 +236,7 @@ def _edit(
         edit.created[chart.values] = addition.lstrip("\n").encode()
     if chart.schema is not None:
         schema_text = _text(chart, chart.schema, read_bytes)
-        edit.changed[chart.schema] = schema_edit(schema_text, options.switch_key).encode()
+        edit.changed[chart.schema] = written.schema_edit(schema_text, options.switch_key).encode()
     count_keys = tuple(dict.fromkeys(k for w in workloads for k in w.count_keys))
     files = tuple(_shown(chart, p) for p in [*edit.changed, *edit.created])
     edit.plan = replace(base, count_keys=count_keys, files=files)
@@ -419,9 +412,9 @@ def _workload(
         )
     claims.append(f"{pod_pad}{{{{- end }}}}")
     after.setdefault(pod_end, []).extend(claims)
-    header = _count_header(shown, switch, counts, w.resource)
-    w.new_text = header + _splice(lines, before, after, replace)
-    w.claim_template = _claim_template(
+    header = written.count_header(shown, switch, counts, w.resource)
+    w.new_text = header + written.splice(lines, before, after, replace)
+    w.claim_template = written.claim_template(
         w.rel, switch, counts, name, namespace, request_name, settings, w.resource
     )
 
@@ -754,36 +747,6 @@ def _toleration(
     return []
 
 
-def _splice(
-    lines: list[shapes.Line],
-    before: dict[int, list[str]],
-    after: dict[int, list[str]],
-    replace: dict[int, list[str]],
-) -> str:
-    out: list[str] = []
-    last = len(lines) - 1
-    for ln in lines:
-        out.extend(before.get(ln.number, []))
-        out.extend(replace.get(ln.number, [ln.text]))
-        extra = after.get(ln.number, [])
-        if extra and ln.number == last and ln.text == "":
-            out.pop()  # the file's final line break: the lines go before it
-            out.extend(extra)
-            out.append("")
-            continue
-        out.extend(extra)
-    return "\n".join(out)
-
-
-def _count_header(shown: str, switch: str, counts: list[str], resource: str) -> str:
-    return (
-        f"{{{{- /* dra-migrate: {VAR} is the GPU count this template renders as DRA claims "
-        f"when {switch} is true (0 when it is false: the {resource} lines as they were) */}}}}\n"
-        f"{{{{- {VAR} := 0 }}}}\n"
-        f"{{{{- if $.Values.{switch} }}}}\n" + "\n".join(counts) + "\n{{- end -}}\n"
-    )
-
-
 def _choice(chart: Chart, w: _Workload, resource: str, settings: Settings) -> Choice:
     config = settings.config
     shown = _shown(chart, w.path)
@@ -802,190 +765,3 @@ def _choice(chart: Chart, w: _Workload, resource: str, settings: Settings) -> Ch
     if choice.shared:
         raise Refused(shown, 1, f"{resource} is mapped as shared")
     return choice
-
-
-def _claim_template(
-    shown: str,
-    switch: str,
-    counts: list[str],
-    name: str,
-    namespace: str | None,
-    request_name: str,
-    settings: Settings,
-    resource: str,
-) -> str:
-    parent = switch.rsplit(".", 1)[0]
-    choice = _choice_for(settings, resource)
-    target = settings.target
-    body_pad = "            " if target != "v1beta1" else "          "
-    request = request_name
-    out = [
-        f"{{{{- /* dra-migrate: the ResourceClaimTemplate of the GPUs of {shown}, rendered "
-        f"when {switch} is true, with the count its {resource} line renders */}}}}",
-        f"{{{{- {VAR} := 0 }}}}",
-        f"{{{{- if $.Values.{switch} }}}}",
-        *counts,
-        "{{- end }}",
-        f"{{{{- if {VAR} }}}}",
-        f"apiVersion: resource.k8s.io/{target}",
-        "kind: ResourceClaimTemplate",
-        "metadata:",
-        f"  name: {name}-gpu",
-    ]
-    if namespace is not None:
-        out.append(f"  namespace: {namespace}")
-    out += ["spec:", "  spec:", "    devices:", "      requests:", f"        - name: {request}"]
-    if target != "v1beta1":
-        out.append("          exactly:")
-    out += [
-        f"{body_pad}deviceClassName: {{{{ $.Values.{parent}.deviceClassName | quote }}}}",
-        f"{body_pad}{{{{- with $.Values.{parent}.selectors }}}}",
-        f"{body_pad}selectors:",
-        f"{body_pad}  {{{{- range . }}}}",
-        f"{body_pad}  - cel:",
-        f"{body_pad}      expression: {{{{ . | toJson }}}}",
-        f"{body_pad}  {{{{- end }}}}",
-        f"{body_pad}{{{{- end }}}}",
-        f"{body_pad}count: {{{{ {VAR} }}}}",
-    ]
-    if choice.capacity:
-        out.append(f"{body_pad}capacity: {_flow({'requests': dict(choice.capacity)})}")
-    if choice.config:
-        configs = [
-            {
-                "requests": [request],
-                "opaque": {"driver": c["driver"], "parameters": c["parameters"]},
-            }
-            for c in choice.config
-        ]
-        out.append(f"      config: {_flow(configs)}")
-    out.append("{{- end }}")
-    return "\n".join(out) + "\n"
-
-
-def _choice_for(settings: Settings, resource: str) -> Choice:
-    choice = settings.config.choose(resource, Context())
-    assert choice is not None
-    return choice
-
-
-def _flow(value: object) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)
-    if "{{" in text or "}}" in text:
-        raise Refused("", 1, "a mapping value with template braces")
-    return text
-
-
-def _values_addition(options: Options, choice: Choice, resource: str, created: list[str]) -> str:
-    parts = options.switch_key.split(".")
-    leaf = parts[-1]
-    lines = [
-        "",
-        f"# dra-migrate: Dynamic Resource Allocation for this chart's GPUs. {leaf}: true renders",
-        f"# {', '.join(created)} and the pods' resourceClaims in place of {resource};",
-        "# the GPU count stays where it was. deviceClassName is the DeviceClass the claims",
-        "# ask for, selectors (CEL) narrow the devices.",
-    ]
-    indent = ""
-    for part in parts[:-1]:
-        lines.append(f"{indent}{part}:")
-        indent += "  "
-    lines.append(f"{indent}{leaf}: {'true' if options.switch_on else 'false'}")
-    lines.append(f"{indent}deviceClassName: {json.dumps(choice.device_class)}")
-    selectors = list(choice.selectors)
-    if selectors:
-        lines.append(f"{indent}selectors:")
-        lines.extend(f"{indent}  - {json.dumps(s)}" for s in selectors)
-    else:
-        lines.append(f"{indent}selectors: []")
-    return "\n".join(lines) + "\n"
-
-
-# --- values.schema.json ------------------------------------------------------------------
-
-
-def schema_edit(text: str, switch_key: str) -> str:
-    """The schema with the switch's properties added to its top ``properties``, as a
-    text splice at the indentation the file uses (its other bytes as they were)."""
-    parts = switch_key.split(".")
-    leaf = parts[-1]
-    prop: dict[str, object] = {
-        "type": "object",
-        "description": "dra-migrate: Dynamic Resource Allocation for the chart's GPUs",
-        "properties": {
-            leaf: {"type": "boolean"},
-            "deviceClassName": {"type": "string"},
-            "selectors": {"type": "array", "items": {"type": "string"}},
-        },
-    }
-    for part in reversed(parts[1:-1]):
-        prop = {"type": "object", "properties": {part: prop}}
-    unit = _indent_unit(text)
-    start, end = _top_properties(text)
-    if start is None:
-        raise ValueError("values.schema.json has no top-level object")
-    inner = json.dumps(prop, indent=len(unit) if unit.strip() == "" and unit else None)
-    if end is None:  # no "properties": add one before the top object's closing brace
-        close = start
-        body = (
-            f'"properties": {{\n{unit * 2}"{parts[0]}": '
-            + _reindent(inner, unit * 2)
-            + f"\n{unit}}}"
-        )
-        prefix = text[:close].rstrip()
-        sep = "," if not prefix.endswith("{") else ""
-        return prefix + sep + f"\n{unit}" + body + "\n" + text[close:].lstrip(" \t\n")
-    inside = text[start + 1 : end].strip()
-    entry = f'"{parts[0]}": ' + _reindent(inner, unit * 2)
-    prefix = text[:end].rstrip()
-    sep = "," if inside else ""
-    return prefix + sep + f"\n{unit * 2}" + entry + f"\n{unit}" + text[end:]
-
-
-def _indent_unit(text: str) -> str:
-    for line in text.splitlines()[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and len(stripped) < len(line):
-            return line[: len(line) - len(stripped)]
-    return "  "
-
-
-def _reindent(text: str, pad: str) -> str:
-    return text.replace("\n", "\n" + pad)
-
-
-def _top_properties(text: str) -> tuple[int | None, int | None]:
-    """(offset of the top "properties" object's "{", of its "}"), or (offset of the top
-    object's closing "}", None) when it has no "properties"."""
-    depth = 0
-    i = 0
-    key: str | None = None
-    last_string = ""
-    top_close = None
-    prop_open: int | None = None
-    while i < len(text):
-        c = text[i]
-        if c == '"':
-            j = i + 1
-            while text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            last_string = text[i + 1 : j]
-            i = j + 1
-            continue
-        if c == ":" and depth == 1:
-            key = last_string
-        elif c in "{[":
-            depth += 1
-            if c == "{" and depth == 2 and key == "properties" and prop_open is None:
-                prop_open = i
-        elif c in "}]":
-            if depth == 2 and prop_open is not None and c == "}":
-                return prop_open, i
-            depth -= 1
-            if depth == 0:
-                top_close = i
-                break
-        elif c == "," and depth == 1:
-            key = None
-        i += 1
-    return (top_close, None) if top_close is not None else (None, None)

@@ -24,6 +24,16 @@ COMPUTING = re.compile(
     r"include|template|tpl|lookup|len|atoi|float64)\b|\$[A-Za-z_]\w*"
 )
 UNSAFE = re.compile(r"\b(lookup|tpl)\b")
+VAR = "$draGpus"  # the count a migrated template renders as claims (0: the switch is off)
+CLAIM = "gpu"  # the pod's claim, as convert names it (convert/naming.py claim_name)
+
+
+class Refused(Exception):
+    """A construct the edit does not follow exactly: (path, line, col, what, values key)."""
+
+    def __init__(self, path: str, line: int, what: str, key: str = "") -> None:
+        super().__init__(what)
+        self.path, self.line, self.what, self.key = path, line, what, key
 
 
 @dataclass(frozen=True, slots=True)

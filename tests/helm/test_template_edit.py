@@ -17,7 +17,7 @@ import pytest
 from dra_migrate.convert import unconverted
 from dra_migrate.convert.mapping import HelmConfig, Settings, load_config
 from dra_migrate.helm import chart as chart_module
-from dra_migrate.helm import template_edit
+from dra_migrate.helm import template_edit, template_text
 from dra_migrate.helm.model import DONE, MANUAL, TEMPLATE, ChartEdit, Options
 from dra_migrate.manifests import sources
 from tests.conftest import FIXTURES, REPO
@@ -214,7 +214,7 @@ def test_the_schema_gains_the_keys(tools: Path, tmp_path: Path) -> None:
 
 def test_schema_edit_keeps_two_space_json() -> None:
     text = '{\n  "type": "object",\n  "properties": {\n    "a": {"type": "string"}\n  }\n}\n'
-    new = template_edit.schema_edit(text, "dra.enabled")
+    new = template_text.schema_edit(text, "dra.enabled")
     assert new.startswith('{\n  "type": "object",\n  "properties": {\n    "a": {"type": "string"},')
     assert json.loads(new)["properties"]["dra"]["type"] == "object"
     assert new.endswith("\n  }\n}\n")
