@@ -62,6 +62,8 @@ class _Workload:
     rel: str  # the template's path in the chart (templates/deployment.yaml)
     resource: str = ""
     count_keys: list[str] = field(default_factory=list)
+    count_paths: list[tuple[str, ...]] = field(default_factory=list)  # the same, split
+    resources_paths: list[tuple[str, ...]] = field(default_factory=list)  # toYaml: key + name
     new_text: str = ""
     claim_template: str = ""  # the new template file's text
 
@@ -241,7 +243,74 @@ def _edit(
     files = tuple(_shown(chart, p) for p in [*edit.changed, *edit.created])
     edit.plan = replace(base, count_keys=count_keys, files=files)
     edit.findings.append(_note(chart, options, count_keys, created))
+    edit.findings.extend(_values_checks(chart, values, workloads))
     return edit
+
+
+def _values_checks(
+    chart: Chart, values: list[tuple[str, str, object]], workloads: list[_Workload]
+) -> list[Finding]:
+    """DRA247 for a values file other than values.yaml that sets a GPU count the edit's
+    ``int`` does not read as the device plugin did (not a whole number), or GPU requests
+    and limits that differ (convert leaves such a pod as it is, DRA102)."""
+    out: list[Finding] = []
+    for path, text, data in values:
+        if path == chart.values or data is None:
+            continue
+        for w in workloads:
+            for key in w.count_paths:
+                value = _get_path(data, key)
+                if value is None or _whole(value):
+                    continue
+                out.append(_odd_value(chart, path, text, key, f"sets it to {value!r}"))
+            for key in w.resources_paths:
+                res = _get_path(data, key[:-1])
+                if not isinstance(res, dict):
+                    continue
+                limits, requests = res.get("limits"), res.get("requests")
+                got = [p.get(key[-1]) if isinstance(p, dict) else None for p in (limits, requests)]
+                if None not in got and str(got[0]) != str(got[1]):
+                    what = f"sets GPU limits {got[0]!r} and requests {got[1]!r}"
+                    out.append(
+                        _odd_value(chart, path, text, (*key[:-1], "requests", key[-1]), what)
+                    )
+    return out
+
+
+def _whole(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())
+
+
+def _get_path(data: object, key: tuple[str, ...]) -> object:
+    for part in key:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
+
+
+def _odd_value(chart: Chart, path: str, text: str, key: tuple[str, ...], what: str) -> Finding:
+    at = 0  # each key after the one before it: the line of the last
+    for part in key:
+        m = re.compile(rf"""^\s*["']?{re.escape(part)}["']?\s*:""", re.M).search(text, at)
+        if m is None:
+            break
+        at = m.start() + len(m.group(0))
+    line = text.count("\n", 0, at) + 1
+    shown = ".".join(f'"{k}"' if "." in k or "/" in k else k for k in key)
+    return finding(
+        "DRA247",
+        _shown(chart, path),
+        line,
+        1,
+        f"values key {shown} {what}: the template edit renders the GPU count as a whole "
+        "number of the limit, so with the switch on this file renders what convert of "
+        "its rendering would not",
+        "give the count as a whole number (and requests equal to limits) in this file, "
+        "then check its rendering with the switch on",
+    )
 
 
 def _stem(path: str) -> str:
@@ -550,6 +619,7 @@ def _literal_counts(
         by_holder[str(shapes.key_of(lines[holder]))].append((ln, pipe))
         if key:
             w.count_keys.append(key)
+            w.count_paths.append(tuple(key.split(".")))
     chosen = by_holder["limits"] or by_holder["requests"]
     if by_holder["limits"] and by_holder["requests"]:
         twins = {(ln.controls, p) for ln, p in by_holder["limits"]}
@@ -622,6 +692,8 @@ def _to_yaml_counts(
         )
     )
     w.count_keys.append(f"{key}.limits.{resource}")
+    w.count_paths.append((*key.split("."), "limits", resource))
+    w.resources_paths.append((*key.split("."), resource))
     pad = " " * site.indent
     request = request_name[3:-3] if request_name.startswith("{{ ") else json.dumps(request_name)
     replace[site.number] = [

@@ -8,6 +8,7 @@ is with DRA243 naming them."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from dra_migrate.helm.model import DONE, MANUAL, TEMPLATE, ChartEdit, Options
 from dra_migrate.manifests import sources
 from tests.conftest import FIXTURES, REPO
 from tests.helpers.helm_render import converted, difference, render
+from tests.report.test_docs_findings import BY_CODE, CHART_PASS_CODES, _encoded
 
 CHARTS = FIXTURES / "charts"
 GOLDEN = CHARTS / "golden" / "inference"
@@ -359,3 +361,82 @@ def test_a_values_key_of_the_switch_name_is_left_alone(tmp_path: Path) -> None:
     (note,) = edit.findings
     assert note.code == "DRA243" and "values.yaml has a key dra already" in note.message
     assert note.line == len((folder / "values.yaml").read_text().splitlines()) - 1
+
+
+# --- if/else blocks that choose the count, or whether the GPU line is there -------------
+
+CHOOSE = """              {{- if .Values.gpu.large }}
+              nvidia.com/gpu: {{ .Values.gpu.largeCount | default 8 }}
+              {{- else }}
+              nvidia.com/gpu: "{{ .Values.gpu.count }}"
+              {{- end }}"""
+PRESENCE = """              {{- if .Values.gpu.enabled }}
+              nvidia.com/gpu: {{ .Values.gpu.count | int }}
+              {{- end }}"""
+
+
+@pytest.mark.parametrize(
+    ("block", "variants"),
+    [
+        (CHOOSE, [[], ["gpu.large=true"], ["gpu.large=true", "gpu.largeCount=4"]]),
+        (PRESENCE, [[], ["gpu.enabled=true"], ["gpu.enabled=true", "gpu.count=2"]]),
+    ],
+    ids=["count", "presence"],
+)
+def test_if_else_blocks(tools: Path, tmp_path: Path, block: str, variants: list[list[str]]) -> None:
+    folder = tmp_path / "src" / "inference"
+    shutil.copytree(REPO / "examples" / "charts" / "inference", folder)
+    deployment = folder / "templates" / "deployment.yaml"
+    deployment.write_text(deployment.read_text().replace(EXAMPLE_LINE, block))
+    work, edit = _migrate(folder, tmp_path)
+    assert edit.plan.way == TEMPLATE, edit.findings
+    converted_any = False
+    for sets in variants:
+        before = render(tools / "helm", folder, sets=sets)
+        assert render(tools / "helm", work, sets=sets) == before
+        on = render(tools / "helm", work, sets=[*sets, "dra.enabled=true"])
+        expected = converted(before)
+        converted_any |= expected != before
+        assert difference(expected, on) == "", (sets, on.decode())
+    assert converted_any
+
+
+def test_a_values_file_with_a_count_the_edit_cannot_follow(tmp_path: Path) -> None:
+    folder = tmp_path / "src" / "inference"
+    shutil.copytree(REPO / "examples" / "charts" / "inference", folder)
+    (folder / "values-big.yaml").write_text("replicaCount: 1\ngpu:\n  count: 1.5\n")
+    _work, edit = _migrate(folder, tmp_path)
+    assert edit.plan.way == TEMPLATE
+    odd = [f for f in edit.findings if f.code == "DRA247"]
+    assert [(Path(f.path).name, f.line) for f in odd] == [("values-big.yaml", 3)]
+    assert "values key gpu.count sets it to 1.5" in odd[0].message
+
+
+def test_a_ci_file_with_requests_unlike_limits(tmp_path: Path) -> None:
+    folder = tmp_path / "src" / "kubeai"
+    shutil.copytree(CHARTS / "kubeai", folder)
+    (folder / "ci" / "odd-values.yaml").write_text(
+        "resources:\n  limits:\n    nvidia.com/gpu: 2\n  requests:\n    nvidia.com/gpu: 1\n"
+    )
+    _work, edit = _migrate(folder, tmp_path)
+    (odd,) = [f for f in edit.findings if f.code == "DRA247"]
+    assert Path(odd.path).name == "odd-values.yaml" and odd.line == 5
+    assert 'resources.requests."nvidia.com/gpu" sets GPU limits 2 and requests 1' in odd.message
+
+
+# --- the examples of docs/findings.md ---------------------------------------------------
+
+
+@pytest.mark.parametrize("code", CHART_PASS_CODES)
+def test_the_documented_example_produces_the_code(code: str, tmp_path: Path) -> None:
+    section = BY_CODE[code]
+    assert section.trigger is not None
+    for name, data in _encoded(section.trigger).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    (chart_yaml,) = tmp_path.rglob("Chart.yaml")
+    edit = template_edit.plan(_chart(chart_yaml.parent), SETTINGS, Options(), _read)
+    codes = {f.code for f in edit.findings}
+    assert code in codes, edit.findings
+    named = set(re.findall(r"\bDRA\d{3}\b", section.prose)) | {code}
+    assert codes <= named, edit.findings
