@@ -440,3 +440,62 @@ def test_the_documented_example_produces_the_code(code: str, tmp_path: Path) -> 
     assert code in codes, edit.findings
     named = set(re.findall(r"\bDRA\d{3}\b", section.prose)) | {code}
     assert codes <= named, edit.findings
+
+
+def test_resources_inside_a_with_block(tools: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "src" / "kubeai"
+    shutil.copytree(CHARTS / "kubeai", folder)
+    deployment = folder / "templates" / "deployment.yaml"
+    text = deployment.read_text()
+    old = "          resources:\n            {{- toYaml .Values.resources | nindent 12 }}\n"
+    new = (
+        "          {{- with .Values.resources }}\n          resources:\n"
+        "            {{- toYaml . | nindent 12 }}\n          {{- end }}\n"
+    )
+    assert old in text
+    deployment.write_text(text.replace(old, new))
+    work, edit = _migrate(folder, tmp_path)
+    assert edit.plan.way == TEMPLATE, edit.findings
+    for values in (
+        [],
+        [folder / "ci" / "gpu-values.yaml"],
+        [folder / "ci" / "gpu-tolerations-values.yaml"],
+    ):
+        before = render(tools / "helm", folder, values)
+        shifted = _relative(values, folder, work)
+        assert render(tools / "helm", work, shifted) == before
+        on = render(tools / "helm", work, shifted, ["dra.enabled=true"])
+        assert difference(converted(before), on) == "", on.decode()
+
+
+def test_a_subchart_of_the_team_renders_through_its_parent(tools: Path, tmp_path: Path) -> None:
+    """A chart vendored with file:// is the team's own: edited, and its switch is set
+    through the parent's values key for it."""
+    parent = tmp_path / "src" / "serving"
+    shutil.copytree(REPO / "examples" / "charts" / "inference", parent / "charts" / "triton")
+    (parent / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: serving\nversion: 1.0.0\ndependencies:\n"
+        "  - name: inference\n    alias: triton\n    version: 0.4.0\n"
+        "    repository: file://charts/triton\n"
+    )
+    (parent / "values.yaml").write_text("triton:\n  gpu:\n    count: 2\n")
+    chart = chart_module.read(
+        str(parent / "charts" / "triton"), "charts/triton", _read, HelmConfig()
+    )
+    assert not chart.upstream and chart.values_key == "triton"
+    before = render(tools / "helm", parent)
+    work = tmp_path / "work" / "serving"
+    shutil.copytree(parent, work)
+    edit = template_edit.plan(
+        chart_module.read(str(work / "charts" / "triton"), "charts/triton", _read, HelmConfig()),
+        SETTINGS,
+        Options(),
+        _read,
+    )
+    assert edit.plan.way == TEMPLATE
+    for path, data in {**edit.changed, **edit.created}.items():
+        Path(path).write_bytes(data)
+    assert render(tools / "helm", work) == before
+    on = render(tools / "helm", work, sets=["triton.dra.enabled=true"])
+    assert b"count: 2" in on
+    assert difference(converted(before), on) == ""
