@@ -37,7 +37,7 @@ from dra_migrate.helm.model import DONE, MANUAL, TEMPLATE, Chart, ChartEdit, Opt
 from dra_migrate.helm.template_shapes import Refused
 from dra_migrate.manifests import compose, sources
 from dra_migrate.manifests.trees import to_data
-from dra_migrate.report.findings import Finding, finding
+from dra_migrate.report.findings import Finding, InputProblem, finding
 from dra_migrate.report.model import ChartPlan
 
 # The kinds whose pod spec a template edit rewrites: their controllers do nothing
@@ -83,7 +83,14 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
                 "a library chart (type: library) renders nothing of its own",
             ),
         )
-    texts = {p: _text(chart, p, read_bytes) for p in chart.templates}
+    try:
+        texts = {p: _text(chart, p, read_bytes) for p in chart.templates}
+    except InputProblem as problem:  # a template that cannot be read (binary, not UTF-8)
+        code = problem.finding.code
+        return ChartEdit(
+            plan=replace(base, way=MANUAL, set_keys=(), switch="", codes=(code,)),
+            findings=[problem.finding],
+        )
     if any(re.search(r"\.Values\." + re.escape(switch) + r"\b", t) for t in texts.values()):
         return ChartEdit(plan=replace(base, way=DONE))
     if "." not in switch:
@@ -230,7 +237,8 @@ def _edit(
             top,
         )
     created = [os.path.relpath(p, chart.root) for p in edit.created]
-    addition = written.values_addition(options, choice, resource, created)
+    count_keys = tuple(dict.fromkeys(k for w in workloads for k in w.count_keys))
+    addition = written.values_addition(options, choice, resource, created, count_keys)
     new_values = values_text + ("\n" if values_text and not values_text.endswith("\n") else "")
     if chart.values in chart.values_files:
         edit.changed[chart.values] = (new_values + addition).encode()
@@ -239,7 +247,6 @@ def _edit(
     if chart.schema is not None:
         schema_text = _text(chart, chart.schema, read_bytes)
         edit.changed[chart.schema] = written.schema_edit(schema_text, options.switch_key).encode()
-    count_keys = tuple(dict.fromkeys(k for w in workloads for k in w.count_keys))
     files = tuple(_shown(chart, p) for p in [*edit.changed, *edit.created])
     edit.plan = replace(base, count_keys=count_keys, files=files)
     edit.findings.append(_note(chart, options, count_keys, created))
@@ -752,7 +759,6 @@ def _toleration(
         )
         and re.fullmatch(r"\s*\{\{-\s*end\s*\}\}\s*", lines[n + 2].text)
         and n >= 1
-        and lines[n - 1].text.strip() == lines[n - 1].text.strip()
         and shapes.ACTION.fullmatch(lines[n - 1].text.strip()) is not None
     )
     if with_tol:

@@ -4,6 +4,7 @@ ResourceClaimTemplate file, the values file's keys and the schema's properties."
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 
 from dra_migrate.convert.mapping import Choice, Context, Settings
 from dra_migrate.helm import template_shapes as shapes
@@ -90,12 +91,18 @@ def claim_template(
     if choice.config:
         configs = [
             {
-                "requests": [request],
+                "requests": [_REQUEST],
                 "opaque": {"driver": c["driver"], "parameters": c["parameters"]},
             }
             for c in choice.config
         ]
-        out.append(f"      config: {_flow(configs)}")
+        # the request's name as the template renders it (a literal, or the container
+        # name's expression), quoted by the template engine
+        named = request[3:-3] + " | toJson" if request.startswith("{{ ") else json.dumps(request)
+        text = _flow(configs).replace(
+            json.dumps(_REQUEST), named if not request.startswith("{{ ") else "{{ " + named + " }}"
+        )
+        out.append(f"      config: {text}")
     out.append("{{- end }}")
     return "\n".join(out) + "\n"
 
@@ -106,22 +113,51 @@ def _choice_for(settings: Settings, resource: str) -> Choice:
     return choice
 
 
+_REQUEST = "dra-migrate: the request's name"
+
+
 def _flow(value: object) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)
-    if "{{" in text or "}}" in text:
-        raise Refused("", 1, "a mapping value with template braces")
+    """A value as a JSON flow collection the template engine leaves alone: braces of
+    nested collections spaced apart (``} }``), never an action."""
+    if _braces(value):
+        raise Refused(".dra-migrate.yaml", 1, "a mapping value with template braces ({{ or }})")
+    text = json.dumps(_plain(value), sort_keys=True, default=str)
+    while "{{" in text or "}}" in text:  # only between collections: no string holds them
+        text = text.replace("{{", "{ {").replace("}}", "} }")
     return text
 
 
-def values_addition(options: Options, choice: Choice, resource: str, created: list[str]) -> str:
+def _plain(value: object) -> object:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _braces(value: object) -> bool:
+    if isinstance(value, Mapping):
+        return any(_braces(k) or _braces(v) for k, v in value.items())
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return any(_braces(v) for v in value)
+    text = str(value)
+    return "{{" in text or "}}" in text
+
+
+def values_addition(
+    options: Options, choice: Choice, resource: str, created: list[str], counts: tuple[str, ...]
+) -> str:
+    """The switch's keys, appended to values.yaml with a comment that says what they do."""
     parts = options.switch_key.split(".")
     leaf = parts[-1]
+    where = f" ({', '.join(counts)})" if counts else ""
     lines = [
         "",
-        f"# dra-migrate: Dynamic Resource Allocation for this chart's GPUs. {leaf}: true renders",
-        f"# {', '.join(created)} and the pods' resourceClaims in place of {resource};",
-        "# the GPU count stays where it was. deviceClassName is the DeviceClass the claims",
-        "# ask for, selectors (CEL) narrow the devices.",
+        f"# dra-migrate: Dynamic Resource Allocation for this chart's GPUs. {leaf}: true",
+        f"# renders the pods' resourceClaims in place of {resource}, and",
+        f"# {', '.join(created)}.",
+        f"# The GPU count stays where it was{where}. deviceClassName is the",
+        "# DeviceClass the claims ask for; selectors (CEL expressions) narrow the devices.",
     ]
     indent = ""
     for part in parts[:-1]:

@@ -499,3 +499,53 @@ def test_a_subchart_of_the_team_renders_through_its_parent(tools: Path, tmp_path
     on = render(tools / "helm", work, sets=["triton.dra.enabled=true"])
     assert b"count: 2" in on
     assert difference(converted(before), on) == ""
+
+
+def test_an_unreadable_template_holds_the_chart(tmp_path: Path) -> None:
+    folder = tmp_path / "inference"
+    shutil.copytree(REPO / "examples" / "charts" / "inference", folder)
+    (folder / "templates" / "job.yaml").write_bytes(b"kind: Job\n\xff\xfe nvidia.com/gpu: 1\n")
+    edit = template_edit.plan(_chart(folder), SETTINGS, Options(), _read)
+    assert edit.plan.way == MANUAL and not edit.changed and not edit.created
+    (problem,) = edit.findings
+    assert problem.path.endswith("templates/job.yaml") and problem.line >= 1
+    assert edit.plan.codes == (problem.code,)
+
+
+MAPPING = """resources:
+  - name: nvidia.com/gpu
+    deviceClass: a100.nvidia.com
+    selectors:
+      - >-
+        device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A100") &&
+        device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0
+    config:
+      - driver: gpu.nvidia.com
+        parameters:
+          apiVersion: resource.nvidia.com/v1beta1
+          kind: GpuConfig
+          sharing: {strategy: TimeSlicing, timeSlicingConfig: {interval: Long}}
+"""
+
+
+@pytest.mark.parametrize("target", ["v1", "v1beta1"])
+def test_the_mapping_gives_class_selectors_and_config(
+    tools: Path, tmp_path: Path, target: str
+) -> None:
+    (tmp_path / ".dra-migrate.yaml").write_text(MAPPING)
+    settings = Settings(target=target, config=load_config(tmp_path / ".dra-migrate.yaml"))
+    folder = CHARTS / "triton-gcp"
+    work = tmp_path / "triton-gcp"
+    shutil.copytree(folder, work)
+    edit = template_edit.plan(_chart(work), settings, Options(), _read)
+    assert edit.plan.way == TEMPLATE, edit.findings
+    for path, data in {**edit.changed, **edit.created}.items():
+        Path(path).write_bytes(data)
+    values = (work / "values.yaml").read_text()
+    assert 'deviceClassName: "a100.nvidia.com"\n  selectors:\n    - "device.attributes' in values
+    before = render(tools / "helm", folder)
+    assert render(tools / "helm", work) == before
+    on = render(tools / "helm", work, sets=["dra.enabled=true"])
+    expected = converted(before, settings)
+    assert b"startsWith" in expected and b"GpuConfig" in expected
+    assert difference(expected, on) == "", on.decode()
