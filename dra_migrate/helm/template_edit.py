@@ -419,9 +419,18 @@ def _workload(
 ) -> None:
     config = settings.config
     first = (gpu_lines + yaml_lines)[0]
-    kinds = [ln for ln in lines if ln.indent == 0 and shapes.key_of(ln) == "kind"]
+    starts = [ln.number for ln in lines if ln.text.rstrip() == "---"]
+    doc = (
+        max((n for n in starts if n < first.number), default=-1) + 1,
+        min((n for n in starts if n > first.number), default=len(lines)) - 1,
+    )
+    stray = [ln for ln in gpu_lines + yaml_lines if not doc[0] <= ln.number <= doc[1]]
+    if stray:
+        raise Refused(shown, stray[0].number + 1, "GPUs in several objects of one template")
+    document = lines[doc[0] : doc[1] + 1]
+    kinds = [ln for ln in document if ln.indent == 0 and shapes.key_of(ln) == "kind"]
     if len(kinds) != 1:
-        raise Refused(shown, first.number + 1, f"{len(kinds)} objects in one template")
+        raise Refused(shown, first.number + 1, f"{len(kinds)} objects in one document")
     kind = shapes.value_of(kinds[0])
     if kind not in KINDS:
         raise Refused(
@@ -440,7 +449,7 @@ def _workload(
             raise Refused(shown, _line(text, word), f"{word} in the template", _key_near(first))
     if text[:1].isspace():
         raise Refused(shown, 1, "the template starts with blank space")
-    name, namespace = _metadata(shown, lines)
+    name, namespace = _metadata(shown, lines, document)
     before: dict[int, list[str]] = {}
     after: dict[int, list[str]] = {}
     replace: dict[int, list[str]] = {}
@@ -519,9 +528,11 @@ def _line(text: str, word: str) -> int:
     return text.count("\n", 0, text.index(word)) + 1
 
 
-def _metadata(shown: str, lines: list[shapes.Line]) -> tuple[str, str | None]:
+def _metadata(
+    shown: str, lines: list[shapes.Line], document: list[shapes.Line]
+) -> tuple[str, str | None]:
     """The workload's name and namespace as written (copied into the new template)."""
-    meta = next((ln for ln in lines if ln.indent == 0 and shapes.key_of(ln) == "metadata"), None)
+    meta = next((ln for ln in document if ln.indent == 0 and shapes.key_of(ln) == "metadata"), None)
     if meta is None:
         raise Refused(shown, 1, "no metadata of the workload")
     end = shapes.block_end(lines, meta.number)
@@ -532,7 +543,8 @@ def _metadata(shown: str, lines: list[shapes.Line]) -> tuple[str, str | None]:
         key = shapes.key_of(ln)
         if ln.indent == indent and key in ("name", "namespace"):
             value = shapes.value_of(ln)
-            if "$" in value.replace("$.", "") or not shapes.root_scope(ln.controls) or ln.controls:
+            plain = ln.controls == meta.controls and shapes.root_scope(ln.controls)
+            if "$" in value.replace("$.", "") or not plain:
                 raise Refused(shown, ln.number + 1, f"the workload's {key} is not a plain value")
             found[str(key)] = _rooted(value)
     if "name" not in found:

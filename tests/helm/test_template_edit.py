@@ -549,3 +549,29 @@ def test_the_mapping_gives_class_selectors_and_config(
     expected = converted(before, settings)
     assert b"startsWith" in expected and b"GpuConfig" in expected
     assert difference(expected, on) == "", on.decode()
+
+
+def test_a_template_of_several_documents_in_an_if(tools: Path, tmp_path: Path) -> None:
+    """The whole file in {{- if }} and a Service after the Deployment: the Deployment's
+    document is edited, the if holds the claims and the new template too."""
+    folder = tmp_path / "src" / "inference"
+    shutil.copytree(REPO / "examples" / "charts" / "inference", folder)
+    deployment = folder / "templates" / "deployment.yaml"
+    service = (
+        "---\napiVersion: v1\nkind: Service\nmetadata:\n"
+        '  name: {{ include "inference.fullname" . }}\nspec:\n  ports:\n'
+        "    - port: {{ .Values.ports.httpPort }}\n"
+    )
+    deployment.write_text(
+        "{{- if .Values.serve }}\n" + deployment.read_text() + service + "{{- end }}\n"
+    )
+    with (folder / "values.yaml").open("a") as f:
+        f.write("\nserve: true\n")
+    work, edit = _migrate(folder, tmp_path)
+    assert edit.plan.way == TEMPLATE, edit.findings
+    for sets in ([], ["serve=false"], ["gpu.count=2"]):
+        before = render(tools / "helm", folder, sets=sets)
+        assert render(tools / "helm", work, sets=sets) == before
+        on = render(tools / "helm", work, sets=[*sets, "dra.enabled=true"])
+        assert difference(converted(before), on) == "", on.decode()
+        assert (b"ResourceClaimTemplate" in on) == ("serve=false" not in sets)
