@@ -406,9 +406,42 @@ def _template_string(line: str, start: int, token: str) -> bool:
     return quoted and "{{" in line[:start]
 
 
+# The guards a template edit writes (dra_migrate/helm/template_edit.py): the lines
+# inside them render the GPU resource only while the chart's DRA switch is off.
+_GUARDS = (r"\{\{-\s*if not \$draGpus\s*\}\}", r"\{\{-\s*if \$\.Values\.%s\s*\}\}")
+_ACTION_OPEN = re.compile(r"\{\{-?\s*(if|with|range|define|block)\b")
+_ACTION_END = re.compile(r"\{\{-?\s*end\b")
+
+
+def _guarded(source: Source, config: Config) -> set[int]:
+    """The line numbers inside the blocks a template edit guards with the chart's DRA
+    switch, when the template has the switch: the migrated chart's GPU lines."""
+    switch = config.helm.switch_key
+    if f".Values.{switch}" not in source.text or "$draGpus" not in source.text:
+        return set()
+    guard = re.compile("|".join(g % re.escape(switch) if "%s" in g else g for g in _GUARDS))
+    inside: set[int] = set()
+    depth = 0  # structures open inside the outermost guard (0: outside every guard)
+    for number, line in enumerate(source.text.split("\n"), 1):
+        if depth:
+            inside.add(number)
+        for m in re.finditer(r"\{\{-?.*?-?\}\}", line):
+            action = m.group(0)
+            if depth == 0 and guard.fullmatch(action):
+                depth = 1
+            elif depth and _ACTION_OPEN.match(action):
+                depth += 1
+            elif depth and _ACTION_END.match(action):
+                depth -= 1
+    return inside
+
+
 def helm_template(source: Source, config: Config) -> list[Finding]:
     found = []
+    guarded = _guarded(source, config)
     for line, col, name, text in _gpu_mentions(source, config):
+        if line in guarded:
+            continue
         ref = _VALUES_REF.search(text)
         where = f"values key {ref.group(1).lstrip('.')}" if ref else "a literal in the template"
         found.append(

@@ -154,9 +154,11 @@ CODES: dict[str, Code] = _table(
     Code("DRA232", N, "kustomize builds verified before and after the conversion"),
     Code("DRA233", N, "kustomize patch left as it is: its base is bridged"),
     Code("DRA240", N, "Helm chart migrated through its values recipe (its own DRA switch)"),
+    Code("DRA241", N, "chart templates given a DRA switch: a chart version bump is proposed"),
     Code("DRA242", W, "Helm chart left on the device plugin: served by a bridge DeviceClass"),
     Code("DRA243", W, "Helm chart left as it is: a construct no way rewrites safely"),
     Code("DRA246", N, "Helm chart migrated already: nothing to do"),
+    Code("DRA247", W, "values file sets the GPU key in a shape the template edit cannot follow"),
     Code("DRA249", W, "Helm chart left as it is: its migration changes a file outside the paths"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),

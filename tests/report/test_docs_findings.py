@@ -61,6 +61,9 @@ SLICES = "slices.yaml"
 DEVICE_CODES = ("DRA340", "DRA341", "DRA342", "DRA343", "DRA344", "DRA351")
 # Examples that build kustomizations (convert --verify-builds): the real kubectl on PATH.
 KUBECTL_CODES = ("DRA231", "DRA232")
+# The template edit's codes (dra_migrate/helm/template_edit.py): until convert runs the
+# chart pass, tests/helm/test_template_edit.py runs their examples through the edit.
+CHART_PASS_CODES = ("DRA241", "DRA243", "DRA247")
 
 ACCOMPANYING = "DRA224"  # the toleration note of every converted pod that has none
 
@@ -495,7 +498,9 @@ def test_section_title_and_severity(code: str) -> None:
         assert section.trigger is not None, f"{code}: a 'Passes:' example needs a trigger"
 
 
-@pytest.mark.parametrize("code", [c for c in CODES if c not in EXEMPT])
+@pytest.mark.parametrize(
+    "code", [c for c in CODES if c not in EXEMPT and c not in CHART_PASS_CODES]
+)
 def test_trigger_produces_the_code(
     code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:

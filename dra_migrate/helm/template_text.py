@@ -1,0 +1,264 @@
+"""The text a template edit writes: the spliced template, the count header, the new
+ResourceClaimTemplate file, the values file's keys and the schema's properties."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from dra_migrate.convert.mapping import Choice, Context, Settings
+from dra_migrate.helm import template_shapes as shapes
+from dra_migrate.helm.model import Options
+from dra_migrate.helm.template_shapes import VAR, Refused
+
+
+def splice(
+    lines: list[shapes.Line],
+    before: dict[int, list[str]],
+    after: dict[int, list[str]],
+    replace: dict[int, list[str]],
+) -> str:
+    out: list[str] = []
+    last = len(lines) - 1
+    for ln in lines:
+        out.extend(before.get(ln.number, []))
+        out.extend(replace.get(ln.number, [ln.text]))
+        extra = after.get(ln.number, [])
+        if extra and ln.number == last and ln.text == "":
+            out.pop()  # the file's final line break: the lines go before it
+            out.extend(extra)
+            out.append("")
+            continue
+        out.extend(extra)
+    return "\n".join(out)
+
+
+def count_header(shown: str, switch: str, counts: list[str], resource: str) -> str:
+    return (
+        f"{{{{- /* dra-migrate: {VAR} is the GPU count this template renders as DRA claims "
+        f"when {switch} is true (0 when it is false: the {resource} lines as they were) */}}}}\n"
+        f"{{{{- {VAR} := 0 }}}}\n"
+        f"{{{{- if $.Values.{switch} }}}}\n" + "\n".join(counts) + "\n{{- end -}}\n"
+    )
+
+
+def claim_template(
+    shown: str,
+    switch: str,
+    counts: list[str],
+    name: str,
+    namespace: str | None,
+    request_name: str,
+    settings: Settings,
+    resource: str,
+) -> str:
+    parent = switch.rsplit(".", 1)[0]
+    choice = _choice_for(settings, resource)
+    target = settings.target
+    body_pad = "            " if target != "v1beta1" else "          "
+    request = request_name
+    out = [
+        f"{{{{- /* dra-migrate: the ResourceClaimTemplate of the GPUs of {shown}, rendered "
+        f"when {switch} is true, with the count its {resource} line renders */}}}}",
+        f"{{{{- {VAR} := 0 }}}}",
+        f"{{{{- if $.Values.{switch} }}}}",
+        *counts,
+        "{{- end }}",
+        f"{{{{- if {VAR} }}}}",
+        f"apiVersion: resource.k8s.io/{target}",
+        "kind: ResourceClaimTemplate",
+        "metadata:",
+        f"  name: {name}-gpu",
+    ]
+    if namespace is not None:
+        out.append(f"  namespace: {namespace}")
+    out += ["spec:", "  spec:", "    devices:", "      requests:", f"        - name: {request}"]
+    if target != "v1beta1":
+        out.append("          exactly:")
+    out += [
+        f"{body_pad}deviceClassName: {{{{ $.Values.{parent}.deviceClassName | quote }}}}",
+        f"{body_pad}{{{{- with $.Values.{parent}.selectors }}}}",
+        f"{body_pad}selectors:",
+        f"{body_pad}  {{{{- range . }}}}",
+        f"{body_pad}  - cel:",
+        f"{body_pad}      expression: {{{{ . | toJson }}}}",
+        f"{body_pad}  {{{{- end }}}}",
+        f"{body_pad}{{{{- end }}}}",
+        f"{body_pad}count: {{{{ {VAR} }}}}",
+    ]
+    if choice.capacity:
+        out.append(f"{body_pad}capacity: {_flow({'requests': dict(choice.capacity)})}")
+    if choice.config:
+        configs = [
+            {
+                "requests": [_REQUEST],
+                "opaque": {"driver": c["driver"], "parameters": c["parameters"]},
+            }
+            for c in choice.config
+        ]
+        # the request's name as the template renders it (a literal, or the container
+        # name's expression), quoted by the template engine
+        named = request[3:-3] + " | toJson" if request.startswith("{{ ") else json.dumps(request)
+        text = _flow(configs).replace(
+            json.dumps(_REQUEST), named if not request.startswith("{{ ") else "{{ " + named + " }}"
+        )
+        out.append(f"      config: {text}")
+    out.append("{{- end }}")
+    return "\n".join(out) + "\n"
+
+
+def _choice_for(settings: Settings, resource: str) -> Choice:
+    choice = settings.config.choose(resource, Context())
+    assert choice is not None
+    return choice
+
+
+_REQUEST = "dra-migrate: the request's name"
+
+
+def _flow(value: object) -> str:
+    """A value as a JSON flow collection the template engine leaves alone: braces of
+    nested collections spaced apart (``} }``), never an action."""
+    if _braces(value):
+        raise Refused(".dra-migrate.yaml", 1, "a mapping value with template braces ({{ or }})")
+    text = json.dumps(_plain(value), sort_keys=True, default=str)
+    while "{{" in text or "}}" in text:  # only between collections: no string holds them
+        text = text.replace("{{", "{ {").replace("}}", "} }")
+    return text
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _braces(value: object) -> bool:
+    if isinstance(value, Mapping):
+        return any(_braces(k) or _braces(v) for k, v in value.items())
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return any(_braces(v) for v in value)
+    text = str(value)
+    return "{{" in text or "}}" in text
+
+
+def values_addition(
+    options: Options, choice: Choice, resource: str, created: list[str], counts: tuple[str, ...]
+) -> str:
+    """The switch's keys, appended to values.yaml with a comment that says what they do."""
+    parts = options.switch_key.split(".")
+    leaf = parts[-1]
+    where = f" ({', '.join(counts)})" if counts else ""
+    lines = [
+        "",
+        f"# dra-migrate: Dynamic Resource Allocation for this chart's GPUs. {leaf}: true",
+        f"# renders the pods' resourceClaims in place of {resource}, and",
+        f"# {', '.join(created)}.",
+        f"# The GPU count stays where it was{where}. deviceClassName is the",
+        "# DeviceClass the claims ask for; selectors (CEL expressions) narrow the devices.",
+    ]
+    indent = ""
+    for part in parts[:-1]:
+        lines.append(f"{indent}{part}:")
+        indent += "  "
+    lines.append(f"{indent}{leaf}: {'true' if options.switch_on else 'false'}")
+    lines.append(f"{indent}deviceClassName: {json.dumps(choice.device_class)}")
+    selectors = list(choice.selectors)
+    if selectors:
+        lines.append(f"{indent}selectors:")
+        lines.extend(f"{indent}  - {json.dumps(s)}" for s in selectors)
+    else:
+        lines.append(f"{indent}selectors: []")
+    return "\n".join(lines) + "\n"
+
+
+# --- values.schema.json ------------------------------------------------------------------
+
+
+def schema_edit(text: str, switch_key: str) -> str:
+    """The schema with the switch's properties added to its top ``properties``, as a
+    text splice at the indentation the file uses (its other bytes as they were)."""
+    parts = switch_key.split(".")
+    leaf = parts[-1]
+    prop: dict[str, object] = {
+        "type": "object",
+        "description": "dra-migrate: Dynamic Resource Allocation for the chart's GPUs",
+        "properties": {
+            leaf: {"type": "boolean"},
+            "deviceClassName": {"type": "string"},
+            "selectors": {"type": "array", "items": {"type": "string"}},
+        },
+    }
+    for part in reversed(parts[1:-1]):
+        prop = {"type": "object", "properties": {part: prop}}
+    unit = _indent_unit(text)
+    start, end = _top_properties(text)
+    if start is None:
+        raise ValueError("values.schema.json has no top-level object")
+    inner = json.dumps(prop, indent=len(unit) if unit.strip() == "" and unit else None)
+    if end is None:  # no "properties": add one before the top object's closing brace
+        close = start
+        body = (
+            f'"properties": {{\n{unit * 2}"{parts[0]}": '
+            + _reindent(inner, unit * 2)
+            + f"\n{unit}}}"
+        )
+        prefix = text[:close].rstrip()
+        sep = "," if not prefix.endswith("{") else ""
+        return prefix + sep + f"\n{unit}" + body + "\n" + text[close:].lstrip(" \t\n")
+    inside = text[start + 1 : end].strip()
+    entry = f'"{parts[0]}": ' + _reindent(inner, unit * 2)
+    prefix = text[:end].rstrip()
+    sep = "," if inside else ""
+    return prefix + sep + f"\n{unit * 2}" + entry + f"\n{unit}" + text[end:]
+
+
+def _indent_unit(text: str) -> str:
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            return line[: len(line) - len(stripped)]
+    return "  "
+
+
+def _reindent(text: str, pad: str) -> str:
+    return text.replace("\n", "\n" + pad)
+
+
+def _top_properties(text: str) -> tuple[int | None, int | None]:
+    """(offset of the top "properties" object's "{", of its "}"), or (offset of the top
+    object's closing "}", None) when it has no "properties"."""
+    depth = 0
+    i = 0
+    key: str | None = None
+    last_string = ""
+    top_close = None
+    prop_open: int | None = None
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            last_string = text[i + 1 : j]
+            i = j + 1
+            continue
+        if c == ":" and depth == 1:
+            key = last_string
+        elif c in "{[":
+            depth += 1
+            if c == "{" and depth == 2 and key == "properties" and prop_open is None:
+                prop_open = i
+        elif c in "}]":
+            if depth == 2 and prop_open is not None and c == "}":
+                return prop_open, i
+            depth -= 1
+            if depth == 0:
+                top_close = i
+                break
+        elif c == "," and depth == 1:
+            key = None
+        i += 1
+    return (top_close, None) if top_close is not None else (None, None)
