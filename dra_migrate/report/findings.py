@@ -153,6 +153,10 @@ CODES: dict[str, Code] = _table(
     Code("DRA231", E, "kustomize build after the conversion differs from the converted build"),
     Code("DRA232", N, "kustomize builds verified before and after the conversion"),
     Code("DRA233", N, "kustomize patch left as it is: its base is bridged"),
+    # 24x: Helm chart sources (dra_migrate/helm/), proven by rendering (pipeline/renders.py)
+    Code("DRA244", E, "Helm chart rendering after the migration differs from the converted one"),
+    Code("DRA245", N, "Helm chart renderings proven before and after the migration"),
+    Code("DRA248", W, "Helm chart migration not proven by rendering"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),
