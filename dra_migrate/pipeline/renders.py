@@ -436,9 +436,15 @@ def exact_difference(expected: bytes, actual: bytes, gpu: Callable[[str], bool])
     """The first difference between the converted rendering and the rendering after,
     object by object, names of generated templates aside (``builds._objects``); ""."""
     del gpu  # every field counts
+    import yaml
+
     from dra_migrate.pipeline.builds import _objects
 
-    return _objects_difference(_objects(expected), _objects(actual))
+    def objects(data: bytes) -> dict[tuple[str, ...], Any]:
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        return _objects(yaml.dump_all(_load(data), Dumper=dumper).encode("utf-8"))
+
+    return _objects_difference(objects(expected), objects(actual))
 
 
 def claims_difference(expected: bytes, actual: bytes, gpu: Callable[[str], bool]) -> str:
@@ -524,10 +530,18 @@ def first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
 
 
 def _load(data: bytes) -> list[dict[str, Any]]:
+    """The objects of a rendering, each in the release's namespace unless it names
+    one: what ``helm install --namespace`` makes of them (a chart may write
+    ``namespace: {{ .Release.Namespace }}`` on one object and nothing on another)."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return [d for d in yaml.load_all(data, Loader=loader) if isinstance(d, dict)]
+    out = [d for d in yaml.load_all(data, Loader=loader) if isinstance(d, dict)]
+    for obj in out:
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and not meta.get("namespace"):
+            meta["namespace"] = NAMESPACE
+    return out
 
 
 def _claims_view(data: bytes, gpu: Callable[[str], bool]) -> dict[tuple[str, ...], Any]:

@@ -346,7 +346,7 @@ def test_a_recipe_with_the_wrong_device_class(
     found = _verify(tmp_path, report, helm, monkeypatch)
     (error,) = found["DRA244"]
     assert (
-        "Deployment release-ollama differs at /spec/template/spec/containers/0/(allocated)/0/deviceClassName"
+        "Deployment dra-migrate/release-ollama differs at /spec/template/spec/containers/0/(allocated)/0/deviceClassName"
         in error
     ), error
     assert '"gpu.nvidia.com" expected, "gpu.example.com" after (compare: claims)' in error, error
@@ -559,3 +559,107 @@ def test_a_chart_with_a_values_schema(
         "schema(s) in the following chart(s): inference: - at '': additional properties 'dra' not allowed;"
         in error
     ), error
+
+
+def test_an_object_without_a_namespace_is_in_the_releases(
+    tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new template names no namespace while the Deployment says
+    {{ .Release.Namespace }}: helm install puts both in the release's namespace, so
+    the template is the one the conversion writes beside the Deployment."""
+    chart = _before(tmp_path)
+    after = _template_edit(chart)
+    new = "templates/inference-resourceclaimtemplate.yaml"
+    line = b"  namespace: {{ .Release.Namespace }}\n"
+    assert line in after[new]
+    after[new] = after[new].replace(line, b"")
+    found = _verify(tmp_path, _report(chart, after, _plan()), helm, monkeypatch)
+    assert set(found) == {"DRA245"}, found
+
+
+# --- the comparisons alone -------------------------------------------------------------
+
+CONVERTED = b"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llm, namespace: ml}
+spec:
+  template:
+    spec:
+      containers:
+        - name: llm
+          image: llm:1
+          resources:
+            limits: {memory: 8Gi}
+            claims: [{name: gpu, request: llm}]
+      resourceClaims: [{name: gpu, resourceClaimTemplateName: llm-gpu}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: llm-gpu, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+        - name: llm
+          exactly: {deviceClassName: gpu.nvidia.com, count: 2}
+"""
+# the chart's own claim: other names, the v1beta1 form, labels of its own
+OWN = b"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llm, namespace: ml}
+spec:
+  template:
+    spec:
+      containers:
+        - name: llm
+          image: llm:1
+          resources:
+            limits: {memory: 8Gi}
+            claims: [{name: accelerator}]
+      resourceClaims: [{name: accelerator, resourceClaimTemplateName: chart-accelerator}]
+---
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaimTemplate
+metadata: {name: chart-accelerator, namespace: ml, labels: {app: llm}}
+spec:
+  spec:
+    devices:
+      requests:
+        - {name: gpu, deviceClassName: gpu.nvidia.com, count: 2}
+"""
+
+
+def _gpu(name: str) -> bool:
+    return load_config(None).maps(name)
+
+
+def test_claims_compare_what_is_allocated() -> None:
+    assert renders.claims_difference(CONVERTED, OWN, _gpu) == ""
+    assert renders.exact_difference(CONVERTED, OWN, _gpu) != ""
+
+
+def test_claims_compare_a_field_not_about_gpus() -> None:
+    found = renders.claims_difference(CONVERTED, OWN.replace(b"llm:1", b"llm:2"), _gpu)
+    assert found == (
+        "Deployment ml/llm differs at /spec/template/spec/containers/0/image: "
+        '"llm:1" expected, "llm:2" after'
+    )
+
+
+def test_claims_compare_an_extended_resource_left_beside_the_claim() -> None:
+    """A chart that renders the claim and keeps the device-plugin limit asks twice."""
+    both = OWN.replace(b"{memory: 8Gi}", b"{memory: 8Gi, nvidia.com/gpu: 2}")
+    found = renders.claims_difference(CONVERTED, both, _gpu)
+    assert found.startswith(
+        "Deployment ml/llm differs at /spec/template/spec/containers/0/(allocated): "
+    ), found
+    assert '"1 item(s)" expected, "2 item(s)" after' in found, found
+
+
+def test_the_first_byte_that_differs() -> None:
+    assert renders.byte_difference(b"a\nb\n", b"a\nb\n") == ""
+    assert renders.byte_difference(b"a\nb\n", b"a\nc\n") == "line 2: 'b' before, 'c' after"
+    assert renders.byte_difference(b"a\n", b"a\n\n") == "line 2: the end before, '' after"
+    assert renders.byte_difference(b"a\n", b"a") == "the line breaks differ"

@@ -15,7 +15,8 @@ Examples of the DRA5xx codes run through ``report`` (``deviceclasses`` for
 DRA501 to DRA509); a ``# args: ...`` first line gives their options, and a
 ``nodes.yaml`` file is passed with ``--nodes``. A convert example may have a
 ``# args:`` line too (``--verify-builds``: the examples of DRA231 and DRA232 run
-with the real kubectl on PATH).
+with the real kubectl on PATH; ``--verify-helm``: those of DRA245 and DRA248 with the
+real helm).
 Codes whose input cannot be shown as text (unreadable, non-UTF-8, binary files,
 tabs, an explicit empty path, a generated oversized pod) are built by the
 builders in ``BUILT`` below, from the section's example where it has one.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.util
 import os
 import re
 from collections.abc import Callable
@@ -61,6 +63,9 @@ SLICES = "slices.yaml"
 DEVICE_CODES = ("DRA340", "DRA341", "DRA342", "DRA343", "DRA344", "DRA351")
 # Examples that build kustomizations (convert --verify-builds): the real kubectl on PATH.
 KUBECTL_CODES = ("DRA231", "DRA232")
+# Examples that render Helm charts (convert --verify-helm): the real helm on PATH, and
+# the chart pass that migrates them (until it is merged, they are skipped).
+HELM_CODES = ("DRA245", "DRA248")
 
 ACCOMPANYING = "DRA224"  # the toleration note of every converted pod that has none
 
@@ -76,6 +81,10 @@ EXEMPT = {
     "tests/hostile/test_hostile.py changes and deletes files between the read and the write",
     "DRA902": "generated text that loads back differently is a bug of the renderer: every "
     "scalar is quoted or escaped so that it loads back, and no input is known to defeat it",
+    "DRA244": "a rendering after the migration that differs is a bug of the chart pass, "
+    "caught before anything is written; tests/pipeline/test_renders.py makes wrong "
+    "migrations by hand (a wrong count, a switch that changes a byte when off, a closed "
+    "values schema, another device class) and checks DRA244 names each",
     "DRA503": "every value is rendered in a form that reads back as itself (a property test "
     "checks it on arbitrary text and JSON values): a DeviceClass that does not is a bug",
 }
@@ -495,7 +504,9 @@ def test_trigger_produces_the_code(
     code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     section = BY_CODE[code]
-    if code in KUBECTL_CODES:
+    if code in HELM_CODES and importlib.util.find_spec("dra_migrate.helm.unit") is None:
+        pytest.skip("chart pass not merged yet")
+    if code in KUBECTL_CODES or code in HELM_CODES:
         tools = request.getfixturevalue("tools")
         monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
     command = _command(code)
