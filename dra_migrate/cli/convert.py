@@ -126,10 +126,8 @@ def convert(
         builds.verify(report, options.paths, options.settings, build)
         if any(f.code == "DRA231" for f in report.findings):  # nothing is written
             mode, output_dir = (None if mode == "write" else mode), None
-    if render is not None:
-        renders.verify(report, options, render)
-        if any(f.code == "DRA244" for f in report.findings):  # nothing is written
-            mode, output_dir = (None if mode == "write" else mode), None
+    if render is not None and not renders.verify(report, options, render):
+        mode, output_dir = (None if mode == "write" else mode), None  # DRA244: none written
     report.changes_fail = check
     report.stream = options.stdin
     if check:

@@ -109,12 +109,14 @@ class Proof:
 Rendered = dict[tuple[str, tuple[str, ...]], tuple[bytes | None, str]]
 
 
-def verify(report: Report, options: RunOptions, command: str) -> None:
+def verify(report: Report, options: RunOptions, command: str) -> bool:
     """Add DRA244 (a rendering after that differs or fails), DRA245 (the renderings
-    proven) and DRA248 (a chart not proven, and why) to the run-level findings."""
+    proven) and DRA248 (a chart not proven, and why) to the run-level findings; False
+    when nothing of the run may be written (DRA244, or DRA900: the proof itself failed)."""
     plans = [c for c in report.charts if c.way in PROVEN]
     if not plans:
-        return
+        return True
+    found: list[Any] = []
     changed = {
         os.path.realpath(r.path): r.converted
         for r in report.files
@@ -128,11 +130,26 @@ def verify(report: Report, options: RunOptions, command: str) -> None:
             try:
                 proofs.append(_prepare(plan, os.path.join(tmp, str(i)), changed, options))
             except NotProven as why:
-                report.findings.append(_not_proven(plan, str(why)))
+                found.append(_not_proven(plan, str(why)))
         wanted = sorted({key for proof in proofs for key in proof.renders()})
         rendered = _render_all(command, wanted, options.jobs)
         for proof in proofs:
-            report.findings.extend(_check(proof, rendered, options))
+            try:
+                found.extend(_check(proof, rendered, options))
+            except Exception as exc:  # a bug: said, never a traceback, and nothing written
+                found.append(
+                    finding(
+                        "DRA900",
+                        proof.where,
+                        1,
+                        1,
+                        f"internal error while proving chart {proof.plan.name} "
+                        f"({type(exc).__name__}: {exc}); nothing is written",
+                        "please report this with the chart",
+                    )
+                )
+    report.findings.extend(found)
+    return not any(f.code in ("DRA244", "DRA900") for f in found)
 
 
 def _not_proven(plan: ChartPlan, why: str) -> Any:
@@ -309,6 +326,8 @@ def _error(stderr: str, status: int) -> str:
 def _check(proof: Proof, rendered: Rendered, options: RunOptions) -> list[Any]:
     """The findings of one chart: DRA248 per rendering that cannot be made before, one
     DRA244 for the first rendering after that differs (the others counted), DRA245."""
+    import yaml
+
     plan = proof.plan
     out: list[Any] = []
     unproven: list[str] = []  # why, per rendering that cannot be made before
@@ -338,9 +357,13 @@ def _check(proof: Proof, rendered: Rendered, options: RunOptions) -> list[Any]:
         if after is None:
             wrong.append((variant.label, f"helm template fails after the migration: {error}"))
             continue
-        differs = (claims_difference if plan.compare == "claims" else exact_difference)(
-            expected, after, _gpu(options)
-        )
+        compare = claims_difference if plan.compare == "claims" else exact_difference
+        try:
+            differs = compare(expected, after, _gpu(options))
+        except yaml.YAMLError as exc:
+            where = getattr(exc, "problem_mark", None)
+            at = f" at line {where.line + 1}" if where is not None else ""
+            differs = f"the rendering after does not load as YAML{at} ({_problem(exc)})"
         if differs:
             wrong.append(
                 (
@@ -399,6 +422,10 @@ def _check(proof: Proof, rendered: Rendered, options: RunOptions) -> list[Any]:
             )
         )
     return out
+
+
+def _problem(exc: Exception) -> str:
+    return str(getattr(exc, "problem", None) or exc).strip().splitlines()[0]
 
 
 def _converted(rendered: bytes, label: str, options: RunOptions) -> tuple[bytes | None, str]:

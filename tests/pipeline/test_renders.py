@@ -152,10 +152,11 @@ def _verify(
     tmp_path: Path, report: Report, helm: str, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, list[str]]:
     monkeypatch.chdir(tmp_path)
-    renders.verify(report, _options(), helm)
+    passed = renders.verify(report, _options(), helm)
     out: dict[str, list[str]] = {}
     for f in report.findings:
         out.setdefault(f.code, []).append(f.format())
+    assert passed is ("DRA244" not in out), out  # what verify says: the run may write
     return out
 
 
@@ -663,3 +664,24 @@ def test_the_first_byte_that_differs() -> None:
     assert renders.byte_difference(b"a\nb\n", b"a\nc\n") == "line 2: 'b' before, 'c' after"
     assert renders.byte_difference(b"a\n", b"a\n\n") == "line 2: the end before, '' after"
     assert renders.byte_difference(b"a\n", b"a") == "the line breaks differ"
+
+
+def test_a_proof_that_fails_inside_is_said_and_blocks(
+    tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug of the comparison is DRA900 on the chart, never a traceback, and the run
+    writes nothing (verify says False)."""
+    chart = _before(tmp_path)
+    report = _report(chart, _template_edit(chart), _plan())
+
+    def broken(*_args: object) -> str:
+        raise ValueError("broken on purpose")
+
+    monkeypatch.setattr(renders, "exact_difference", broken)
+    monkeypatch.chdir(tmp_path)
+    assert renders.verify(report, _options(), helm) is False
+    (internal,) = [f.format() for f in report.findings]
+    assert internal.startswith(
+        f"{CHART}/Chart.yaml:1:1: DRA900 error: internal error while "
+        "proving chart inference (ValueError: broken on purpose)"
+    ), internal
