@@ -685,3 +685,47 @@ def test_a_proof_that_fails_inside_is_said_and_blocks(
         f"{CHART}/Chart.yaml:1:1: DRA900 error: internal error while "
         "proving chart inference (ValueError: broken on purpose)"
     ), internal
+
+
+OLLAMA = REPO / "tests" / "fixtures" / "charts" / "ollama-helm-renders"
+
+
+@pytest.mark.parametrize("compare", ["claims", "exact"])
+def test_the_real_ollama_chart_with_its_own_dra_switch(
+    tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch, compare: str
+) -> None:
+    """otwld/ollama-helm (reduced): ollama.gpu.draEnabled, turned on by a values-dra.yaml,
+    renders the chart's own claim (request gpu, template named after the release) and
+    keeps the GPU toleration: what each container is allocated is what the conversion
+    gives it, while the objects themselves are not the ones convert writes."""
+    chart = tmp_path / "charts" / "ollama"
+    shutil.copytree(OLLAMA, chart)
+    plan = ChartPlan(
+        root="charts/ollama",
+        name="ollama",
+        version="1.77.0",
+        way="recipe",
+        recipe="ollama",
+        count_keys=("ollama.gpu.number",),
+        values_overlay="charts/ollama/values-dra.yaml",
+        compare=compare,
+        files=("charts/ollama/values-dra.yaml",),
+    )
+    overlay = FileResult(
+        "charts/ollama/values-dra.yaml",
+        Status.CHANGED,
+        original=b"",
+        converted=b"ollama:\n  gpu:\n    draEnabled: true\n",
+        created=True,
+    )
+    found = _verify(tmp_path, Report([overlay], charts=[plan]), helm, monkeypatch)
+    if compare == "claims":
+        assert set(found) == {"DRA245"}, found
+        assert (
+            "(default values, -f ci/gpu-values.yaml, --set ollama.gpu.number=2;"
+            in (found["DRA245"][0])
+        )
+        return
+    (error,) = found["DRA244"]
+    assert "with -f ci/gpu-values.yaml: " in error, error
+    assert '/containers/0/resources/claims/0/request: "ollama" expected, nothing after' in error
