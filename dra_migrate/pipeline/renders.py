@@ -131,25 +131,29 @@ def verify(report: Report, options: RunOptions, command: str) -> bool:
                 proofs.append(_prepare(plan, os.path.join(tmp, str(i)), changed, options))
             except NotProven as why:
                 found.append(_not_proven(plan, str(why)))
+            except Exception as exc:  # a bug: said, never a traceback, and nothing written
+                found.append(_internal(plan, exc))
         wanted = sorted({key for proof in proofs for key in proof.renders()})
         rendered = _render_all(command, wanted, options.jobs)
         for proof in proofs:
             try:
                 found.extend(_check(proof, rendered, options))
-            except Exception as exc:  # a bug: said, never a traceback, and nothing written
-                found.append(
-                    finding(
-                        "DRA900",
-                        proof.where,
-                        1,
-                        1,
-                        f"internal error while proving chart {proof.plan.name} "
-                        f"({type(exc).__name__}: {exc}); nothing is written",
-                        "please report this with the chart",
-                    )
-                )
+            except Exception as exc:
+                found.append(_internal(proof.plan, exc))
     report.findings.extend(found)
     return not any(f.code in ("DRA244", "DRA900") for f in found)
+
+
+def _internal(plan: ChartPlan, exc: Exception) -> Any:
+    return finding(
+        "DRA900",
+        os.path.join(plan.root, CHART_FILE),
+        1,
+        1,
+        f"internal error while proving chart {plan.name} ({type(exc).__name__}: {exc}); "
+        "nothing is written",
+        "please report this with the chart",
+    )
 
 
 def _not_proven(plan: ChartPlan, why: str) -> Any:
@@ -173,15 +177,20 @@ def _prepare(plan: ChartPlan, tmp: str, changed: dict[str, bytes], options: RunO
     shown = plan.root if folder == root else _shown(folder, plan.root)
     before, after = os.path.join(tmp, "before"), os.path.join(tmp, "after")
     ignore = shutil.ignore_patterns(*_SKIPPED)
-    try:
-        shutil.copytree(folder, before, symlinks=True, ignore=ignore)
-        shutil.copytree(folder, after, symlinks=True, ignore=ignore)
+    try:  # what links point at is copied: helm follows them (a charts/ link to a library)
+        shutil.copytree(folder, before, ignore=ignore)
+        shutil.copytree(folder, after, ignore=ignore)
         for real, data in changed.items():
             if _inside(real, folder):
                 target = os.path.join(after, os.path.relpath(real, folder))
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 with open(target, "wb") as handle:
                     handle.write(data)
+    except shutil.Error as exc:  # (source, copy, why) of each file that could not be
+        source = str(exc.args[0][0][0])
+        what = "is a link to nothing" if not os.path.exists(source) else "cannot be read"
+        shown_source = os.path.join(shown, os.path.relpath(source, folder))
+        raise NotProven(f"the chart cannot be copied: {shown_source} {what}") from None
     except OSError as exc:
         raise NotProven(f"the chart cannot be copied: {exc.strerror or exc}") from None
     overlay = os.path.realpath(plan.values_overlay) if plan.values_overlay else ""

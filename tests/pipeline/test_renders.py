@@ -729,3 +729,29 @@ def test_the_real_ollama_chart_with_its_own_dra_switch(
     (error,) = found["DRA244"]
     assert "with -f ci/gpu-values.yaml: " in error, error
     assert '/containers/0/resources/claims/0/request: "ollama" expected, nothing after' in error
+
+
+def test_a_link_out_of_the_chart_is_followed(
+    tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helpers are a link to a folder beside the chart (a monorepo's shared
+    templates): helm follows it, and so does the copy."""
+    chart = _before(tmp_path)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    helpers = chart / "templates" / "_helpers.tpl"
+    helpers.rename(shared / "_helpers.tpl")
+    helpers.symlink_to(Path("..", "..", "..", "shared", "_helpers.tpl"))
+    found = _verify(tmp_path, _report(chart, _template_edit(chart), _plan()), helm, monkeypatch)
+    assert set(found) == {"DRA245"}, found
+
+
+def test_a_chart_that_cannot_be_copied(
+    tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chart = _before(tmp_path)
+    (chart / "templates" / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    found = _verify(tmp_path, _report(chart, _template_edit(chart), _plan()), helm, monkeypatch)
+    (warning,) = found["DRA248"]
+    assert "is not proven by rendering: the chart cannot be copied: " in warning, warning
+    assert f"copied: {CHART}/templates/gone.yaml is a link to nothing;" in warning, warning
