@@ -48,6 +48,7 @@ RELEASE = "release"  # the release name of every rendering
 NAMESPACE = "dra-migrate"  # and its namespace (--namespace)
 PROVEN = (RECIPE, TEMPLATE)  # the ways that change a chart: the others are left as they are
 CHART_FILE = "Chart.yaml"
+DEFAULT_VALUES = ("values.yaml", "values.yml")  # what helm reads without -f
 _SKIPPED = (".git", "node_modules", ".venv", "__pycache__")
 # kinds compared through the containers that use them (compare: claims)
 _CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
@@ -198,7 +199,7 @@ def _prepare(plan: ChartPlan, tmp: str, changed: dict[str, bytes], options: RunO
         raise NotProven(f"its values overlay {plan.values_overlay} is outside {shown}")
     variants = [Variant("default values")]
     for path in _values_files(folder, options):
-        if path != overlay and os.path.basename(path) not in ("values.yaml", "values.yml"):
+        if path != overlay and os.path.relpath(path, folder) not in DEFAULT_VALUES:
             relative = os.path.relpath(path, folder)
             variants.append(Variant(f"-f {relative}", ("-f", relative)))
     defaults = _defaults(before)

@@ -98,6 +98,19 @@ def _before(root: Path) -> Path:
     return chart
 
 
+def test_every_values_file_is_rendered(
+    tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """values*.yaml beside values.yaml and every ci/ file, a ci/values.yaml too."""
+    chart = _before(tmp_path)
+    (chart / "values-prod.yaml").write_text("replicaCount: 4\n")
+    (chart / "ci" / "values.yaml").write_text("gpu:\n  count: 3\n")
+    found = _verify(tmp_path, _report(chart, _template_edit(chart), _plan()), helm, monkeypatch)
+    (note,) = found["DRA245"]
+    assert "5 rendering(s) proven (default values, -f values-prod.yaml, " in note, note
+    assert "-f ci/two-gpus-values.yaml, -f ci/values.yaml, --set gpu.count=2;" in note, note
+
+
 def _template_edit(chart: Path, count: str = "{{ .Values.gpu.count }}") -> dict[str, bytes]:
     """The chart's files after a template edit (as a team would make it), by path."""
     deployment = (chart / "templates" / "deployment.yaml").read_text()
