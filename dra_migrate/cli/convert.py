@@ -52,6 +52,14 @@ if TYPE_CHECKING:
     "kustomize build) before and after, and write nothing unless the build after equals "
     "the conversion of the build before (DRA231, DRA232).",
 )
+@click.option(
+    "--verify-helm",
+    is_flag=True,
+    help="Render every Helm chart the run migrates with helm template before and after "
+    "(default values, each values file, ci/, a changed GPU count), and write nothing "
+    "unless each rendering after equals the conversion of the rendering before and, "
+    "with the switch off, the rendering before (DRA244, DRA245, DRA248).",
+)
 @workflow_options
 @strategy_option
 @fail_on_option
@@ -62,6 +70,7 @@ def convert(
     output_dir: Path | None,
     write_through_links: bool,
     verify_builds: bool,
+    verify_helm: bool,
     fail_on: str,
     **params: Any,
 ) -> None:
@@ -100,6 +109,15 @@ def convert(
                     "--verify-builds needs kubectl (or kustomize) on PATH to build the "
                     "kustomizations"
                 )
+        if verify_helm and options.stdin:
+            raise ConfigError("--verify-helm needs paths, not - (stdin)")
+        render = None
+        if verify_helm:
+            from dra_migrate.pipeline import renders
+
+            render = renders.helm()
+            if render is None:
+                raise ConfigError("--verify-helm needs helm on PATH to render the charts")
         stream = _StreamOut(mode, check, options.stdin_filename) if options.stdin else None
         report = run.execute(options, sink=stream.add if stream is not None else None)
     except ConfigError as error:
@@ -108,6 +126,8 @@ def convert(
         builds.verify(report, options.paths, options.settings, build, options.excludes)
         if any(f.code == "DRA231" for f in report.findings):  # nothing is written
             mode, output_dir = (None if mode == "write" else mode), None
+    if render is not None and not renders.verify(report, options, render):
+        mode, output_dir = (None if mode == "write" else mode), None  # DRA244: none written
     report.changes_fail = check
     report.stream = options.stdin
     if check:

@@ -153,12 +153,16 @@ CODES: dict[str, Code] = _table(
     Code("DRA231", E, "kustomize build after the conversion differs from the converted build"),
     Code("DRA232", N, "kustomize builds verified before and after the conversion"),
     Code("DRA233", N, "kustomize patch left as it is: its base is bridged"),
+    # 24x: Helm chart sources (dra_migrate/helm/), proven by rendering (pipeline/renders.py)
     Code("DRA240", N, "Helm chart migrated through its values recipe (its own DRA switch)"),
     Code("DRA241", N, "chart templates given a DRA switch: a chart version bump is proposed"),
     Code("DRA242", W, "Helm chart left on the device plugin: served by a bridge DeviceClass"),
     Code("DRA243", W, "Helm chart left as it is: a construct no way rewrites safely"),
+    Code("DRA244", E, "Helm chart rendering after the migration differs from the converted one"),
+    Code("DRA245", N, "Helm chart renderings proven before and after the migration"),
     Code("DRA246", N, "Helm chart migrated already: nothing to do"),
     Code("DRA247", W, "values file sets the GPU key in a shape the template edit cannot follow"),
+    Code("DRA248", W, "Helm chart migration not proven by rendering"),
     Code("DRA249", W, "Helm chart left as it is: its migration changes a file outside the paths"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),

@@ -1,0 +1,713 @@
+"""``convert --verify-helm``: what helm renders from a migrated chart is what the
+conversion meant.
+
+For every chart the run migrates (way ``recipe`` or ``template``, ``Report.charts``),
+the chart folder is copied twice into a temporary folder, the run's bytes written
+into the second copy, and both rendered with the real ``helm template`` (a fixed
+release name and namespace; ``helm dependency build`` is never run: ``charts/`` is
+as the repository has it): for the chart's default values, each other values file
+of the chart folder and ``ci/`` (``helm/chart.py``'s order), and once per GPU count
+key with the count raised by one. For each rendering, the conversion of the
+rendering before (``convert -``: ``many_files.run_stream`` with the run's settings)
+must equal the rendering after with DRA on (``--set <switch>=true`` when the switch
+is off by default, the ``set_keys``, ``-f`` the ``values-dra.yaml`` a recipe wrote):
+object by object up to the names of generated ResourceClaimTemplates (as
+``builds.py`` compares kustomize builds) when ``compare`` is ``exact``; what each
+container is allocated (DeviceClass, count, selectors) and every field not about
+GPUs when it is ``claims``. With the switch off (``--set <switch>=false``) the
+rendering after must equal the rendering before byte for byte.
+
+DRA244 (an error: nothing is written) names the chart, the values, the object and
+the first field that differs with both values; DRA245 counts the renderings proven;
+DRA248 says why a chart is not proven (helm cannot render it before the conversion,
+or the conversion of its rendering stops). Helm runs as processes on a pool of the
+run's ``--jobs`` threads; the conversions and comparisons run in this process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from dra_migrate.helm.model import RECIPE, TEMPLATE
+from dra_migrate.report.findings import finding
+from dra_migrate.report.model import ChartPlan, Report, Status
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from dra_migrate.pipeline.options import RunOptions
+
+TIMEOUT = 120  # seconds for one rendering
+RELEASE = "release"  # the release name of every rendering
+NAMESPACE = "dra-migrate"  # and its namespace (--namespace)
+PROVEN = (RECIPE, TEMPLATE)  # the ways that change a chart: the others are left as they are
+CHART_FILE = "Chart.yaml"
+DEFAULT_VALUES = ("values.yaml", "values.yml")  # what helm reads without -f
+_SKIPPED = (".git", "node_modules", ".venv", "__pycache__")
+# kinds compared through the containers that use them (compare: claims)
+_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
+ALLOCATED = "(allocated)"  # the key of a container's allocation in the claims view
+AGAIN = "\0again"  # marks the second rendering of the same values (taken out of the command)
+
+
+def helm() -> str | None:
+    """The helm binary on PATH."""
+    return shutil.which("helm")
+
+
+class NotProven(Exception):
+    """A chart the proof cannot be made for (DRA248), with the reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One set of values a chart is rendered with: a label for messages and the helm
+    arguments (paths relative to the chart folder, the same in both copies)."""
+
+    label: str
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Proof:
+    """One chart to prove: its plan, the folder rendered (the chart, or its parent when
+    the run changes the parent's values), the two copies, the values to render with."""
+
+    plan: ChartPlan
+    shown: str  # the folder rendered, as the run shows paths
+    before: str  # the copy as the repository has it
+    after: str  # the copy as the run would write it
+    variants: tuple[Variant, ...]
+    on: tuple[str, ...]  # the arguments that turn DRA on in the copy after
+
+    @property
+    def where(self) -> str:
+        return os.path.join(self.plan.root, CHART_FILE)
+
+    def off(self) -> tuple[str, ...]:
+        return ("--set", f"{self.plan.switch}=false") if self.plan.switch else ()
+
+    def again(self) -> tuple[str, tuple[str, ...]]:
+        """The default values rendered a second time: a chart that renders differently
+        each time (randAlphaNum, now, uuidv4) cannot be proven."""
+        return self.before, (*self.variants[0].args, AGAIN)
+
+    def renders(self) -> Iterable[tuple[str, tuple[str, ...]]]:
+        yield self.again()
+        for variant in self.variants:
+            yield self.before, variant.args
+            yield self.after, (*variant.args, *self.on)
+            if self.plan.switch:
+                yield self.after, (*variant.args, *self.off())
+
+
+Rendered = dict[tuple[str, tuple[str, ...]], tuple[bytes | None, str]]
+
+
+def verify(report: Report, options: RunOptions, command: str) -> bool:
+    """Add DRA244 (a rendering after that differs or fails), DRA245 (the renderings
+    proven) and DRA248 (a chart not proven, and why) to the run-level findings; False
+    when nothing of the run may be written (DRA244, or DRA900: the proof itself failed)."""
+    plans = [c for c in report.charts if c.way in PROVEN]
+    if not plans:
+        return True
+    found: list[Any] = []
+    changed = {
+        os.path.realpath(r.path): r.converted
+        for r in report.files
+        if r.status is Status.CHANGED and r.converted is not None
+    }
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="dra-migrate-renders-") as tmp:
+        proofs: list[Proof] = []
+        for i, plan in enumerate(plans):
+            try:
+                proofs.append(_prepare(plan, os.path.join(tmp, str(i)), changed, options))
+            except NotProven as why:
+                found.append(_not_proven(plan, str(why)))
+            except Exception as exc:  # a bug: said, never a traceback, and nothing written
+                found.append(_internal(plan, exc))
+        wanted = sorted({key for proof in proofs for key in proof.renders()})
+        rendered = _render_all(command, wanted, options.jobs)
+        for proof in proofs:
+            try:
+                found.extend(_check(proof, rendered, options))
+            except Exception as exc:
+                found.append(_internal(proof.plan, exc))
+    report.findings.extend(found)
+    return not any(f.code in ("DRA244", "DRA900") for f in found)
+
+
+def _internal(plan: ChartPlan, exc: Exception) -> Any:
+    return finding(
+        "DRA900",
+        os.path.join(plan.root, CHART_FILE),
+        1,
+        1,
+        f"internal error while proving chart {plan.name} ({type(exc).__name__}: {exc}); "
+        "nothing is written",
+        "please report this with the chart",
+    )
+
+
+def _not_proven(plan: ChartPlan, why: str) -> Any:
+    return finding(
+        "DRA248",
+        os.path.join(plan.root, CHART_FILE),
+        1,
+        1,
+        f"chart {plan.name} {plan.version} is not proven by rendering: {why}",
+        "its migration is as the run shows it, unchecked; render it with helm template "
+        "and compare by hand, or fix the chart so that it renders",
+    )
+
+
+def _prepare(plan: ChartPlan, tmp: str, changed: dict[str, bytes], options: RunOptions) -> Proof:
+    """Copy the chart twice, the run's bytes into the second copy; its variants."""
+    root = os.path.realpath(plan.root)
+    if not os.path.isfile(os.path.join(root, CHART_FILE)):
+        raise NotProven(f"{plan.root} has no {CHART_FILE}")
+    folder = _rendered_folder(root, [os.path.realpath(f) for f in plan.files])
+    shown = plan.root if folder == root else _shown(folder, plan.root)
+    before, after = os.path.join(tmp, "before"), os.path.join(tmp, "after")
+    ignore = shutil.ignore_patterns(*_SKIPPED)
+    try:  # what links point at is copied: helm follows them (a charts/ link to a library)
+        shutil.copytree(folder, before, ignore=ignore)
+        shutil.copytree(folder, after, ignore=ignore)
+        for real, data in changed.items():
+            if _inside(real, folder):
+                target = os.path.join(after, os.path.relpath(real, folder))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                with open(target, "wb") as handle:
+                    handle.write(data)
+    except shutil.Error as exc:  # (source, copy, why) of each file that could not be
+        source = str(exc.args[0][0][0])
+        what = "is a link to nothing" if not os.path.exists(source) else "cannot be read"
+        shown_source = os.path.join(shown, os.path.relpath(source, folder))
+        raise NotProven(f"the chart cannot be copied: {shown_source} {what}") from None
+    except OSError as exc:
+        raise NotProven(f"the chart cannot be copied: {exc.strerror or exc}") from None
+    overlay = os.path.realpath(plan.values_overlay) if plan.values_overlay else ""
+    if overlay and not _inside(overlay, folder):
+        raise NotProven(f"its values overlay {plan.values_overlay} is outside {shown}")
+    variants = [Variant("default values")]
+    for path in _values_files(folder, options):
+        if path != overlay and os.path.relpath(path, folder) not in DEFAULT_VALUES:
+            relative = os.path.relpath(path, folder)
+            variants.append(Variant(f"-f {relative}", ("-f", relative)))
+    defaults = _defaults(before)
+    for key in plan.count_keys:
+        count = _count(defaults, key) + 1
+        variants.append(Variant(f"--set {key}={count}", ("--set", f"{key}={count}")))
+    on: list[str] = []
+    if overlay:
+        on += ["-f", os.path.relpath(overlay, folder)]
+    for key, value in plan.set_keys:
+        on += ["--set-json", f"{key}={_json(value)}"]
+    if plan.switch and not plan.switch_on and plan.switch not in dict(plan.set_keys):
+        on += ["--set", f"{plan.switch}=true"]
+    # a count variant's --set comes last: it wins over the keys that turn DRA on
+    return Proof(plan, shown, before, after, tuple(variants), tuple(on))
+
+
+def _rendered_folder(root: str, files: Sequence[str]) -> str:
+    """The chart folder that holds every file the way changes: the chart's, or the
+    parent chart's when a vendored chart's values are the parent's."""
+    folder = root
+    while any(not _inside(f, folder) for f in files) or not os.path.isfile(
+        os.path.join(folder, CHART_FILE)
+    ):
+        up = os.path.dirname(folder)
+        if up == folder:
+            raise NotProven("the files the run changes are not inside one chart folder")
+        folder = up
+    return folder
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _shown(folder: str, like: str) -> str:
+    """A real path as the run shows paths (relative when ``like`` is)."""
+    return folder if os.path.isabs(like) else os.path.relpath(folder)
+
+
+def _values_files(folder: str, options: RunOptions) -> tuple[str, ...]:
+    from dra_migrate.helm import chart
+    from dra_migrate.report.findings import InputProblem
+
+    def read(path: str) -> bytes:
+        with open(path, "rb") as handle:
+            return handle.read()
+
+    try:
+        return chart.read(folder, folder, read, options.settings.config.helm).values_files
+    except InputProblem as problem:
+        raise NotProven(problem.finding.message) from None
+
+
+def _defaults(folder: str) -> Any:
+    """The chart's values.yaml as data ({} when it has none or it does not load)."""
+    import yaml
+
+    try:
+        with open(os.path.join(folder, "values.yaml"), "rb") as handle:
+            return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+
+
+def _count(values: Any, key: str) -> int:
+    """The GPU count a values key holds by default (1 where the values do not say)."""
+    import re
+
+    value = values
+    for part in re.split(r"(?<!\\)\.", key):  # helm's --set path: \. is a dot in a name
+        if not isinstance(value, dict):
+            return 1
+        value = value.get(part.replace("\\.", "."))
+    if isinstance(value, bool):
+        return 1
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return 1
+
+
+def _json(value: str) -> str:
+    """A set_keys value (YAML) as the JSON --set-json takes."""
+    import json
+
+    import yaml
+
+    try:
+        data = yaml.safe_load(value)
+    except yaml.YAMLError:
+        data = value
+    return json.dumps(data, separators=(",", ":"), default=str)
+
+
+def _render_all(
+    command: str, wanted: Sequence[tuple[str, tuple[str, ...]]], jobs: int | None
+) -> Rendered:
+    """Every rendering, on a pool of ``jobs`` threads (a helm process each)."""
+    if not wanted:
+        return {}
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(wanted)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        done = pool.map(lambda key: _render(command, *key), wanted)
+        return dict(zip(wanted, done, strict=True))
+
+
+def _render(command: str, folder: str, args: tuple[str, ...]) -> tuple[bytes | None, str]:
+    values = [a for a in args if a != AGAIN]
+    argv = [command, "template", RELEASE, ".", "--namespace", NAMESPACE, *values]
+    try:
+        done = subprocess.run(argv, cwd=folder, capture_output=True, timeout=TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, str(exc)
+    if done.returncode != 0:
+        return None, _error(done.stderr.decode("utf-8", "replace"), done.returncode)
+    return done.stdout, ""
+
+
+def _error(stderr: str, status: int) -> str:
+    """helm's error, not a warning before it: from its last line that starts with
+    ``Error`` to the end (a schema's violations follow on lines of their own), on one
+    line and bounded."""
+    lines = [x.strip() for x in stderr.strip().splitlines() if x.strip()]
+    starts = [i for i, x in enumerate(lines) if x.lower().startswith("error")]
+    text = " ".join(lines[starts[-1] if starts else max(len(lines) - 1, 0) :])
+    text = text or f"exit {status}"
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def _check(proof: Proof, rendered: Rendered, options: RunOptions) -> list[Any]:
+    """The findings of one chart: DRA248 per rendering that cannot be made before, one
+    DRA244 for the first rendering after that differs (the others counted), DRA245."""
+    import yaml
+
+    plan = proof.plan
+    out: list[Any] = []
+    unproven: list[str] = []  # why, per rendering that cannot be made before
+    wrong: list[tuple[str, str]] = []  # (variant, what differs)
+    proven: list[str] = []
+    first, _ = rendered[(proof.before, proof.variants[0].args)]
+    again, _ = rendered[proof.again()]
+    if first is not None and again is not None and first != again:
+        return [
+            _not_proven(
+                plan,
+                f"helm template renders it differently each time with "
+                f"{proof.variants[0].label} ({byte_difference(first, again, ('first', 'then'))}; a function "
+                "such as randAlphaNum, now or uuidv4)",
+            )
+        ]
+    for variant in proof.variants:
+        before, error = rendered[(proof.before, variant.args)]
+        if before is None:
+            unproven.append(f"helm template fails with {variant.label}: {error}")
+            continue
+        expected, why = _converted(before, f"helm template of {proof.shown}", options)
+        if expected is None:
+            unproven.append(f"the conversion of its rendering with {variant.label} stops: {why}")
+            continue
+        after, error = rendered[(proof.after, (*variant.args, *proof.on))]
+        if after is None:
+            wrong.append((variant.label, f"helm template fails after the migration: {error}"))
+            continue
+        compare = claims_difference if plan.compare == "claims" else exact_difference
+        try:
+            differs = compare(expected, after, _gpu(options))
+        except yaml.YAMLError as exc:
+            where = getattr(exc, "problem_mark", None)
+            at = f" at line {where.line + 1}" if where is not None else ""
+            differs = f"the rendering after does not load as YAML{at} ({_problem(exc)})"
+        if differs:
+            wrong.append(
+                (
+                    variant.label,
+                    "the rendering after the migration is not the conversion of the "
+                    f"rendering before: {differs} (compare: {plan.compare})",
+                )
+            )
+            continue
+        if plan.switch:
+            off, error = rendered[(proof.after, (*variant.args, *proof.off()))]
+            if off is None:
+                wrong.append(
+                    (variant.label, f"helm template fails with {plan.switch}=false: {error}")
+                )
+                continue
+            differs = byte_difference(before, off)
+            if differs:
+                wrong.append(
+                    (
+                        variant.label,
+                        f"with {plan.switch}=false the rendering after is not the "
+                        f"rendering before byte for byte: {differs}",
+                    )
+                )
+                continue
+        proven.append(variant.label)
+    if unproven:
+        more = f"; {len(unproven) - 1} other rendering(s) not made" if len(unproven) > 1 else ""
+        out.append(_not_proven(plan, unproven[0] + more))
+    if wrong:
+        label, what = wrong[0]
+        more = f"; {len(wrong) - 1} other rendering(s) differ too" if len(wrong) > 1 else ""
+        out.append(
+            finding(
+                "DRA244",
+                proof.where,
+                1,
+                1,
+                f"chart {plan.name} {plan.version} ({plan.way}), rendered from {proof.shown} "
+                f"with {label}: {what}{more}",
+                "nothing is written; the chart's migration is wrong: please report this "
+                "with the chart",
+            )
+        )
+    elif proven:
+        switch = f"; with {plan.switch}=false byte for byte" if plan.switch else ""
+        out.append(
+            finding(
+                "DRA245",
+                proof.where,
+                1,
+                1,
+                f"chart {plan.name} {plan.version} ({plan.way}): {len(proven)} rendering(s) "
+                f"proven ({', '.join(proven)}; compare: {plan.compare}{switch})",
+            )
+        )
+    return out
+
+
+def _problem(exc: Exception) -> str:
+    return str(getattr(exc, "problem", None) or exc).strip().splitlines()[0]
+
+
+def _converted(rendered: bytes, label: str, options: RunOptions) -> tuple[bytes | None, str]:
+    """A rendering converted as ``convert -`` converts it; (None, why) when it stops."""
+    import io
+
+    from dra_migrate.pipeline.many_files import run_stream
+
+    parts: list[bytes] = []
+
+    def sink(part: Any) -> None:
+        new = part.converted if part.status is Status.CHANGED else part.original
+        if new is not None:
+            parts.append(new)
+
+    here = dataclasses.replace(
+        options, paths=("-",), stdin_filename=label, only=None, changed_since=None, progress=None
+    )
+    result = run_stream(io.BytesIO(rendered), here, sink).files[0]
+    stops = [f for f in result.findings if f.blocks]
+    if result.status is Status.FAILED or stops:
+        return None, (stops or result.findings)[0].format() if result.findings else "failed"
+    return b"".join(parts) if parts else rendered, ""
+
+
+def _gpu(options: RunOptions) -> Callable[[str], bool]:
+    """Whether a resource name is one the mapping converts (a GPU field)."""
+    return options.settings.config.maps
+
+
+# --- comparing renderings ---------------------------------------------------------------
+
+
+def exact_difference(expected: bytes, actual: bytes, gpu: Callable[[str], bool]) -> str:
+    """The first difference between the converted rendering and the rendering after,
+    object by object, names of generated templates aside (``builds._objects``); ""."""
+    del gpu  # every field counts
+    import yaml
+
+    from dra_migrate.pipeline.builds import _objects
+
+    def objects(data: bytes) -> dict[tuple[str, ...], Any]:
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        return _objects(yaml.dump_all(_load(data), Dumper=dumper).encode("utf-8"))
+
+    return _objects_difference(objects(expected), objects(actual))
+
+
+def claims_difference(expected: bytes, actual: bytes, gpu: Callable[[str], bool]) -> str:
+    """The first difference in what each container is allocated (DeviceClass, count,
+    selectors) or in a field not about GPUs; ResourceClaimTemplates and ResourceClaims
+    are compared only through the containers that use them; ""."""
+    return _objects_difference(_claims_view(expected, gpu), _claims_view(actual, gpu))
+
+
+def byte_difference(
+    before: bytes, after: bytes, names: tuple[str, str] = ("before", "after")
+) -> str:
+    """The first line that differs between two renderings; "" when they are equal."""
+    if before == after:
+        return ""
+    one, two = names
+    old, new = before.splitlines(), after.splitlines()
+    for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
+        if a != b:
+            return f"line {number}: {_line(a)} {one}, {_line(b)} {two}"
+    number = min(len(old), len(new)) + 1
+    if len(old) == len(new):  # the same lines: the line breaks differ
+        return "the line breaks differ"
+    if len(old) > len(new):
+        return f"line {number}: {_line(old[number - 1])} {one}, the end {two}"
+    return f"line {number}: the end {one}, {_line(new[number - 1])} {two}"
+
+
+def _line(data: bytes) -> str:
+    text = data.decode("utf-8", "replace")
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+def _objects_difference(want: dict[Any, Any], got: dict[Any, Any]) -> str:
+    for key in sorted(set(want) | set(got)):
+        if key not in got:
+            return f"{_name(key)} is missing after"
+        if key not in want:
+            return f"{_name(key)} is extra after"
+        found = first_difference(want[key], got[key], "")
+        if found is not None:
+            path, a, b = found
+            return f"{_name(key)} differs at {path or '/'}: {_value(a)} expected, {_value(b)} after"
+    return ""
+
+
+def _name(key: tuple[str, ...]) -> str:
+    kind, namespace, name = key[1], key[2], key[3]
+    return f"{kind} {namespace + '/' if namespace else ''}{name}"
+
+
+_ABSENT = object()
+
+
+def _value(value: Any) -> str:
+    if value is _ABSENT:
+        return "nothing"
+    import json
+
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
+    """(path, value expected, value after) of the first difference, keys sorted."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            if key not in a or key not in b:
+                return f"{path}/{key}", a.get(key, _ABSENT), b.get(key, _ABSENT)
+            found = first_difference(a[key], b[key], f"{path}/{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = first_difference(x, y, f"{path}/{i}")
+            if found is not None:
+                return found
+        if len(a) != len(b):
+            return path, f"{len(a)} item(s)", f"{len(b)} item(s)"
+        return None
+    return None if a == b else (path, a, b)
+
+
+def _load(data: bytes) -> list[dict[str, Any]]:
+    """The objects of a rendering, each in the release's namespace unless it names
+    one: what ``helm install --namespace`` makes of them (a chart may write
+    ``namespace: {{ .Release.Namespace }}`` on one object and nothing on another)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    out = [d for d in yaml.load_all(data, Loader=loader) if isinstance(d, dict)]
+    for obj in out:
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and not meta.get("namespace"):
+            meta["namespace"] = NAMESPACE
+    return out
+
+
+def _claims_view(data: bytes, gpu: Callable[[str], bool]) -> dict[tuple[str, ...], Any]:
+    """The objects of a rendering by (apiVersion, kind, namespace, name), claims and
+    templates left out; in each pod spec, every container's allocation under
+    ``(allocated)`` and the GPU fields (claims, the mapped extended resources, the
+    pod's resourceClaims, tolerations of a mapped resource) taken out."""
+    import copy
+
+    objects = _load(data)
+    sources: dict[tuple[str, str, str], Any] = {}  # (kind, namespace, name) -> claim spec
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        if obj.get("kind") == "ResourceClaimTemplate":
+            spec = spec.get("spec") or {}
+        if obj.get("kind") in _CLAIM_KINDS:
+            sources[(str(obj["kind"]), meta.get("namespace") or "", str(meta.get("name")))] = spec
+    out: dict[tuple[str, ...], Any] = {}
+    for obj in objects:
+        if obj.get("kind") in _CLAIM_KINDS:
+            continue
+        obj = copy.deepcopy(obj)
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") or ""
+        for pod in _pod_specs(obj):
+            _allocate(pod, namespace, sources, gpu)
+        key = (str(obj.get("apiVersion")), str(obj.get("kind")), namespace, str(meta.get("name")))
+        out[key] = obj
+    return out
+
+
+def _pod_specs(value: Any) -> Iterable[dict[str, Any]]:
+    """Every pod spec in an object (a mapping with a list of containers), any kind."""
+    if isinstance(value, dict):
+        if isinstance(value.get("containers"), list):
+            yield value
+        for item in value.values():
+            yield from _pod_specs(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _pod_specs(item)
+
+
+def _allocate(
+    pod: dict[str, Any],
+    namespace: str,
+    sources: dict[tuple[str, str, str], Any],
+    gpu: Callable[[str], bool],
+) -> None:
+    entries = {
+        e.get("name"): e for e in pod.pop("resourceClaims", None) or [] if isinstance(e, dict)
+    }
+    tolerations = [
+        t
+        for t in pod.get("tolerations") or []
+        if not (isinstance(t, dict) and gpu(str(t.get("key"))))
+    ]
+    if tolerations:
+        pod["tolerations"] = tolerations
+    else:
+        pod.pop("tolerations", None)
+    for field in ("initContainers", "containers", "ephemeralContainers"):
+        for container in pod.get(field) or []:
+            if isinstance(container, dict):
+                container[ALLOCATED] = _allocation(container, entries, namespace, sources, gpu)
+
+
+def _allocation(
+    container: dict[str, Any],
+    entries: dict[Any, Any],
+    namespace: str,
+    sources: dict[tuple[str, str, str], Any],
+    gpu: Callable[[str], bool],
+) -> list[Any]:
+    """What a container is allocated, its GPU fields taken out of it."""
+    import json
+
+    found: list[Any] = []
+    resources = container.get("resources")
+    if not isinstance(resources, dict):
+        return found
+    for claim in resources.pop("claims", None) or []:
+        if not isinstance(claim, dict):
+            continue
+        entry = entries.get(claim.get("name")) or {}
+        if entry.get("resourceClaimTemplateName"):
+            kind, name = "ResourceClaimTemplate", entry["resourceClaimTemplateName"]
+        else:
+            kind, name = "ResourceClaim", entry.get("resourceClaimName")
+        spec = sources.get((kind, namespace, str(name)))
+        if spec is None:
+            found.append({"claim": claim.get("name"), "missing": f"{kind} {name}"})
+            continue
+        request = claim.get("request")
+        for asked in (spec.get("devices") or {}).get("requests") or []:
+            if isinstance(asked, dict) and (request is None or asked.get("name") == request):
+                found.append(_request(asked))
+    for field in ("limits", "requests"):
+        amounts = resources.get(field)
+        if isinstance(amounts, dict):
+            for name in [n for n in amounts if gpu(str(n))]:
+                found.append({"extendedResource": name, field: str(amounts.pop(name))})
+            if not amounts:
+                resources.pop(field)
+    if not resources:
+        container.pop("resources")
+    return sorted(found, key=lambda x: json.dumps(x, sort_keys=True, default=str))
+
+
+def _request(asked: dict[str, Any]) -> dict[str, Any]:
+    """A device request as what it allocates (v1 ``exactly``, or the flat v1beta1 form)."""
+    if "firstAvailable" in asked:
+        return {"firstAvailable": [_exactly(s) for s in asked["firstAvailable"] or []]}
+    return _exactly(asked.get("exactly") or asked)
+
+
+def _exactly(body: dict[str, Any]) -> dict[str, Any]:
+    mode = body.get("allocationMode") or "ExactCount"
+    selectors = [
+        " ".join(str((s.get("cel") or {}).get("expression", "")).split())
+        for s in body.get("selectors") or []
+        if isinstance(s, dict)
+    ]
+    return {
+        "deviceClassName": body.get("deviceClassName"),
+        "allocationMode": mode,
+        "count": body.get("count", 1) if mode == "ExactCount" else None,
+        "selectors": sorted(selectors),
+        "adminAccess": bool(body.get("adminAccess")),
+        "tolerations": body.get("tolerations") or [],
+    }
