@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import importlib.util
 import os
 import re
 from collections.abc import Callable
