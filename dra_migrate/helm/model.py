@@ -16,7 +16,9 @@ MANUAL = "manual"  # left as it is: a construct no way rewrites safely (named)
 DONE = "done"  # migrated already (a run after the conversion): nothing to do
 WAYS = (RECIPE, TEMPLATE, BRIDGE, MANUAL, DONE)
 
-Read = Callable[[str], bytes]  # a file's bytes by real path (the run's, else the disk's)
+# a file's bytes by real path (the run's, else the disk's); FileNotFoundError for a file
+# that is not there, discover.Unreadable (DRA001, DRA011) for one that cannot be read
+Read = Callable[[str], bytes]
 
 
 @dataclass(frozen=True, slots=True)

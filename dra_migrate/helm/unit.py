@@ -22,13 +22,14 @@ way reads.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import re
 from collections.abc import Callable
 
 from dra_migrate.convert.mapping import HelmConfig, Settings
 from dra_migrate.helm import chart as charts
-from dra_migrate.helm.model import BRIDGE, DONE, MANUAL, Chart, ChartEdit, Options
+from dra_migrate.helm.model import BRIDGE, DONE, MANUAL, RECIPE, Chart, ChartEdit, Options
 from dra_migrate.repo import discover, roles
 from dra_migrate.report.findings import Finding, InputProblem, finding
 from dra_migrate.report.model import ChartPlan, FileResult, Status
@@ -59,6 +60,8 @@ def carry_out(
     def read_bytes(real: str) -> bytes:
         if real in pending:
             return pending[real]
+        if not os.path.lexists(real):  # (Read's contract: a file that is not there)
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), real)
         return discover.read_file(real, settings.config.max_file_size)
 
     wanted: set[str] = set()  # dependencies whose GPUs only their parents' values set
@@ -330,7 +333,7 @@ def _apply(
         result.regions = None
         result.units.add(display)
         touched.add(real)
-    if edit.plan.way == DONE:  # a migrated chart: its guarded lines are not reported
+    if edit.plan.way in (DONE, RECIPE):  # the chart's own switch guards its GPU lines
         for real, result in results.items():
             if real.startswith(root + os.sep) and real not in touched:
                 result.findings = [f for f in result.findings if f.code not in REPORTED_CODES]

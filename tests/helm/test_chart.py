@@ -37,7 +37,7 @@ def test_values_files_come_in_the_order_a_chart_is_rendered_with(tmp_path: Path)
             "ci/a-values.yaml": "gpu: 3\n",
             "ci/README.md": "not values\n",
             "templates/deployment.yaml": "kind: Deployment\n",
-            "templates/_helpers.tpl": "{{- define \"x\" -}}{{- end -}}\n",
+            "templates/_helpers.tpl": '{{- define "x" -}}{{- end -}}\n',
             "templates/NOTES.md": "ignored\n",
             "values.schema.json": "{}\n",
         },

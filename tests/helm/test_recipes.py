@@ -451,20 +451,3 @@ def test_an_alias_on_a_key_the_recipe_edits_is_refused_with_its_position(
         _plan(folder)
     problem = raised.value.finding
     assert (problem.code, problem.path) == ("DRA008", "chart/values.yaml")
-
-
-# --- the examples of docs/findings.md ------------------------------------------
-
-
-@pytest.mark.parametrize("code", ["DRA240", "DRA246"])
-def test_the_documented_examples_give_their_code(code: str, tmp_path: Path) -> None:
-    from tests.report.test_docs_findings import BY_CODE, _encoded
-
-    trigger = BY_CODE[code].trigger
-    assert trigger is not None
-    for relative, data in _encoded(trigger).items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_bytes(data)
-    edit = _plan(tmp_path / "charts" / "ollama", display="charts/ollama")
-    assert edit is not None
-    assert [(f.code, f.path) for f in edit.findings] == [(code, "charts/ollama/values.yaml")]

@@ -8,7 +8,6 @@ is with DRA243 naming them."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,6 @@ from dra_migrate.helm.model import DONE, MANUAL, TEMPLATE, ChartEdit, Options
 from dra_migrate.manifests import sources
 from tests.conftest import FIXTURES, REPO
 from tests.helpers.helm_render import converted, difference, render
-from tests.report.test_docs_findings import BY_CODE, CHART_PASS_CODES, _encoded
 
 CHARTS = FIXTURES / "charts"
 GOLDEN = CHARTS / "golden" / "inference"
@@ -422,24 +420,6 @@ def test_a_ci_file_with_requests_unlike_limits(tmp_path: Path) -> None:
     (odd,) = [f for f in edit.findings if f.code == "DRA247"]
     assert Path(odd.path).name == "odd-values.yaml" and odd.line == 5
     assert 'resources.requests."nvidia.com/gpu" sets GPU limits 2 and requests 1' in odd.message
-
-
-# --- the examples of docs/findings.md ---------------------------------------------------
-
-
-@pytest.mark.parametrize("code", CHART_PASS_CODES)
-def test_the_documented_example_produces_the_code(code: str, tmp_path: Path) -> None:
-    section = BY_CODE[code]
-    assert section.trigger is not None
-    for name, data in _encoded(section.trigger).items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_bytes(data)
-    (chart_yaml,) = tmp_path.rglob("Chart.yaml")
-    edit = template_edit.plan(_chart(chart_yaml.parent), SETTINGS, Options(), _read)
-    codes = {f.code for f in edit.findings}
-    assert code in codes, edit.findings
-    named = set(re.findall(r"\bDRA\d{3}\b", section.prose)) | {code}
-    assert codes <= named, edit.findings
 
 
 def test_resources_inside_a_with_block(tools: Path, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ DRA501 to DRA509); a ``# args: ...`` first line gives their options, and a
 ``nodes.yaml`` file is passed with ``--nodes``. A convert example may have a
 ``# args:`` line too (``--verify-builds``: the examples of DRA231 and DRA232 run
 with the real kubectl on PATH; ``--verify-helm``: those of DRA245 and DRA248 with the
-real helm).
+real helm); when it names files of the example, only those are passed (DRA249).
 Codes whose input cannot be shown as text (unreadable, non-UTF-8, binary files,
 tabs, an explicit empty path, a generated oversized pod) are built by the
 builders in ``BUILT`` below, from the section's example where it has one.
@@ -437,9 +437,9 @@ def _arguments(code: str, files: dict[str, bytes]) -> list[str]:
                 options += [option, name]
         inputs = sorted(n for n in files if n not in dumps and not n.startswith("."))
         return [*options, *(inputs or ["."])]
-    if options:  # convert's options (--verify-builds)
+    if options:  # convert's options (--verify-builds), and its paths when it names some
         assert _command(code) == "convert", f"{code}: # args is for report and convert examples"
-        return [*options, "."]
+        return options if any(o in files for o in options) else [*options, "."]
     if _command(code) == "inventory":
         return sorted(files)  # kubectl dumps, given as files
     if SLICES not in files:
@@ -497,9 +497,7 @@ def test_section_title_and_severity(code: str) -> None:
         assert section.trigger is not None, f"{code}: a 'Passes:' example needs a trigger"
 
 
-@pytest.mark.parametrize(
-    "code", [c for c in CODES if c not in EXEMPT]
-)
+@pytest.mark.parametrize("code", [c for c in CODES if c not in EXEMPT])
 def test_trigger_produces_the_code(
     code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
