@@ -310,6 +310,38 @@ def test_ray_cluster_groups_get_claims_and_templates_beside_the_values(
     assert [f.code for f in again.findings] == ["DRA246"]
 
 
+def test_ray_cluster_head_and_additional_groups_each_get_their_template(
+    helm: str, tmp_path: Path
+) -> None:
+    folder = _copy("ray-cluster", tmp_path)
+    values = folder / "values.yaml"
+    text = values.read_text()
+    text = text.replace("    disabled: true\n", "    disabled: false\n", 1)
+    text = text.replace(
+        '      limits:\n        cpu: 1\n        memory: "1Gi"\n',
+        '      limits:\n        cpu: 1\n        memory: "1Gi"\n        nvidia.com/gpu: 4\n',
+        1,
+    )
+    head = '    limits:\n      cpu: "1"\n      # To avoid'
+    text = text.replace(
+        head, '    limits:\n      nvidia.com/gpu: 1\n      cpu: "1"\n      # To avoid', 1
+    )
+    values.write_text(text)
+    before = _render(helm, folder, [])
+    edit = _plan(folder)
+    assert edit is not None
+    _write(edit)
+    after = _render(helm, folder, [])
+    assert _check_migrated(before, after, _side(folder)) == 3
+    names = sorted(o["metadata"]["name"] for o in _side(folder))
+    assert names == [
+        "ray-cluster-head-gpu-1",
+        "ray-cluster-smallgroup-gpu-4",
+        "ray-cluster-worker-gpu-1",
+        "ray-cluster-worker-gpu-2",  # ci/gpu-values.yaml's two GPUs a worker
+    ]
+
+
 def test_ray_cluster_before_resource_claims_gets_no_recipe(tmp_path: Path) -> None:
     folder = _copy("ray-cluster", tmp_path)
     chart_yaml = folder / "Chart.yaml"
