@@ -437,10 +437,15 @@ def _guarded(source: Source, config: Config) -> set[int]:
 
 
 def helm_template(source: Source, config: Config) -> list[Finding]:
+    """DRA203 for each GPU line of a template; DRA246, once, at the first line the DRA
+    switch of a template edit guards (the chart pass then says the chart's way: a
+    migrated chart is listed, and its lines are quiet)."""
     found = []
     guarded = _guarded(source, config)
+    first_guarded: tuple[int, int] | None = None
     for line, col, name, text in _gpu_mentions(source, config):
         if line in guarded:
+            first_guarded = first_guarded or (line, col)
             continue
         ref = _VALUES_REF.search(text)
         where = f"values key {ref.group(1).lstrip('.')}" if ref else "a literal in the template"
@@ -450,9 +455,20 @@ def helm_template(source: Source, config: Config) -> list[Finding]:
                 source.path,
                 line,
                 col,
-                f"Helm chart template sets {name} ({where}); chart templates are never modified",
-                "change the template to render resourceClaims and a ResourceClaimTemplate, "
-                "or convert the rendered output (helm template ... | dra-migrate convert -)",
+                f"Helm chart template sets {name} ({where}); it is left as it is",
+                "the chart's finding says why and the way out; else change the template to "
+                "render resourceClaims and a ResourceClaimTemplate, or convert the rendered "
+                "output (helm template ... | dra-migrate convert -)",
+            )
+        )
+    if first_guarded is not None:
+        found.append(
+            finding(
+                "DRA246",
+                source.path,
+                *first_guarded,
+                f"Helm chart template's GPU lines render only while {config.helm.switch_key} "
+                "is off: migrated already (template edits)",
             )
         )
     return found
@@ -476,9 +492,9 @@ def helm_values(source: Source, docs: list[Document], config: Config) -> list[Fi
             source.path,
             line,
             col,
-            f"values key {path} sets {name}: {value}; values files are never modified",
-            "the chart's templates turn it into an extended resource: convert the chart, "
-            "or convert its rendered output",
+            f"values key {path} sets {name}: {value}; it is left as it is",
+            "the chart's templates turn it into an extended resource; the chart's finding "
+            "says why it is left and the way out",
         )
         for _doc, path, line, col, name, value in _gpu_keys(docs, config)
     ]

@@ -35,6 +35,8 @@ from dra_migrate.report.findings import Finding, InputProblem, finding
 from dra_migrate.report.model import ChartPlan, FileResult, Status
 
 REPORTED_CODES = ("DRA203", "DRA204")  # a chart's GPU lines, as a file's own pass finds them
+GUARDED = "DRA246"  # a template's lines behind the switch a template edit wrote
+TRIGGERS = (*REPORTED_CODES, GUARDED)  # what makes a file's chart one the pass looks at
 
 
 def carry_out(
@@ -106,7 +108,7 @@ def carry_out(
 
 
 def _reported(result: FileResult) -> bool:
-    return any(f.code in REPORTED_CODES for f in result.findings)
+    return any(f.code in TRIGGERS for f in result.findings)
 
 
 _VALUES_KEY = re.compile(r"values key (\S+) sets ")  # DRA204's message (unconverted.py)
@@ -121,6 +123,13 @@ def _own_lines(
     """Whether the chart at ``root`` still has GPU lines of its own: a template's, or a
     values key outside the keys of its dependencies (``<alias>.resources...``: the
     dependency's way migrates those)."""
+    if any(
+        f.code == GUARDED
+        for real, result in results.items()
+        if layout.chart_of(real) == root
+        for f in result.findings
+    ):
+        return True  # migrated by a template edit: its way says so
     keys: dict[str, str] | None = None
     for key in _values_keys(root, layout, results):
         if key is None:
@@ -313,6 +322,8 @@ def _apply(
         return found
 
     writes = {**edit.changed, **edit.created}
+    if edit.plan.way == DONE and not edit.findings:
+        edit.findings.append(_done(edit.plan, display))
     by_path: dict[str, list[Finding]] = {}
     for found in edit.findings:
         by_path.setdefault(found.path, []).append(found)
@@ -321,7 +332,7 @@ def _apply(
         path = shown(real)
         result = result_of(real, path)
         created = real in edit.created
-        keep = [f for f in result.findings if f.code not in REPORTED_CODES]
+        keep = [f for f in result.findings if f.code not in TRIGGERS]
         result.findings = _sorted([*keep, *by_path.pop(result.path, [])])
         if not created and result.original is None:
             result.original = discover.read_file(real)
@@ -336,13 +347,28 @@ def _apply(
     if edit.plan.way in (DONE, RECIPE):  # the chart's own switch guards its GPU lines
         for real, result in results.items():
             if real.startswith(root + os.sep) and real not in touched:
-                result.findings = [f for f in result.findings if f.code not in REPORTED_CODES]
+                result.findings = [f for f in result.findings if f.code not in TRIGGERS]
                 if result.status is Status.REPORTED and not result.findings:
                     result.status = Status.UNCHANGED
     for path, more in by_path.items():  # findings on files the way does not write
         real = discover.real_name(path) if os.path.exists(path) else os.path.join(root, path)
         result = result_of(real, path)
         result.findings = _sorted([*result.findings, *more])
+
+
+_DONE_WAYS = {True: "template edits behind its DRA switch", False: "its values"}
+
+
+def _done(plan: ChartPlan, display: str) -> Finding:
+    """DRA246 on Chart.yaml for a chart migrated already, with what turns DRA on."""
+    turn = f"; {plan.to_set} renders DRA claims" if plan.to_set else ""
+    return finding(
+        "DRA246",
+        os.path.join(display, charts.CHART_FILE),
+        1,
+        1,
+        f"chart {plan.name} is migrated already ({_DONE_WAYS.get(bool(plan.switch), 'values recipe')}){turn}",
+    )
 
 
 def _sorted(found: list[Finding]) -> list[Finding]:

@@ -242,7 +242,7 @@ def _with_charts(
     """The Helm charts whose templates or values set GPU resources, migrated each as one
     unit (helm/unit.py): their files' results replaced, new files after the others."""
     if not any(
-        f.code in ("DRA203", "DRA204") for r in results.values() for f in r.findings
+        f.code in ("DRA203", "DRA204", "DRA246") for r in results.values() for f in r.findings
     ):  # no chart sets a GPU: the chart pass is never imported
         return []
     from dra_migrate.helm import unit
