@@ -671,9 +671,9 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
             for obj in need.templates:
                 templates[obj["metadata"]["name"]] = obj
             first_key = applied.sets[0][0] if applied.sets else None
-            line = _line_of(text, (*target.prefix, *first_key)) if first_key else 1
+            line, col = text.position((*target.prefix, *first_key)) if first_key else (1, 1)
             message = _message(recipe, applied, target, file)
-            findings.append(finding("DRA240", _shown(target, file), line, 1, message))
+            findings.append(finding("DRA240", _shown(target, file), line, col, message))
 
     if not gpus and not changed and not created:
         if not (migrated or overlay_there):
@@ -718,11 +718,6 @@ def _exists(path: str, read_bytes: Read) -> bool:
     except OSError:
         return False
     return True
-
-
-def _line_of(text: ValuesText, path: Path) -> int:
-    node = text.node(path)
-    return node.start_mark.line + 1 if node is not None else 1
 
 
 def _message(recipe: Recipe, need: Need, target: _Target, path: str, verb: str = "edited") -> str:

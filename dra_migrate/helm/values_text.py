@@ -237,6 +237,20 @@ class ValuesText:
                 node = found[1]
         return node
 
+    def position(self, path: Path) -> tuple[int, int]:
+        """1-based line and column of the key at ``path`` (of its value for a list item),
+        or 1:1 when the path is not in the text."""
+        parent = self.node(path[:-1]) if path else None
+        found = (
+            _entry(parent, path[-1])
+            if path and isinstance(path[-1], str) and isinstance(parent, MappingNode)
+            else None
+        )
+        node = found[0] if found is not None else self.node(path)
+        if node is None:
+            return 1, 1
+        return node.start_mark.line + 1, node.start_mark.column + 1
+
     def _parent_entry(self, path: Path) -> tuple[MappingNode, Node, Node] | None:
         if not path or not isinstance(path[-1], str):
             return None

@@ -8,7 +8,6 @@ pass that fills ``Report.charts`` is built beside this module."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -463,9 +462,6 @@ def test_verify_helm_needs_paths() -> None:
     assert done.exit_code == 2 and "--verify-helm needs paths, not - (stdin)" in done.stderr
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("dra_migrate.helm.unit") is None, reason="chart pass not merged yet"
-)
 def test_end_to_end_the_example_chart_is_migrated_and_proven(
     tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
