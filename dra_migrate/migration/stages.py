@@ -131,9 +131,10 @@ RISKS: dict[str, tuple[str, str]] = {
         "are another program's input and are never converted: migrate what applies them.",
     ),
     "DRA203": (
-        "Helm chart templates that set GPUs",
-        "Chart templates are never modified: change the chart to render resourceClaims and a "
-        "ResourceClaimTemplate, or convert its rendered output.",
+        "Helm chart templates left as they are that set GPUs",
+        "These charts keep the device plugin (the bridge, or a construct no template edit "
+        "follows exactly: the Helm charts table says which): serve them with a DeviceClass "
+        "with extendedResourceName, or change the template by hand.",
     ),
 }
 # Findings that mean part of the repository was not analysed (beside unreadable files).
