@@ -255,3 +255,57 @@ def test_a_selector_checked_before_needs_no_cel_library(tmp_path: Path) -> None:
     assert validate() == first
     modules, _ = probe(tmp_path, tmp_path, "validate", "t.yaml")
     assert loaded(modules, ("celpy", "lark", "dra_migrate.cel")) == []  # kept again
+
+
+_OVERLAY_PATCH = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: infer
+  namespace: ml
+spec:
+  template:
+    spec:
+      containers:
+      - name: server
+        resources:
+          limits:
+            nvidia.com/gpu: 4
+"""
+
+
+def test_scan_of_a_base_its_overlays_patch_checks_no_generated_object(tmp_path: Path) -> None:
+    """scan reports what convert would write and writes nothing: a kustomize base that an
+    overlay patches is converted in memory for the overlay's plan, as convert does, but
+    its generated templates are not schema-checked nor the converted text validated
+    (convert checks them before it writes), so scan imports neither jsonschema nor the
+    validator; what it reports is what it reports for any file."""
+    root = tmp_path / "repo"
+    for name, text in {
+        "base/deployment.yaml": DEPLOYMENT,
+        "base/kustomization.yaml": "resources: [deployment.yaml]\n",
+        "overlay/kustomization.yaml": "resources: [../base]\npatches:\n  - path: gpu.yaml\n",
+        "overlay/gpu.yaml": _OVERLAY_PATCH,
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    # (a cache folder of its own: the probes below start with an empty one)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "json")}
+    scan = subprocess.run(
+        [sys.executable, "-m", "dra_migrate", "scan", "--format", "json", "."],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    files = {f["path"]: f["status"] for f in json.loads(scan.stdout)["files"]}
+    assert files["base/deployment.yaml"] == "changed", scan.stdout
+    modules, _ = probe(tmp_path, root, "scan", ".")
+    assert "dra_migrate.pipeline.one_file" in modules  # the base was planned
+    assert loaded(modules, ("jsonschema", "dra_migrate.validate")) == []
+    # convert checks what it would write: the same base, the schemas' library imported
+    modules, _ = probe(tmp_path, root, "convert", "--check", ".")
+    assert loaded(modules, ("jsonschema", "dra_migrate.validate")) == [
+        "jsonschema",
+        "dra_migrate.validate",
+    ]
