@@ -91,9 +91,7 @@ def embedded(workload: locate.Workload, source: Source, config: Config) -> list[
     if workload.kind == "CustomResourceDefinition":  # a schema's prose, not a manifest
         return found
     needles = tuple(n.decode("utf-8", "replace") for n in config.needles())
-    for node in trees.walk(workload.root):
-        if not isinstance(node, ScalarNode) or ("\n" not in node.value and "{" not in node.value):
-            continue
+    for node in trees.text_scalars(workload.root):
         text = node.value
         if not any(n in text for n in needles):
             continue

@@ -36,6 +36,32 @@ def walk(root: Node) -> Iterator[Node]:
             stack.extend(reversed(node.value))
 
 
+def text_scalars(root: Node) -> list[ScalarNode]:
+    """The scalars of a tree whose value spans lines or holds a brace (where a manifest
+    held in a string can be), each once, in ``walk``'s order. One loop and no
+    generator: scan looks through every node of every workload it parses for them."""
+    found: list[ScalarNode] = []
+    stack = [root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        ident = id(node)
+        if ident in seen:
+            continue
+        seen.add(ident)
+        if isinstance(node, ScalarNode):
+            value = node.value
+            if "\n" in value or "{" in value:
+                found.append(node)
+        elif isinstance(node, MappingNode):
+            for key, value in reversed(node.value):
+                stack.append(value)
+                stack.append(key)
+        elif isinstance(node, SequenceNode):
+            stack.extend(reversed(node.value))
+    return found
+
+
 _ALIAS_TOKEN = re.compile(r"\*[^\s,\[\]{}]+")
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from dra_migrate import cache
-from dra_migrate.pipeline import suppress
+from dra_migrate.pipeline import kept, suppress
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.context import Lookup
 from dra_migrate.report.findings import Finding, finding
@@ -144,7 +144,7 @@ def run(options: RunOptions) -> Report:
     if templates_elsewhere:
         settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
     settings, duplicated = _with_bridges(settings, bridges)
-    processed = _map([job for _i, job in work], settings, jobs, progress)
+    processed = kept.mapped([job for _i, job in work], settings, jobs, progress, _map)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
     _unique_across_files(work, results, settings)

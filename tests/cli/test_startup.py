@@ -195,20 +195,34 @@ def test_the_command_runs_with_its_imports_frozen_for_the_collector(
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["dra-migrate"] == "dra_migrate.__main__:main"
     out = tmp_path / "probe.json"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PROBE_OUT": str(out)}
+    # As an installed package runs: with its bytecode (pip compiles it). Without it
+    # (PYTHONDONTWRITEBYTECODE on a source tree) every module imported after the freeze
+    # is compiled in the run, and compiling allocates: the count then grows with the
+    # size of the modules, not with what the run does (17 passes before this session's
+    # merges, 18 and 19 after, against 15 and 15 with bytecode). The first run writes
+    # the bytecode (and fills the cache folder); a warm run and a cold one are counted.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env |= {
+        "PYTHONPATH": str(REPO),
+        "PROBE_OUT": str(out),
+        "PYTHONPYCACHEPREFIX": str(tmp_path / "bytecode"),
+    }
     args = ("convert", "--check", "--diff", "--context", ".", "gpu.yaml")
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=repo, env=env)
-    assert done.returncode == 1  # convert --check: a file would change
-    run = json.loads(out.read_text())
-    assert run["collecting"]
-    assert run["frozen"] > 8_000  # the modules, classes and functions of the CLI
+    counted = {}
+    for label, folder in (("first", "cache"), ("warm", "cache"), ("cold", "empty")):
+        run_env = {**env, "XDG_CACHE_HOME": str(tmp_path / folder)}
+        done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=repo, env=run_env)
+        assert done.returncode == 1  # convert --check: a file would change
+        run = json.loads(out.read_text())
+        assert run["collecting"]
+        assert run["frozen"] > 8_000  # the modules, classes and functions of the CLI
+        counted[label] = run["collections"]
     # 6 young-generation passes before the CLI parsed with click: the command's
     # parser is built after the freeze, and what a conversion imports later is not frozen
-    # (15 passes; 18 since the records of the file stages are dataclasses: creating them,
-    # and importing inspect for them, allocates; 19 with a warm cache folder since the
-    # strategy, the driver releases of the catalog and the overlay pass: 18 cold; the
-    # bound leaves one pass of room above the warm run)
-    assert run["collections"] <= 20, run["collections"]
+    # (15 passes, warm or cold: the records of the file stages are dataclasses, and
+    # creating them allocates); the bound leaves one pass of room
+    assert counted["warm"] <= 16, counted
+    assert counted["cold"] <= 16, counted
 
 
 # a misspelt attribute: a finding worth keeping
@@ -241,3 +255,57 @@ def test_a_selector_checked_before_needs_no_cel_library(tmp_path: Path) -> None:
     assert validate() == first
     modules, _ = probe(tmp_path, tmp_path, "validate", "t.yaml")
     assert loaded(modules, ("celpy", "lark", "dra_migrate.cel")) == []  # kept again
+
+
+_OVERLAY_PATCH = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: infer
+  namespace: ml
+spec:
+  template:
+    spec:
+      containers:
+      - name: server
+        resources:
+          limits:
+            nvidia.com/gpu: 4
+"""
+
+
+def test_scan_of_a_base_its_overlays_patch_checks_no_generated_object(tmp_path: Path) -> None:
+    """scan reports what convert would write and writes nothing: a kustomize base that an
+    overlay patches is converted in memory for the overlay's plan, as convert does, but
+    its generated templates are not schema-checked nor the converted text validated
+    (convert checks them before it writes), so scan imports neither jsonschema nor the
+    validator; what it reports is what it reports for any file."""
+    root = tmp_path / "repo"
+    for name, text in {
+        "base/deployment.yaml": DEPLOYMENT,
+        "base/kustomization.yaml": "resources: [deployment.yaml]\n",
+        "overlay/kustomization.yaml": "resources: [../base]\npatches:\n  - path: gpu.yaml\n",
+        "overlay/gpu.yaml": _OVERLAY_PATCH,
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    # (a cache folder of its own: the probes below start with an empty one)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "json")}
+    scan = subprocess.run(
+        [sys.executable, "-m", "dra_migrate", "scan", "--format", "json", "."],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    files = {f["path"]: f["status"] for f in json.loads(scan.stdout)["files"]}
+    assert files["base/deployment.yaml"] == "changed", scan.stdout
+    modules, _ = probe(tmp_path, root, "scan", ".")
+    assert "dra_migrate.pipeline.one_file" in modules  # the base was planned
+    assert loaded(modules, ("jsonschema", "dra_migrate.validate")) == []
+    # convert checks what it would write: the same base, the schemas' library imported
+    modules, _ = probe(tmp_path, root, "convert", "--check", ".")
+    assert loaded(modules, ("jsonschema", "dra_migrate.validate")) == [
+        "jsonschema",
+        "dra_migrate.validate",
+    ]

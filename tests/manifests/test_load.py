@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from yaml import nodes as yaml_nodes
 
 from dra_migrate.manifests import compose, sources, templates, trees
 from dra_migrate.report.findings import InputProblem
@@ -216,3 +217,46 @@ def test_deep_nesting_is_a_finding(composer: str, opener: str) -> None:
     with pytest.raises(InputProblem) as problem:
         _docs(opener * 100_000)
     assert problem.value.finding.code == "DRA004"
+
+
+_STRINGS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: jobs
+  annotations: &notes
+    flow: "{a: 1}"
+    one: plain
+data:
+  job.yaml: |
+    apiVersion: batch/v1
+    kind: Job
+  again: *notes
+  list: ["x\\ny", z, {inner: "{b}"}]
+  ? |
+    a key
+    of two lines
+  : value
+"""
+
+
+def test_text_scalars_are_the_walks_multi_line_and_brace_scalars() -> None:
+    """``text_scalars`` (what ``unconverted.embedded`` looks through, in one loop) is the
+    walk's scalars that span lines or hold a brace, each once, in the walk's order: an
+    aliased mapping is not looked at twice, keys are."""
+    [doc] = _docs(_STRINGS)
+    assert doc.root is not None
+    expected = [
+        n
+        for n in trees.walk(doc.root)
+        if isinstance(n, yaml_nodes.ScalarNode) and ("\n" in n.value or "{" in n.value)
+    ]
+    found = trees.text_scalars(doc.root)
+    assert [n.value for n in found] == [
+        "{a: 1}",
+        "apiVersion: batch/v1\nkind: Job\n",
+        "x\ny",
+        "{b}",
+        "a key\nof two lines\n",
+    ]
+    assert [id(n) for n in found] == [id(n) for n in expected]
