@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from dra_migrate import cache
-from dra_migrate.pipeline import kept, suppress
+from dra_migrate.pipeline import kept, suppress, units
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.context import Lookup
 from dra_migrate.report.findings import Finding, finding
-from dra_migrate.report.model import ChartPlan, FileResult, Report, Status
+from dra_migrate.report.model import FileResult, Report, Status
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
@@ -155,8 +155,8 @@ def run(options: RunOptions) -> Report:
         if blocked and result.status is Status.CHANGED:
             results[i] = _held_back(result, blocked[0])
     if repo_layout.patching:  # kustomize overlays converted with their bases, or held
-        _with_overlays(repo_layout, candidates, results, set(reals), settings)
-    charts = _with_charts(repo_layout, candidates, results, set(reals), settings)
+        units.with_overlays(repo_layout, candidates, results, set(reals), settings)
+    charts = units.with_charts(repo_layout, candidates, results, set(reals), settings)
     files = [results[i] for i in sorted(results)]
     found = _collisions(files) + [f for f, _files in renamed] + duplicated
     return Report(files, found, bridge_classes=settings.bridges, charts=charts)
@@ -208,73 +208,6 @@ def _with_bridges(
         for c in strategy.duplicated_by_driver(found, settings.target)
     ]
     return dataclasses.replace(settings, bridges=tuple(found)), duplicated
-
-
-def _with_overlays(
-    layout: roles.Layout,
-    candidates: list[discover.Candidate],
-    results: dict[int, FileResult],
-    in_run: set[str],
-    settings: Settings,
-) -> None:
-    """The overlays of the bases converted: their patches rewritten and their templates
-    added (new results after the others), or the bases held (convert/overlays.py)."""
-    from dra_migrate.convert import overlays
-
-    index = {candidates[i].real: i for i in results if i < len(candidates)}
-    by_real = {real: results[i] for real, i in index.items()}
-    added = overlays.carry_out(layout, by_real, in_run, settings)
-    for real, i in index.items():
-        results[i] = by_real[real]
-    next_index = max(results, default=-1) + 1
-    for result in added:
-        results[next_index] = result
-        next_index += 1
-
-
-def _with_charts(
-    layout: roles.Layout,
-    candidates: list[discover.Candidate],
-    results: dict[int, FileResult],
-    in_run: set[str],
-    settings: Settings,
-) -> list[ChartPlan]:
-    """The Helm charts whose templates or values set GPU resources, migrated each as one
-    unit (helm/unit.py): their files' results replaced, new files after the others."""
-    if not any(
-        f.code in ("DRA203", "DRA204", "DRA246") for r in results.values() for f in r.findings
-    ):  # no chart sets a GPU: the chart pass is never imported
-        return []
-    from dra_migrate.helm import unit
-
-    index = {candidates[i].real: i for i in results if i < len(candidates)}
-    by_real = {real: results[i] for real, i in index.items()}
-    added, plans = unit.carry_out(layout, by_real, in_run, settings, _chart_bridged(settings))
-    for real, i in index.items():
-        results[i] = by_real[real]
-    next_index = max(results, default=-1) + 1
-    for result in added:
-        results[next_index] = result
-        next_index += 1
-    return plans
-
-
-def _chart_bridged(settings: Settings) -> Callable[[Any], bool]:
-    """Whether the strategy bridges a chart: ``strategy.paths`` for its Chart.yaml, else
-    --strategy, else the configuration's default (``auto`` decides per pod spec on the
-    cluster's facts, which a chart's many renderings do not have: it migrates it)."""
-    config = settings.config.strategy
-
-    def bridged(chart: Any) -> bool:
-        from dra_migrate.migration import strategy
-
-        shown = os.path.join(chart.display, "Chart.yaml")
-        for pattern, chosen in config.paths:
-            if strategy.path_matches(pattern, config.folder, shown):
-                return chosen == "bridge"
-        return (settings.strategy or config.default or "rewrite") == "bridge"
-
-    return bridged
 
 
 def _defined_in(files: Iterable[str], limit: int) -> set[tuple[str, str]]:

@@ -1,0 +1,85 @@
+"""The passes over units of files, after every file's own: kustomize overlays
+converted with their bases (convert/overlays.py) and Helm charts migrated in their
+sources (helm/unit.py). Each replaces the results of its files and adds the files
+it creates after the others; neither is imported when no file of the run needs it."""
+
+from __future__ import annotations
+
+import os
+
+from dra_migrate.repo import discover, roles
+from dra_migrate.report.model import ChartPlan, FileResult
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from dra_migrate.convert.mapping import Settings
+
+
+def with_overlays(
+    layout: roles.Layout,
+    candidates: list[discover.Candidate],
+    results: dict[int, FileResult],
+    in_run: set[str],
+    settings: Settings,
+) -> None:
+    """The overlays of the bases converted: their patches rewritten and their templates
+    added (new results after the others), or the bases held (convert/overlays.py)."""
+    from dra_migrate.convert import overlays
+
+    index = {candidates[i].real: i for i in results if i < len(candidates)}
+    by_real = {real: results[i] for real, i in index.items()}
+    added = overlays.carry_out(layout, by_real, in_run, settings)
+    for real, i in index.items():
+        results[i] = by_real[real]
+    next_index = max(results, default=-1) + 1
+    for result in added:
+        results[next_index] = result
+        next_index += 1
+
+
+def with_charts(
+    layout: roles.Layout,
+    candidates: list[discover.Candidate],
+    results: dict[int, FileResult],
+    in_run: set[str],
+    settings: Settings,
+) -> list[ChartPlan]:
+    """The Helm charts whose templates or values set GPU resources, migrated each as one
+    unit (helm/unit.py): their files' results replaced, new files after the others."""
+    if not any(
+        f.code in ("DRA203", "DRA204", "DRA246") for r in results.values() for f in r.findings
+    ):  # no chart sets a GPU: the chart pass is never imported
+        return []
+    from dra_migrate.helm import unit
+
+    index = {candidates[i].real: i for i in results if i < len(candidates)}
+    by_real = {real: results[i] for real, i in index.items()}
+    added, plans = unit.carry_out(layout, by_real, in_run, settings, _chart_bridged(settings))
+    for real, i in index.items():
+        results[i] = by_real[real]
+    next_index = max(results, default=-1) + 1
+    for result in added:
+        results[next_index] = result
+        next_index += 1
+    return plans
+
+
+def _chart_bridged(settings: Settings) -> Callable[[Any], bool]:
+    """Whether the strategy bridges a chart: ``strategy.paths`` for its Chart.yaml, else
+    --strategy, else the configuration's default (``auto`` decides per pod spec on the
+    cluster's facts, which a chart's many renderings do not have: it migrates it)."""
+    config = settings.config.strategy
+
+    def bridged(chart: Any) -> bool:
+        from dra_migrate.migration import strategy
+
+        shown = os.path.join(chart.display, "Chart.yaml")
+        for pattern, chosen in config.paths:
+            if strategy.path_matches(pattern, config.folder, shown):
+                return chosen == "bridge"
+        return (settings.strategy or config.default or "rewrite") == "bridge"
+
+    return bridged
