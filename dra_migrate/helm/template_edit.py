@@ -33,6 +33,7 @@ from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.convert.naming import dns_label
 from dra_migrate.helm import template_shapes as shapes
 from dra_migrate.helm import template_text as written
+from dra_migrate.helm import template_values
 from dra_migrate.helm.model import DONE, MANUAL, TEMPLATE, Chart, ChartEdit, Options, Read
 from dra_migrate.helm.template_shapes import Refused
 from dra_migrate.manifests import compose, sources
@@ -250,74 +251,15 @@ def _edit(
     files = tuple(_shown(chart, p) for p in [*edit.changed, *edit.created])
     edit.plan = replace(base, count_keys=count_keys, files=files)
     edit.findings.append(_note(chart, options, count_keys, created))
-    edit.findings.extend(_values_checks(chart, values, workloads))
-    return edit
-
-
-def _values_checks(
-    chart: Chart, values: list[tuple[str, str, object]], workloads: list[_Workload]
-) -> list[Finding]:
-    """DRA247 for a values file other than values.yaml that sets a GPU count the edit's
-    ``int`` does not read as the device plugin did (not a whole number), or GPU requests
-    and limits that differ (convert leaves such a pod as it is, DRA102)."""
-    out: list[Finding] = []
-    for path, text, data in values:
-        if path == chart.values or data is None:
-            continue
-        for w in workloads:
-            for key in w.count_paths:
-                value = _get_path(data, key)
-                if value is None or _whole(value):
-                    continue
-                out.append(_odd_value(chart, path, text, key, f"sets it to {value!r}"))
-            for key in w.resources_paths:
-                res = _get_path(data, key[:-1])
-                if not isinstance(res, dict):
-                    continue
-                limits, requests = res.get("limits"), res.get("requests")
-                got = [p.get(key[-1]) if isinstance(p, dict) else None for p in (limits, requests)]
-                if None not in got and str(got[0]) != str(got[1]):
-                    what = f"sets GPU limits {got[0]!r} and requests {got[1]!r}"
-                    out.append(
-                        _odd_value(chart, path, text, (*key[:-1], "requests", key[-1]), what)
-                    )
-    return out
-
-
-def _whole(value: object) -> bool:
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())
-
-
-def _get_path(data: object, key: tuple[str, ...]) -> object:
-    for part in key:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(part)
-    return data
-
-
-def _odd_value(chart: Chart, path: str, text: str, key: tuple[str, ...], what: str) -> Finding:
-    at = 0  # each key after the one before it: the line of the last
-    for part in key:
-        m = re.compile(rf"""^\s*["']?{re.escape(part)}["']?\s*:""", re.M).search(text, at)
-        if m is None:
-            break
-        at = m.start() + len(m.group(0))
-    line = text.count("\n", 0, at) + 1
-    shown = ".".join(f'"{k}"' if "." in k or "/" in k else k for k in key)
-    return finding(
-        "DRA247",
-        _shown(chart, path),
-        line,
-        1,
-        f"values key {shown} {what}: the template edit renders the GPU count as a whole "
-        "number of the limit, so with the switch on this file renders what convert of "
-        "its rendering would not",
-        "give the count as a whole number (and requests equal to limits) in this file, "
-        "then check its rendering with the switch on",
+    edit.findings.extend(
+        template_values.checks(
+            chart,
+            values,
+            [k for w in workloads for k in w.count_paths],
+            [k for w in workloads for k in w.resources_paths],
+        )
     )
+    return edit
 
 
 def _stem(path: str) -> str:
@@ -368,7 +310,9 @@ def _gpu_to_yaml(line: shapes.Line, values: list[tuple[str, str, object]], confi
     if not m:
         return False
     key = _arg_key(line, m.group("arg"))
-    return key is not None and any(_gpu_under(_get(d, key), config) for _p, _t, d in values)
+    return key is not None and any(
+        template_values.gpu_under(template_values.get(d, key), config) for _p, _t, d in values
+    )
 
 
 def _arg_key(line: shapes.Line, arg: str) -> str | None:
@@ -378,27 +322,6 @@ def _arg_key(line: shapes.Line, arg: str) -> str | None:
         body = shapes.ACTION.match(line.controls[-1].opening)
         return shapes.values_path(body.group("body").strip()[4:]) if body else None
     return shapes.values_path(arg)
-
-
-def _get(data: object, key: str) -> object:
-    for part in key.split("."):
-        if not isinstance(data, dict):
-            return None
-        data = data.get(part)
-    return data
-
-
-def _gpu_under(resources: object, config: Config) -> list[str]:
-    """The GPU resource names under limits or requests of a resources value."""
-    if not isinstance(resources, dict):
-        return []
-    return [
-        name
-        for part in ("limits", "requests")
-        if isinstance(resources.get(part), dict)
-        for name in resources[part]
-        if config.is_gpu(str(name))
-    ]
 
 
 def _key_near(line: shapes.Line) -> str:
@@ -690,7 +613,11 @@ def _to_yaml_counts(
     assert m is not None
     key = _arg_key(site, m.group("arg"))
     assert key is not None
-    names = {n for _p, _t, d in values for n in _gpu_under(_get(d, key), config)}
+    names = {
+        n
+        for _p, _t, d in values
+        for n in template_values.gpu_under(template_values.get(d, key), config)
+    }
     if len(names) != 1:
         raise Refused(
             shown, site.number + 1, f"several GPU resources ({', '.join(sorted(names))})", key
