@@ -46,14 +46,21 @@ def test_examples_readme_says_what_the_quick_start_runs_and_what_it_does() -> No
         "kustomize/overlays/prod/resourceclaimtemplates-replaced.yaml",
         "kustomize/overlays/prod/resourceclaimtemplates.yaml",
     ]
+    chart = [
+        "charts/inference/templates/deployment.yaml",
+        "charts/inference/templates/inference-resourceclaimtemplate.yaml",
+        "charts/inference/values.yaml",
+    ]
     assert converted == sorted(
-        [a for a in apps if "configmap" not in a] + ["helm-rendered/inference.yaml", *kustomize]
+        [a for a in apps if "configmap" not in a]
+        + ["helm-rendered/inference.yaml", *kustomize, *chart]
     )
     assert "exits with status 0" in EXAMPLES.replace("\n", " ")
-    assert re.search(r"charts/inference/templates/deployment.yaml:\d+:\d+: DRA203 ", result.stderr)
-    assert "`DRA203`" in EXAMPLES
+    assert re.search(r"charts/inference/Chart.yaml:1:1: DRA241 ", result.stderr)
+    assert "`DRA241`" in EXAMPLES
     assert "converted as one unit" in EXAMPLES.replace("\n", " ")
-    assert not re.search(r" DRA20[2]|DRA222 ", result.stderr)
+    # every file with a GPU request is converted: nothing is left by hand
+    assert not re.search(r" DRA20[234] |DRA222 |DRA24[2379] ", result.stderr)
 
 
 def test_python_dash_m_is_the_same_command_and_the_readme_says_so() -> None:

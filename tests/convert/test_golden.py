@@ -64,9 +64,14 @@ def test_golden(case: str, tmp_path: Path, update_goldens: bool) -> None:
     changed = {name: data for name, data in after.items() if before.get(name) != data}
     assert set(before) <= set(after), "convert must not delete files"
     # the only files convert creates: a kustomize overlay's templates and the patch that
-    # takes the base's templates it replaces out of its build
+    # takes the base's templates it replaces out of its build; a Helm chart's new
+    # template (templates/<chart>-resourceclaimtemplate.yaml)
     created = {name.rpartition("/")[2] for name in set(after) - set(before)}
-    assert created <= {overlays.TEMPLATES_FILE, overlays.REPLACED_FILE}
+    assert all(
+        name in (overlays.TEMPLATES_FILE, overlays.REPLACED_FILE)
+        or name.endswith("-resourceclaimtemplate.yaml")
+        for name in created
+    ), created
 
     expected_dir = folder / "expected"
     findings_file = folder / "findings.txt"

@@ -74,21 +74,24 @@ def test_helm_rendered_stream_through_stdin(tools: Path) -> None:
             assert schemas.validate_object(obj, "1.34") == [], obj["kind"]
 
 
-def test_helm_chart_sources_are_reported_not_modified(tools: Path, tmp_path: Path) -> None:
+def test_helm_chart_sources_are_migrated_and_render_as_before_with_the_switch_off(
+    tools: Path, tmp_path: Path
+) -> None:
+    """The bundled chart through the real CLI and the real helm: its templates gain the
+    DRA switch (DRA241); off, the chart renders what it rendered; on, it renders
+    claims and no extended resource."""
     chart = tmp_path / "inference"
     shutil.copytree(EXAMPLES / "charts" / "inference", chart)
+    before = _tool(tools, "helm", "template", "demo", str(chart))
     done = run_cli(["convert", "--write", "."], tmp_path)
     err = done.stderr.decode()
-    assert "inference/templates/deployment.yaml:42:15: DRA203" in err
-    assert "values key gpu.count" in err
-    assert "1 reported for manual action" in err
-    for path in (EXAMPLES / "charts" / "inference").rglob("*"):
-        if path.is_file():
-            assert (
-                chart / path.relative_to(EXAMPLES / "charts" / "inference")
-            ).read_bytes() == path.read_bytes()
-    # and the chart still renders, untouched
-    _tool(tools, "helm", "template", "demo", str(chart))
+    assert done.returncode == 0, err
+    assert "inference/Chart.yaml:1:1: DRA241" in err and "DRA203" not in err
+    assert (chart / "templates" / "inference-resourceclaimtemplate.yaml").is_file()
+    assert _tool(tools, "helm", "template", "demo", str(chart)) == before
+    on = _tool(tools, "helm", "template", "demo", str(chart), "--set", "dra.enabled=true")
+    assert b"nvidia.com/gpu: 1" not in on and b"kind: ResourceClaimTemplate" in on
+    assert b"resourceClaimTemplateName: demo-inference-gpu" in on
 
 
 NAME_REFERENCE = """\

@@ -131,8 +131,12 @@ def test_examples_report_has_every_stage_in_every_format(tmp_path: Path) -> None
     assert set(stages) == {"inventory", "prerequisites", "deviceClasses", "pilot", "rollout"}
     assert len(stages["inventory"]["workloads"]) == 12
     assert stages["pilot"]["number"] == 1 and stages["pilot"]["workloads"]
-    # the chart template is the one file left; the kustomize base converts with its overlay
-    assert {u["code"] for u in stages["inventory"]["unanalysed"]} == {"DRA203"}
+    # nothing is left unanalysed: the chart is migrated (template edits behind its switch,
+    # which the plan says to set), the kustomize base converts with its overlay
+    assert stages["inventory"]["unanalysed"] == []
+    assert [(c["root"], c["way"], c["setKeys"]) for c in stages["inventory"]["charts"]] == [
+        ("examples/charts/inference", "template", [{"key": "dra.enabled", "value": "true"}])
+    ]
     ocr = [w for w in stages["inventory"]["workloads"] if w["name"] == "ocr-server"]
     assert [w["strategy"] for w in ocr] != ["manual"] and ocr[0]["wave"]
     for fmt, marks in {
@@ -142,9 +146,10 @@ def test_examples_report_has_every_stage_in_every_format(tmp_path: Path) -> None
     }.items():
         done = run_cli(["report", "--format", fmt, "--kube-version", "1.36", "examples"], REPO)
         out = done.stdout.decode()
-        assert done.returncode == 0  # the chart template (DRA203) is a warning
+        assert done.returncode == 0
         for mark in marks:
             assert mark in out, (fmt, mark)
+        assert "dra.enabled=true" in out, fmt  # the charts table: the values to set
 
 
 def test_scan_json_matches_the_published_schema() -> None:

@@ -66,6 +66,16 @@ def captured(folder: Path, args: tuple[str, ...], tmp: Path) -> tuple[Report, st
 
 
 # each report: the folder the run reads (a copy of it) and the command line
+VENDORED = {
+    "Chart.yaml": "apiVersion: v2\nname: nim-llm\nversion: 1.3.0\n",
+    "values.yaml": "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+    "templates/statefulset.yaml": (
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{ .Release.Name }}\n"
+        "spec:\n  template:\n    spec:\n      containers:\n        - name: nim\n"
+        "          image: nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3\n"
+        "          resources:\n            {{- toYaml .Values.resources | nindent 12 }}\n"
+    ),
+}
 RUNS = {
     "scan examples": ("examples", ("scan", ".")),
     "convert examples": ("examples", ("convert", "--jobs", "1", "--output", "out.txt", ".")),
@@ -84,9 +94,16 @@ REPORTS = tuple(RUNS)
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Report, str]]:
     tmp = tmp_path_factory.mktemp("reports")
     folders = {
-        "examples": REPO / "examples",
+        "examples": tmp / "examples",
         "bad-count": FIXTURES / "convert" / "bad-count-fraction" / "input",
     }
+    # the bundled examples, every file of which converts, and a vendored upstream chart
+    # left for the bridge, whose warnings the views colour (DRA204, DRA242)
+    shutil.copytree(REPO / "examples", folders["examples"])
+    for name, text in VENDORED.items():
+        path = folders["examples"] / "charts" / "nim-llm" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     for name in ("suppressed", "nothing", "cluster"):
         folders[name] = tmp / name
     shutil.copytree(folders["examples"], folders["suppressed"])  # with an ignore comment
