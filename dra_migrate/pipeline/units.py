@@ -29,15 +29,9 @@ def with_overlays(
     added (new results after the others), or the bases held (convert/overlays.py)."""
     from dra_migrate.convert import overlays
 
-    index = {candidates[i].real: i for i in results if i < len(candidates)}
-    by_real = {real: results[i] for real, i in index.items()}
-    added = overlays.carry_out(layout, by_real, in_run, settings)
-    for real, i in index.items():
-        results[i] = by_real[real]
-    next_index = max(results, default=-1) + 1
-    for result in added:
-        results[next_index] = result
-        next_index += 1
+    _by_real(
+        candidates, results, lambda by_real: overlays.carry_out(layout, by_real, in_run, settings)
+    )
 
 
 def with_charts(
@@ -55,16 +49,33 @@ def with_charts(
         return []
     from dra_migrate.helm import unit
 
+    plans: list[ChartPlan] = []
+
+    def carry_out(by_real: dict[str, FileResult]) -> list[FileResult]:
+        added, found = unit.carry_out(layout, by_real, in_run, settings, _chart_bridged(settings))
+        plans.extend(found)
+        return added
+
+    _by_real(candidates, results, carry_out)
+    return plans
+
+
+def _by_real(
+    candidates: list[discover.Candidate],
+    results: dict[int, FileResult],
+    carry_out: Callable[[dict[str, FileResult]], list[FileResult]],
+) -> None:
+    """``carry_out`` on the results by real path (it replaces some, and returns the
+    results of the files it adds), put back in the run's order, the new ones last."""
     index = {candidates[i].real: i for i in results if i < len(candidates)}
     by_real = {real: results[i] for real, i in index.items()}
-    added, plans = unit.carry_out(layout, by_real, in_run, settings, _chart_bridged(settings))
+    added = carry_out(by_real)
     for real, i in index.items():
         results[i] = by_real[real]
     next_index = max(results, default=-1) + 1
     for result in added:
         results[next_index] = result
         next_index += 1
-    return plans
 
 
 def _chart_bridged(settings: Settings) -> Callable[[Any], bool]:
