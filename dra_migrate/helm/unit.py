@@ -50,9 +50,8 @@ def carry_out(
     GPU resources. ``in_run``: the real paths of every file of the run. Returns the
     results of the files the ways change or add that the run had no result for, and
     one plan a chart; ``results`` is updated in place."""
-    found = {
-        root for real, r in results.items() if _reported(r) and (root := layout.chart_of(real))
-    }
+    members = _members(layout, results)
+    found = {root for root, files in members.items() if any(map(_reported, files.values()))}
     if not found:
         return [], []
     helm = settings.config.helm
@@ -68,15 +67,15 @@ def carry_out(
 
     wanted: set[str] = set()  # dependencies whose GPUs only their parents' values set
     for root in list(found):
-        wanted |= _dependencies_set(root, layout, results, read_bytes)
+        wanted |= _dependencies_set(root, members, read_bytes)
     found |= wanted
     roots = sorted(found, key=lambda r: (-r.count(os.sep), r))  # dependencies first
 
     added: dict[str, FileResult] = {}
     plans = []
     for root in roots:
-        display = _shown(root, results)
-        if root not in wanted and not _own_lines(root, layout, results, read_bytes):
+        display = _shown(root, members, results)
+        if root not in wanted and not _own_lines(root, members, read_bytes):
             continue  # its GPU keys are its dependencies' values, which their ways took
         try:
             edit = _way(root, display, read_bytes, settings, options, bridged)
@@ -102,7 +101,7 @@ def carry_out(
             edit = _held(edit, root, display, outside[0])
         for real, data in edit.changed.items():
             pending[real] = data
-        _apply(edit, root, display, results, added)
+        _apply(edit, root, display, results, members, added)
         plans.append(edit.plan)
     return list(added.values()), plans
 
@@ -111,27 +110,35 @@ def _reported(result: FileResult) -> bool:
     return any(f.code in TRIGGERS for f in result.findings)
 
 
+def _members(
+    layout: roles.Layout, results: dict[str, FileResult]
+) -> dict[str, dict[str, FileResult]]:
+    """The results by the chart their file belongs to (the innermost chart's folder),
+    in the run's order: asked of the layout once a file, not once a chart and file."""
+    members: dict[str, dict[str, FileResult]] = {}
+    for real, result in results.items():
+        root = layout.chart_of(real)
+        if root is not None:
+            members.setdefault(root, {})[real] = result
+    return members
+
+
 _VALUES_KEY = re.compile(r"values key (\S+) sets ")  # DRA204's message (unconverted.py)
 
 
 def _own_lines(
     root: str,
-    layout: roles.Layout,
-    results: dict[str, FileResult],
+    members: dict[str, dict[str, FileResult]],
     read_bytes: Callable[[str], bytes],
 ) -> bool:
     """Whether the chart at ``root`` still has GPU lines of its own: a template's, or a
     values key outside the keys of its dependencies (``<alias>.resources...``: the
     dependency's way migrates those)."""
-    if any(
-        f.code == GUARDED
-        for real, result in results.items()
-        if layout.chart_of(real) == root
-        for f in result.findings
-    ):
+    files = members.get(root, {})
+    if any(f.code == GUARDED for result in files.values() for f in result.findings):
         return True  # migrated by a template edit: its way says so
     keys: dict[str, str] | None = None
-    for key in _values_keys(root, layout, results):
+    for key in _values_keys(files):
         if key is None:
             return True
         if keys is None:
@@ -143,15 +150,14 @@ def _own_lines(
 
 def _dependencies_set(
     root: str,
-    layout: roles.Layout,
-    results: dict[str, FileResult],
+    members: dict[str, dict[str, FileResult]],
     read_bytes: Callable[[str], bytes],
 ) -> set[str]:
     """The folders of the vendored dependencies whose values the chart at ``root`` sets
     GPUs in (the dependency's own files may not name the resource at all)."""
     keys: dict[str, str] | None = None
     out = set()
-    for key in _values_keys(root, layout, results):
+    for key in _values_keys(members.get(root, {})):
         if key is None:
             continue
         if keys is None:
@@ -162,15 +168,11 @@ def _dependencies_set(
     return out
 
 
-def _values_keys(
-    root: str, layout: roles.Layout, results: dict[str, FileResult]
-) -> list[str | None]:
-    """The values key of each GPU line the chart's files still report (None: a
-    template's line, or a key the message does not name)."""
+def _values_keys(files: dict[str, FileResult]) -> list[str | None]:
+    """The values key of each GPU line a chart's files (``files``) still report (None:
+    a template's line, or a key the message does not name)."""
     out: list[str | None] = []
-    for real, result in results.items():
-        if layout.chart_of(real) != root:
-            continue
+    for result in files.values():
         for found in result.findings:
             if found.code in REPORTED_CODES:
                 key = _VALUES_KEY.match(found.message) if found.code == "DRA204" else None
@@ -199,25 +201,39 @@ def _in_run(real: str, in_run: set[str]) -> bool:
     return any(os.path.dirname(p) == folder for p in in_run)
 
 
-def _shown(root: str, results: dict[str, FileResult]) -> str:
+def _shown(
+    root: str, members: dict[str, dict[str, FileResult]], results: dict[str, FileResult]
+) -> str:
     """The chart's folder as the run shows its files' paths: from the result of the
-    file nearest to it (in it, or in a folder above it, as a dependency's parent)."""
+    file nearest to it (in it, or in a folder above it, as a dependency's parent). A
+    file of the chart's own is as near as any, so the others are looked at only when
+    the run has none of its files (a dependency that only its parent's values set)."""
+    for real, result in members.get(root, {}).items():
+        here = _shown_from(root, real, result)
+        if here is not None:
+            return here[1]
     best: tuple[int, str] | None = None
     for real, result in results.items():
-        common = os.path.commonpath([real, root])
-        tail = os.path.relpath(real, common)  # the file, from the common folder
-        below = os.path.relpath(root, common)  # the chart, from there
-        shown = os.path.normpath(result.path)
-        if shown == tail:
-            base = ""
-        elif shown.endswith(os.sep + tail):
-            base = shown[: -len(tail) - 1]
-        else:
-            continue
-        here = os.path.normpath(os.path.join(base, below)) if base else below
-        if best is None or len(common) > best[0]:
-            best = (len(common), here)
+        here = _shown_from(root, real, result)
+        if here is not None and (best is None or here[0] > best[0]):
+            best = here
     return best[1] if best else os.path.relpath(root)
+
+
+def _shown_from(root: str, real: str, result: FileResult) -> tuple[int, str] | None:
+    """The chart's folder as the result of the file ``real`` shows it, with the length
+    of the folder the file and the chart share (None: its path says nothing of it)."""
+    common = os.path.commonpath([real, root])
+    tail = os.path.relpath(real, common)  # the file, from the common folder
+    below = os.path.relpath(root, common)  # the chart, from there
+    shown = os.path.normpath(result.path)
+    if shown == tail:
+        base = ""
+    elif shown.endswith(os.sep + tail):
+        base = shown[: -len(tail) - 1]
+    else:
+        return None
+    return len(common), (os.path.normpath(os.path.join(base, below)) if base else below)
 
 
 def _way(
@@ -305,6 +321,7 @@ def _apply(
     root: str,
     display: str,
     results: dict[str, FileResult],
+    members: dict[str, dict[str, FileResult]],
     added: dict[str, FileResult],
 ) -> None:
     """The edit's files and findings in the run's results: a changed file's result is
@@ -345,8 +362,11 @@ def _apply(
         result.units.add(display)
         touched.add(real)
     if edit.plan.way in (DONE, RECIPE):  # the chart's own switch guards its GPU lines
-        for real, result in results.items():
-            if real.startswith(root + os.sep) and real not in touched:
+        inside = (
+            f for chart, files in members.items() if _within(chart, root) for f in files.items()
+        )
+        for real, result in inside:
+            if real not in touched:
                 result.findings = [f for f in result.findings if f.code not in TRIGGERS]
                 if result.status is Status.REPORTED and not result.findings:
                     result.status = Status.UNCHANGED
@@ -354,6 +374,11 @@ def _apply(
         real = discover.real_name(path) if os.path.exists(path) else os.path.join(root, path)
         result = result_of(real, path)
         result.findings = _sorted([*result.findings, *more])
+
+
+def _within(folder: str, root: str) -> bool:
+    """Whether ``folder`` is the chart folder ``root`` or one below it."""
+    return folder == root or folder.startswith(root + os.sep)
 
 
 _DONE_WAYS = {True: "template edits behind its DRA switch", False: "its values"}
