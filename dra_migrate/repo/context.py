@@ -117,8 +117,10 @@ class _Index:
     def __init__(self, top: str) -> None:
         self.top = top
         self.kept = self._load()
-        # started now: the run lists and reads its own files meanwhile
+        # started now: the run lists and reads its own files meanwhile (and imports
+        # what parses them); a first run, with nothing kept, reads HEAD's tree so too
         self.diff = self._diff(self.kept[0]) if self.kept is not None else None
+        self.first = self._start() if self.kept is None else None
         self.answer: dict[str, Defines] | None = None
         self.done = False
 
@@ -130,21 +132,35 @@ class _Index:
         return self.answer
 
     def cancel(self) -> None:
-        if self.diff is not None:
-            self.diff.cancel()
+        for started in (self.diff, *(self.first[1:] if self.first else ())):
+            if started is not None:
+                started.cancel()
+
+    def _start(self) -> tuple[str, git.Git, git.Git] | None:
+        """HEAD's tree, with what a first answer reads of git started: the files of the
+        tree that may define templates (``git grep``), and those the index holds
+        differently; None where there is no HEAD."""
+        head = self._head()
+        if head is None:
+            return None
+        grep = git.Git(self.top, (*git.GREP, b"-l", *_MAY_DEFINE, head.encode(), *_PATHSPECS))
+        return head, grep, self._diff(head)
 
     def _files(self) -> dict[str, Defines] | None:
         changed = self.diff.names() if self.diff is not None else None
         if self.kept is None or changed is None:  # nothing kept, or the anchor is gone
-            head = self._head()
-            if head is None:
+            first = self.first if self.kept is None else self._start()
+            self.first = None
+            if first is None:
                 return self._unborn()
-            kept = self._tree(head)
+            head, grep, diff = first
+            kept = self._tree(head, grep)
             if kept is None:
+                diff.cancel()
                 return None
             self.kept = (head, kept)
             self._keep()
-            changed = self._diff(head).names()
+            changed = diff.names()
             if changed is None:
                 return None
         if len(changed) > REANCHOR and self._move(self.kept[0]):
@@ -162,10 +178,10 @@ class _Index:
         out = git.Git(self.top, [b"rev-parse", b"--verify", b"-q", b"HEAD^{tree}"]).output()
         return out.decode("ascii", "replace").strip() if out else None
 
-    def _tree(self, tree: str) -> dict[str, Defines] | None:
-        """What each file of ``tree`` defines (the files that hold the kind's name)."""
-        args = (*git.GREP, b"-l", *_MAY_DEFINE, tree.encode(), *_PATHSPECS)
-        names = git.Git(self.top, args).names(ok=(0, 1))
+    def _tree(self, tree: str, grep: git.Git) -> dict[str, Defines] | None:
+        """What each file of ``tree`` defines (the files that hold the kind's name, as
+        ``grep``, started by ``_start``, lists them)."""
+        names = grep.names(ok=(0, 1))
         if names is None:
             return None
         prefix = tree + ":"
