@@ -26,7 +26,12 @@ def with_overlays(
     settings: Settings,
 ) -> None:
     """The overlays of the bases converted: their patches rewritten and their templates
-    added (new results after the others), or the bases held (convert/overlays.py)."""
+    added (new results after the others), or the bases held (convert/overlays.py).
+    Only the kustomizations among the run's files, or building one of them, can change
+    a result (an overlay outside the run is written by none): without one the pass is
+    not imported."""
+    if not any(p.path in in_run or not in_run.isdisjoint(p.builds()) for p in layout.patching):
+        return  # (a hook on a file no overlay builds: the pass would hold or change nothing)
     from dra_migrate.convert import overlays
 
     _by_real(

@@ -309,3 +309,40 @@ def test_scan_of_a_base_its_overlays_patch_checks_no_generated_object(tmp_path: 
         "jsonschema",
         "dra_migrate.validate",
     ]
+
+
+def test_the_hook_on_a_file_no_overlay_builds_skips_the_overlay_pass(tmp_path: Path) -> None:
+    """A repository's overlays patch GPU resources of their own bases: a hook on another
+    file (or the whole repository's context) leaves them to the runs that hold their
+    files, so the overlay pass is not imported; a hook on the base itself still holds
+    it, as its overlay is outside the paths given (DRA222, nothing written)."""
+    root = tmp_path / "repo"
+    for name, text in {
+        "base/deployment.yaml": DEPLOYMENT,
+        "base/kustomization.yaml": "resources: [deployment.yaml]\n",
+        "overlay/kustomization.yaml": "resources: [../base]\npatches:\n  - path: gpu.yaml\n",
+        "overlay/gpu.yaml": _OVERLAY_PATCH,
+        "apps/gpu.yaml": DEPLOYMENT,
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    hook = ("convert", "--check", "--diff", "--context", ".")
+    modules, _ = probe(tmp_path, root, *hook, "apps/gpu.yaml")
+    assert "dra_migrate.pipeline.one_file" in modules  # the file was converted
+    assert loaded(modules, ("dra_migrate.convert.overlays",)) == []
+    modules, _ = probe(tmp_path, root, *hook, "base/deployment.yaml")
+    assert loaded(modules, ("dra_migrate.convert.overlays",)) == ["dra_migrate.convert.overlays"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    check = ("convert", "--check", "--context", ".", "--format", "json", "base/deployment.yaml")
+    held = subprocess.run(
+        [sys.executable, "-m", "dra_migrate", *check],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    report = json.loads(held.stdout)
+    assert [(f["path"], f["status"]) for f in report["files"]] == [
+        ("base/deployment.yaml", "reported")
+    ]
+    assert "DRA222" in {f["code"] for f in report["findings"]}, held.stdout
