@@ -100,6 +100,23 @@ def find(chart: Chart) -> Recipe | None:
     return None
 
 
+class NotFit(Exception):
+    """The chart's recipe does not fit its values: why, as a clause of DRA242's reason
+    (the chart then takes the bridge, or template edits when it is the team's own)."""
+
+
+def unserved(chart: Chart) -> str:
+    """Why no recipe serves a chart whose name a recipe knows (its version is outside
+    the recipe's range), as a clause of DRA242's reason; "" for another chart."""
+    ranges = sorted({r.versions for r in families() if r.chart == chart.name})
+    if not ranges:
+        return ""
+    return (
+        f"the values recipe for {chart.name} serves versions {' or '.join(ranges)}, "
+        f"not {chart.version or 'an unversioned chart'}"
+    )
+
+
 # --- semver ranges ------------------------------------------------------------------
 
 _SEMVER = re.compile(
@@ -553,12 +570,16 @@ def _shown(target: _Target, path: str) -> str:
 
 
 def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -> ChartEdit | None:
-    """The chart migrated by its recipe, or None: no recipe for this chart and version,
-    or the recipe does not fit its values (the reason is then the bridge's to give).
-    ``InputProblem`` when a values file cannot be read or edited safely."""
+    """The chart migrated by its recipe, or None: no recipe for this chart and version.
+    ``NotFit`` (why) when the recipe does not fit its values, ``InputProblem`` when a
+    values file cannot be read or edited safely."""
     recipe = find(chart)
     if recipe is None:
         return None
+
+    def not_fit(why: str) -> NotFit:
+        return NotFit(f"the values recipe {recipe.name} does not fit its values: {why}")
+
     shape = SHAPES[recipe.shape]
     target = _target(chart, settings, read_bytes)
     texts = {path: _read_values(path, _shown(target, path), read_bytes) for path in target.files}
@@ -592,12 +613,16 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
     if options.values == "file" or overlay_there:
         extra = overlay.data if overlay_there else None
         needs = [(p, shape(recipe, effective(p, extra), chart, settings)) for p in order]
-        if any(n.refusal for _p, n in needs):
-            return None
+        refused = next((n.refusal for _p, n in needs if n.refusal), "")
+        if refused:
+            raise not_fit(refused)
         gpus = any(n.gpus for _p, n in needs)
         migrated = any(n.migrated for _p, n in needs)
-        if gpus and overlay_there:
-            return None  # an overlay of the team's own that does not migrate: not ours
+        if gpus and overlay_there:  # an overlay of the team's own that does not migrate
+            raise not_fit(
+                f"{_shown(target, overlay_path)} is there and still asks for GPUs through "
+                "the device plugin: the recipe does not write over it"
+            )
         if gpus:
             source, need = next((p, n) for p, n in needs if n.gpus)
             for path, value in need.sets:
@@ -643,7 +668,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
             # it (values.yaml first) do not give it already
             need = shape(recipe, effective(file, original=True), chart, settings)
             if need.refusal:
-                return None
+                raise not_fit(need.refusal)
             migrated = migrated or need.migrated
             if not need.gpus:
                 continue
@@ -676,8 +701,8 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
             findings.append(finding("DRA240", _shown(target, file), line, col, message))
 
     if not gpus and not changed and not created:
-        if not (migrated or overlay_there):
-            return None  # the values ask for no GPUs: nothing of this recipe's
+        if not (migrated or overlay_there):  # the GPU lines are not the recipe's keys
+            raise not_fit("they ask for no GPUs through the keys the recipe edits")
         done = ChartPlan(
             root=chart.display,
             name=chart.name,

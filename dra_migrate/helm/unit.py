@@ -267,11 +267,17 @@ def _way(
         )
     if bridged(chart):
         return _bridge(chart, "the strategy bridges it")
-    recipe = recipes.plan(chart, settings, options, read_bytes)
+    try:
+        recipe = recipes.plan(chart, settings, options, read_bytes)
+        missed = recipes.unserved(chart) if recipe is None else ""
+    except recipes.NotFit as why:
+        recipe, missed = None, str(why)
     if recipe is not None:
         return recipe
     if chart.upstream:
-        return _bridge(chart, f"{chart.why_upstream}, without a DRA switch the recipes know")
+        return _bridge(
+            chart, f"{chart.why_upstream}, {missed or 'without a DRA switch the recipes know'}"
+        )
     from dra_migrate.helm import template_edit
 
     return template_edit.plan(chart, settings, options, read_bytes)

@@ -264,18 +264,25 @@ def test_ollama_with_mig_or_outside_the_range_gets_no_recipe(tmp_path: Path) -> 
     original = values.read_text()
     values.write_text(original.replace("      enabled: false\n", "      enabled: true\n", 1))
     assert "mig:\n      # -- Enable multiple mig devices" in original
-    assert _plan(folder) is None  # mig.enabled: the chart's DRA template ignores MIG
+    # mig.enabled: the chart's DRA template ignores MIG; the reason is DRA242's
+    with pytest.raises(recipes.NotFit, match=r"recipe ollama does not fit .*mig\.enabled is set"):
+        _plan(folder)
     values.write_text(original)
     chart_yaml = folder / "Chart.yaml"
     chart_yaml.write_text(chart_yaml.read_text().replace("version: 1.77.0", "version: 1.55.0"))
     assert _plan(folder) is None  # before 1.56.0 the template is refused on Kubernetes 1.34
+    chart = _chart(folder, "chart")
+    assert recipes.unserved(chart) == (
+        "the values recipe for ollama serves versions >=1.56.0, not 1.55.0"
+    )
 
 
 def test_a_values_file_without_gpus_is_nothing_of_the_recipe(tmp_path: Path) -> None:
     folder = _copy("ollama", tmp_path)
     values = folder / "values.yaml"
     values.write_text(values.read_text().replace("    enabled: true\n", "    enabled: false\n", 1))
-    assert _plan(folder) is None
+    with pytest.raises(recipes.NotFit, match="no GPUs through the keys the recipe edits"):
+        _plan(folder)
 
 
 # --- ray-cluster -----------------------------------------------------------------
@@ -380,7 +387,8 @@ def test_llm_d_role_counts_the_template_cannot_hold_get_no_recipe(tmp_path: Path
     # prefill's explicit limit now differs from its parallelism (1): the nvidia template's
     # count must say 3, and decode's 2 (from its parallelism) cannot be said with it
     values.write_text(values.read_text().replace("nvidia.com/gpu: 1  #", "nvidia.com/gpu: 3  #"))
-    assert _plan(folder) is None
+    with pytest.raises(recipes.NotFit, match="recipe llm-d-modelservice does not fit"):
+        _plan(folder)
 
 
 def test_llm_d_a_role_without_gpus_keeps_dra_off(helm: str, tmp_path: Path) -> None:

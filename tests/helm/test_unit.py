@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import FIXTURES, REPO
 from tests.helpers.cli_runner import invoke
 
 EXAMPLE = REPO / "examples" / "charts" / "inference"
@@ -207,3 +207,33 @@ def test_an_internal_error_in_a_way_leaves_the_chart_without_a_traceback(
     assert done.exception is None, done.exception
     assert "DRA243" in done.stderr and "internal error (KeyError" in done.stderr, done.output
     assert _snapshot(tmp_path) == before
+
+
+def test_an_upstream_chart_whose_recipe_does_not_fit_is_bridged_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chart a recipe knows but cannot migrate (ollama with MIG devices, or a version
+    outside the recipe's range) takes the bridge, and DRA242 says why: not "without a
+    DRA switch the recipes know", which is not true of it."""
+    folder = tmp_path / "ollama"
+    shutil.copytree(FIXTURES / "charts" / "ollama", folder)
+    values = folder / "values.yaml"
+    values.write_text(
+        values.read_text().replace("      enabled: false\n", "      enabled: true\n", 1)
+    )
+    monkeypatch.chdir(tmp_path)
+    done = invoke(["convert", "ollama"])
+    [bridged] = [line for line in done.stderr.splitlines() if "DRA242" in line]
+    assert bridged.startswith("ollama/Chart.yaml:1:1: DRA242"), done.output
+    assert "the values recipe ollama does not fit its values: ollama.gpu.mig.enabled is set" in (
+        bridged
+    )
+    assert "without a DRA switch" not in bridged
+    chart_yaml = folder / "Chart.yaml"
+    chart_yaml.write_text(chart_yaml.read_text().replace("version: 1.77.0", "version: 1.55.0"))
+    values.write_text(
+        values.read_text().replace("      enabled: true\n", "      enabled: false\n", 1)
+    )
+    done = invoke(["convert", "ollama"])
+    [bridged] = [line for line in done.stderr.splitlines() if "DRA242" in line]
+    assert "the values recipe for ollama serves versions >=1.56.0, not 1.55.0" in bridged
