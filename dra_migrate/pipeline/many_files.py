@@ -37,6 +37,10 @@ Progress = Callable[[int, int], None] | None  # (files done, files to do): a pro
 # never holds every bundle of a repository at once.
 HELD = 1 << 20
 PARALLEL_THRESHOLD = 24  # below this many parsed files a process pool costs more than it saves
+# files a task of the pool holds, at most: a task's round trip costs about what a small
+# file's parsing does (515 files on two workers: 0.19 s in chunks of 4, 0.15 in 16),
+# and eight tasks a worker at least keep a big file from holding up the end
+MAX_CHUNK = 16
 
 
 def run(options: RunOptions) -> Report:
@@ -408,8 +412,9 @@ def _map(
         return list(_counted((process_job(job, settings) for job in work), len(work), progress))
     from concurrent.futures import ProcessPoolExecutor  # lazy: start-up of small runs
 
+    chunk = max(1, min(MAX_CHUNK, len(work) // (workers * 8)))
     with ProcessPoolExecutor(workers, initializer=cache.adopt, initargs=_cache_rules()) as pool:
-        done = pool.map(process_job, work, [settings] * len(work), chunksize=4)
+        done = pool.map(process_job, work, [settings] * len(work), chunksize=chunk)
         return list(_counted(done, len(work), progress))
 
 
