@@ -67,6 +67,11 @@ def use_pure(pure: bool) -> None:
     _FORCE_PURE = pure
 
 
+# what loads YAML as plain data (the package's own files, what helm and kubectl print):
+# libyaml's loader where PyYAML has it, as documents are composed by libyaml
+DATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def libyaml() -> bool:
     """Whether documents are composed by libyaml (C) rather than pure Python."""
     return _CComposer is not None and not _FORCE_PURE

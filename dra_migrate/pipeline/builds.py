@@ -211,8 +211,9 @@ def _objects(data: bytes) -> dict[tuple[str, ...], Any]:
     ResourceClaimTemplate that pods refer to named by the claims that refer to it."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    objects = [d for d in yaml.load_all(data, Loader=loader) if isinstance(d, dict)]
+    from dra_migrate.manifests.compose import DATA_LOADER
+
+    objects = [d for d in yaml.load_all(data, Loader=DATA_LOADER) if isinstance(d, dict)]
     referrers: dict[tuple[str, str], list[str]] = {}
     for obj in objects:
         meta = obj.get("metadata") or {}

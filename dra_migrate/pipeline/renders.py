@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from dra_migrate.helm.model import RECIPE, TEMPLATE
+from dra_migrate.manifests.compose import DATA_LOADER
 from dra_migrate.report.findings import finding
 from dra_migrate.report.model import ChartPlan, Report, Status
 
@@ -260,7 +261,7 @@ def _defaults(folder: str) -> Any:
 
     try:
         with open(os.path.join(folder, "values.yaml"), "rb") as handle:
-            return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+            return yaml.load(handle, Loader=DATA_LOADER) or {}
     except (OSError, yaml.YAMLError):
         return {}
 
@@ -290,7 +291,7 @@ def _json(value: str) -> str:
     import yaml
 
     try:
-        data = yaml.safe_load(value)
+        data = yaml.load(value, Loader=DATA_LOADER)
     except yaml.YAMLError:
         data = value
     return json.dumps(data, separators=(",", ":"), default=str)
@@ -572,8 +573,7 @@ def _load(data: bytes) -> list[dict[str, Any]]:
     ``namespace: {{ .Release.Namespace }}`` on one object and nothing on another)."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    out = [d for d in yaml.load_all(data, Loader=loader) if isinstance(d, dict)]
+    out = [d for d in yaml.load_all(data, Loader=DATA_LOADER) if isinstance(d, dict)]
     for obj in out:
         meta = obj.get("metadata")
         if isinstance(meta, dict) and not meta.get("namespace"):
