@@ -53,6 +53,9 @@ _FIELDS = {
     cls: tuple(f.name for f in dataclasses.fields(cls) if f.init) for cls in _RECORDS.values()
 }  # (every field of these records is an argument of their class)
 _ENUMS: dict[str, type[enum.Enum]] = {"Status": Status}
+# JSON's own scalars, which stand for themselves: taken in place, not by a call each (a
+# kept result is mostly these, 36,000 of them in 510 results)
+_PLAIN = frozenset({str, int, bool, type(None)})
 
 
 class Unkept(Exception):
@@ -228,7 +231,10 @@ def _same(a: Any, b: Any) -> bool:
     if type(a) in _NAMES:
         return all(_same(getattr(a, n), getattr(b, n)) for n in _names(type(a)))
     if type(a) in (list, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(
+            (type(x) is type(y) and x == y) if type(x) in _PLAIN else _same(x, y)
+            for x, y in zip(a, b, strict=True)
+        )
     if type(a) is dict:
         return (
             list(a) == list(b)
@@ -299,11 +305,12 @@ def _decode(value: Any) -> Any:
         cls = _RECORDS[tag]
         if len(body) != len(_names(cls)):
             raise ValueError("not a record")
-        return cls(*[_decode(v) for v in body])  # every field is an argument, in order
+        # every field is an argument, in order
+        return cls(*[v if type(v) in _PLAIN else _decode(v) for v in body])
     if tag == "list":
-        return [_decode(v) for v in body]
+        return [v if type(v) in _PLAIN else _decode(v) for v in body]
     if tag == "tuple":
-        return tuple(_decode(v) for v in body)
+        return tuple([v if type(v) in _PLAIN else _decode(v) for v in body])
     if tag == "set":
         return {_decode(v) for v in body}
     if tag == "map":
