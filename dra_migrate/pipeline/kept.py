@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from dra_migrate.convert.mapping import Settings
-    from dra_migrate.pipeline.one_file import Job
+    from dra_migrate.pipeline.options import Job
 
 MAX_ENTRIES = 50_000  # results one kept file holds
 _RECORDS: dict[str, type] = {"FileResult": FileResult, "Finding": Finding, "Item": InventoryItem}

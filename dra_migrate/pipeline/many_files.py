@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from dra_migrate import cache
 from dra_migrate.pipeline import kept, suppress, units
+from dra_migrate.pipeline.options import Job
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.context import Lookup
 from dra_migrate.report.findings import Finding, finding
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 
     _T = TypeVar("_T")
     from dra_migrate.convert.mapping import Settings
-    from dra_migrate.pipeline.one_file import Job
     from dra_migrate.pipeline.options import RunOptions
     from dra_migrate.repo.context import BridgeLookup
 
@@ -109,8 +109,6 @@ def run(options: RunOptions) -> Report:
             continue
         todo.append((index, candidate, data if len(data) <= HELD else None))
     data = b""  # the last file read is not held while the files are processed (read again)
-    if todo:  # imported, and the files' layout built, while git may still search the context
-        from dra_migrate.pipeline.one_file import Job
     builder = roles.Builder(
         lambda data: discover.mentions(data, needles),
         renamings_only=not todo,
@@ -248,25 +246,28 @@ def _unique_across_files(
     import json
 
     taken: dict[tuple[str, str], str] = {}
+
+    def spelled(r: FileResult) -> list[tuple[tuple[str, str], str]]:
+        return [(_template_key(t), json.dumps(t, sort_keys=True)) for t in r.templates]
+
+    def clashes(found: list[tuple[tuple[str, str], str]]) -> bool:
+        return any(taken.get(key, text) != text for key, text in found)
+
     for index, job in work:
         result = results[index]
-
-        def clashes(r: FileResult) -> bool:
-            return any(
-                taken.get(_template_key(t), json.dumps(t, sort_keys=True))
-                != json.dumps(t, sort_keys=True)
-                for t in r.templates
-            )
-
-        if clashes(result):
+        if not result.templates:
+            continue
+        found = spelled(result)
+        if clashes(found):
             from dra_migrate.pipeline.one_file import process_job
 
             reserved = settings.reserved | frozenset(taken)
             again = process_job(job, dataclasses.replace(settings, reserved=reserved))
-            if not clashes(again):
+            if not clashes(spelled(again)):
                 result = results[index] = again
-        for template in result.templates:
-            taken.setdefault(_template_key(template), json.dumps(template, sort_keys=True))
+                found = spelled(again)
+        for key, text in found:
+            taken.setdefault(key, text)
 
 
 def _template_key(template: dict[str, Any]) -> tuple[str, str]:
@@ -405,6 +406,8 @@ def _collisions(files: list[FileResult]) -> list[Finding]:
 def _map(
     work: list[Job], settings: Settings, jobs: int | None, progress: Progress = None
 ) -> list[FileResult]:
+    if not work:  # every result kept: the file stage is never imported
+        return []
     from dra_migrate.pipeline.one_file import process_job
 
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
@@ -524,7 +527,7 @@ def run_stream(stream: BinaryIO, options: RunOptions, sink: Sink | None = None) 
     import tempfile
 
     from dra_migrate.manifests.locate import defined_templates
-    from dra_migrate.pipeline.one_file import Job, process_job
+    from dra_migrate.pipeline.one_file import process_job
     from dra_migrate.repo.roles import Role
 
     display, settings, edit = options.stdin_filename, options.settings, options.edit

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from dataclasses import dataclass
 
 from yaml.nodes import Node
 
@@ -28,6 +27,7 @@ from dra_migrate.manifests.kinds import api_group
 from dra_migrate.manifests.sources import Document, Source
 from dra_migrate.manifests.trees import entries, get, scalar
 from dra_migrate.pipeline import suppress
+from dra_migrate.pipeline.options import Job
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.roles import Role
 from dra_migrate.report.findings import Finding, InputProblem, Severity, finding
@@ -39,21 +39,6 @@ if TYPE_CHECKING:  # nor pathlib (resources.py)
 
 
 INFO = Severity.INFO
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """Everything a worker needs for one file (picklable)."""
-
-    path: str  # filesystem path, "" for stdin
-    display: str
-    role: Role
-    data: bytes | None = None  # the content, read once by discovery (None: read it here)
-    edit: bool = True  # False for scan: plan and report, write no text
-    # False: a result keeps the file's text only where it is written or diffed (a
-    # converted file) or read again (ignore comments): a run over install bundles
-    # would otherwise hold every bundle in memory until the end (stdin keeps it)
-    keep_text: bool = True
 
 
 def uses_templates(path: Path | str) -> bool:

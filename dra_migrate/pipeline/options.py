@@ -1,6 +1,9 @@
 """The options of a run as one frozen value (``RunOptions``, with ``ClusterOptions`` for
 the commands that read a cluster): built by the CLI from the command line, handed down
-to the pipeline (``many_files.run``, ``run_stream``, ``run_validate``) and the renderers."""
+to the pipeline (``many_files.run``, ``run_stream``, ``run_validate``) and the renderers;
+and what one file is asked (``Job``), which a run builds before it knows whether the
+file stage (``one_file.py``) is needed at all: a scan whose results are all kept never
+imports it."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from dra_migrate.convert.mapping import Config, Settings
+    from dra_migrate.repo.roles import Role
     from dra_migrate.report.findings import Finding
 
     Progress = Callable[[int, int], None] | None  # (files done, files to do): a progress bar
@@ -69,3 +73,19 @@ class RunOptions:
     def stdin(self) -> bool:
         """Whether the run reads standard input (the one path ``-``)."""
         return self.paths == ("-",)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """Everything a worker needs for one file (picklable): what ``one_file.process_job``
+    takes."""
+
+    path: str  # filesystem path, "" for stdin
+    display: str
+    role: Role
+    data: bytes | None = None  # the content, read once by discovery (None: read it here)
+    edit: bool = True  # False for scan: plan and report, write no text
+    # False: a result keeps the file's text only where it is written or diffed (a
+    # converted file) or read again (ignore comments): a run over install bundles
+    # would otherwise hold every bundle in memory until the end (stdin keeps it)
+    keep_text: bool = True

@@ -346,3 +346,19 @@ def test_the_hook_on_a_file_no_overlay_builds_skips_the_overlay_pass(tmp_path: P
         ("base/deployment.yaml", "reported")
     ]
     assert "DRA222" in {f["code"] for f in report["findings"]}, held.stdout
+
+
+def test_a_scan_whose_results_are_all_kept_imports_no_file_stage(
+    tmp_path: Path, repo: Path
+) -> None:
+    """scan keeps what it found in each file (pipeline/kept.py): run again on the same
+    files, it takes every result kept and never imports the file stage (the parsing,
+    planning and editing modules; PyYAML is, for the kept results' stamp); a file
+    changed since is parsed again, and the stages are imported for it."""
+    first, _ = probe(tmp_path, repo, "scan", ".")
+    assert loaded(first, ("dra_migrate.pipeline.one_file",)) == ["dra_migrate.pipeline.one_file"]
+    again, _ = probe(tmp_path, repo, "scan", ".")
+    assert loaded(again, STAGES) == []
+    (repo / "gpu.yaml").write_text(DEPLOYMENT.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 4"))
+    changed, _ = probe(tmp_path, repo, "scan", ".")
+    assert loaded(changed, ("dra_migrate.pipeline.one_file",)) == ["dra_migrate.pipeline.one_file"]
