@@ -17,14 +17,13 @@ import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
 
+from dra_migrate.pipeline import compare
 from dra_migrate.repo import discover, roles
 from dra_migrate.report.findings import finding
 from dra_migrate.report.model import FileResult, Report, Status
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from dra_migrate.convert.mapping import Settings
 
 TIMEOUT = 120  # seconds for one build
@@ -108,8 +107,8 @@ def verify(
                     )
                 )
                 continue
-            difference = _difference(_converted(before, shown, settings), after)
-            if difference:
+            found = difference(_converted(before, shown, settings), after)
+            if found:
                 report.findings.append(
                     finding(
                         "DRA231",
@@ -117,7 +116,7 @@ def verify(
                         0,
                         0,
                         "the kustomize build after the conversion differs from the "
-                        f"conversion of the build before: {difference}",
+                        f"conversion of the build before: {found}",
                         "nothing is written; please report this with the kustomization",
                     )
                 )
@@ -187,99 +186,8 @@ def _converted(built: bytes, shown: str, settings: Settings) -> bytes:
     return built
 
 
-def _difference(expected: bytes, actual: bytes) -> str:
+def difference(expected: bytes, actual: bytes) -> str:
     """The first difference between two builds, names of templates aside; "" when none."""
-    want, got = _objects(expected), _objects(actual)
-    for key in sorted(set(want) | set(got)):
-        if key not in got:
-            return f"{_shown(key)} is missing"
-        if key not in want:
-            return f"{_shown(key)} is extra"
-        where = _first_difference(want[key], got[key], "")
-        if where is not None:
-            return f"{_shown(key)} differs at {where or '/'}"
-    return ""
-
-
-def _shown(key: tuple[str, ...]) -> str:
-    kind, namespace, name = key[1], key[2], key[3]
-    return f"{kind} {namespace + '/' if namespace else ''}{name}"
-
-
-def _objects(data: bytes) -> dict[tuple[str, ...], Any]:
-    """The objects of a build by (apiVersion, kind, namespace, name), each
-    ResourceClaimTemplate that pods refer to named by the claims that refer to it."""
-    import yaml
-
-    from dra_migrate.manifests.compose import DATA_LOADER
-
-    objects = [d for d in yaml.load_all(data, Loader=DATA_LOADER) if isinstance(d, dict)]
-    referrers: dict[tuple[str, str], list[str]] = {}
-    for obj in objects:
-        meta = obj.get("metadata") or {}
-        owner = f"{obj.get('kind')}/{meta.get('name')}"
-        _references(obj, owner, meta.get("namespace") or "", referrers, "")
-    renamed = {
-        key: f"<template of {', '.join(sorted(owners))}>" for key, owners in referrers.items()
-    }
-    out: dict[tuple[str, ...], Any] = {}
-    for obj in objects:
-        meta = obj.get("metadata") or {}
-        namespace = meta.get("namespace") or ""
-        _rename(obj, namespace, renamed)
-        name = meta.get("name") or ""
-        if obj.get("kind") == "ResourceClaimTemplate":  # by what it asks for and who uses
-            # it: the labels and annotations a kustomization's transformers give it are
-            # the build's, not the conversion's
-            name = renamed.get((namespace, name), name)
-            kept = {k: v for k, v in meta.items() if k not in ("labels", "annotations")}
-            obj = {**obj, "metadata": {**kept, "name": name}}
-        out[(str(obj.get("apiVersion")), str(obj.get("kind")), namespace, name)] = obj
-    return out
-
-
-def _references(
-    value: Any, owner: str, namespace: str, found: dict[tuple[str, str], list[str]], path: str
-) -> None:
-    """Who refers to which template: (namespace, name) -> owner/path/claim."""
-    if isinstance(value, dict):
-        name = value.get("resourceClaimTemplateName")
-        if isinstance(name, str):
-            found.setdefault((namespace, name), []).append(f"{owner}{path}:{value.get('name')}")
-        for key, item in value.items():
-            _references(item, owner, namespace, found, f"{path}/{key}")
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            _references(item, owner, namespace, found, f"{path}/{i}")
-
-
-def _rename(value: Any, namespace: str, renamed: dict[tuple[str, str], str]) -> None:
-    if isinstance(value, dict):
-        name = value.get("resourceClaimTemplateName")
-        if isinstance(name, str) and (namespace, name) in renamed:
-            value["resourceClaimTemplateName"] = renamed[(namespace, name)]
-        for item in value.values():
-            _rename(item, namespace, renamed)
-    elif isinstance(value, list):
-        for item in value:
-            _rename(item, namespace, renamed)
-
-
-def _first_difference(a: Any, b: Any, path: str) -> str | None:
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b), key=str):
-            if key not in a or key not in b:
-                return f"{path}/{key}"
-            found = _first_difference(a[key], b[key], f"{path}/{key}")
-            if found is not None:
-                return found
-        return None
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            found = _first_difference(x, y, f"{path}/{i}")
-            if found is not None:
-                return found
-        return None
-    return None if a == b else path
+    return compare.difference(
+        compare.keyed(compare.loaded(expected)), compare.keyed(compare.loaded(actual))
+    )

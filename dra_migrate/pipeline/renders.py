@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from dra_migrate.helm.model import RECIPE, TEMPLATE
 from dra_migrate.manifests.compose import DATA_LOADER
+from dra_migrate.pipeline import compare
 from dra_migrate.report.findings import finding
 from dra_migrate.report.model import ChartPlan, Report, Status
 
@@ -472,24 +473,16 @@ def _gpu(options: RunOptions) -> Callable[[str], bool]:
 
 def exact_difference(expected: bytes, actual: bytes, gpu: Callable[[str], bool]) -> str:
     """The first difference between the converted rendering and the rendering after,
-    object by object, names of generated templates aside (``builds._objects``); ""."""
+    object by object, names of generated templates aside (``compare.keyed``); ""."""
     del gpu  # every field counts
-    import yaml
-
-    from dra_migrate.pipeline.builds import _objects
-
-    def objects(data: bytes) -> dict[tuple[str, ...], Any]:
-        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-        return _objects(yaml.dump_all(_load(data), Dumper=dumper).encode("utf-8"))
-
-    return _objects_difference(objects(expected), objects(actual))
+    return compare.difference(compare.keyed(_load(expected)), compare.keyed(_load(actual)))
 
 
 def claims_difference(expected: bytes, actual: bytes, gpu: Callable[[str], bool]) -> str:
     """The first difference in what each container is allocated (DeviceClass, count,
     selectors) or in a field not about GPUs; ResourceClaimTemplates and ResourceClaims
     are compared only through the containers that use them; ""."""
-    return _objects_difference(_claims_view(expected, gpu), _claims_view(actual, gpu))
+    return compare.difference(_claims_view(expected, gpu), _claims_view(actual, gpu))
 
 
 def byte_difference(
@@ -516,64 +509,11 @@ def _line(data: bytes) -> str:
     return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
-def _objects_difference(want: dict[Any, Any], got: dict[Any, Any]) -> str:
-    for key in sorted(set(want) | set(got)):
-        if key not in got:
-            return f"{_name(key)} is missing after"
-        if key not in want:
-            return f"{_name(key)} is extra after"
-        found = first_difference(want[key], got[key], "")
-        if found is not None:
-            path, a, b = found
-            return f"{_name(key)} differs at {path or '/'}: {_value(a)} expected, {_value(b)} after"
-    return ""
-
-
-def _name(key: tuple[str, ...]) -> str:
-    kind, namespace, name = key[1], key[2], key[3]
-    return f"{kind} {namespace + '/' if namespace else ''}{name}"
-
-
-_ABSENT = object()
-
-
-def _value(value: Any) -> str:
-    if value is _ABSENT:
-        return "nothing"
-    import json
-
-    text = json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
-    """(path, value expected, value after) of the first difference, keys sorted."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b), key=str):
-            if key not in a or key not in b:
-                return f"{path}/{key}", a.get(key, _ABSENT), b.get(key, _ABSENT)
-            found = first_difference(a[key], b[key], f"{path}/{key}")
-            if found is not None:
-                return found
-        return None
-    if isinstance(a, list) and isinstance(b, list):
-        for i, (x, y) in enumerate(zip(a, b, strict=False)):
-            found = first_difference(x, y, f"{path}/{i}")
-            if found is not None:
-                return found
-        if len(a) != len(b):
-            return path, f"{len(a)} item(s)", f"{len(b)} item(s)"
-        return None
-    return None if a == b else (path, a, b)
-
-
 def _load(data: bytes) -> list[dict[str, Any]]:
     """The objects of a rendering, each in the release's namespace unless it names
     one: what ``helm install --namespace`` makes of them (a chart may write
     ``namespace: {{ .Release.Namespace }}`` on one object and nothing on another)."""
-    import yaml
-
-    out = [d for d in yaml.load_all(data, Loader=DATA_LOADER) if isinstance(d, dict)]
+    out = compare.loaded(data)
     for obj in out:
         meta = obj.get("metadata")
         if isinstance(meta, dict) and not meta.get("namespace"):

@@ -76,7 +76,7 @@ def _proven(root: Path, tools: Path) -> tuple[str, list[Path]]:
         if after == built:  # nothing of it converted (or its unit held as it is)
             continue
         converted = run_cli(["convert", "-"], root, stdin=built).stdout
-        assert builds._difference(converted, after) == "", folder
+        assert builds.difference(converted, after) == "", folder
         changed.append(folder)
     return done.stderr, changed
 

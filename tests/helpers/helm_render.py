@@ -52,7 +52,7 @@ def difference(expected: bytes, actual: bytes) -> str:
     """The first difference between two renderings, generated names and nulls aside."""
     from dra_migrate.pipeline import builds
 
-    return builds._difference(_without_nulls(expected), _without_nulls(actual))
+    return builds.difference(_without_nulls(expected), _without_nulls(actual))
 
 
 def _without_nulls(data: bytes) -> bytes:
