@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -53,13 +54,16 @@ def tools() -> Path:
 
 
 def run_cli(
-    args: list[str], cwd: Path, stdin: bytes | None = None
+    args: list[str], cwd: Path, stdin: bytes | None = None, cache: Path | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    """``python -m dra_migrate`` in a subprocess: what a user, a hook or CI runs."""
+    """``python -m dra_migrate`` in a subprocess: what a user, a hook or CI runs
+    (``cache``: the user's cache folder, XDG_CACHE_HOME, for this run)."""
+    env = None if cache is None else {**os.environ, "XDG_CACHE_HOME": str(cache)}
     return subprocess.run(
         [sys.executable, "-m", "dra_migrate", *args],
         cwd=cwd,
         input=stdin,
+        env=env,
         capture_output=True,
         timeout=120,
     )

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import DEPLOYMENT, NO_GPU
-from tests.conftest import REPO
+from tests.conftest import REPO, run_cli
 from tests.validate.test_validate import TEMPLATE
 
 # Runs ``python -m dra_migrate ARGS`` in this interpreter, then writes the modules it
@@ -234,16 +234,9 @@ def test_a_selector_checked_before_needs_no_cel_library(tmp_path: Path) -> None:
     library (half a second to import and load) is needed once a selector, not once
     a run; the findings are the same, and a damaged cache is answered again."""
     (tmp_path / "t.yaml").write_text(SELECTOR)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
     def validate() -> bytes:
-        done = subprocess.run(
-            [sys.executable, "-m", "dra_migrate", "validate", "t.yaml"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-        )
-        return done.stdout
+        return run_cli(["validate", "t.yaml"], tmp_path, cache=tmp_path / "cache").stdout
 
     first = validate()
     assert b" DRA332 " in first  # productName is misspelt: a finding worth keeping
@@ -274,30 +267,30 @@ spec:
 """
 
 
+def _overlaid(root: Path, more: dict[str, str] | None = None) -> Path:
+    """A kustomize base with a GPU Deployment and an overlay that patches its count (and
+    the files of ``more``)."""
+    for name, text in {
+        "base/deployment.yaml": DEPLOYMENT,
+        "base/kustomization.yaml": "resources: [deployment.yaml]\n",
+        "overlay/kustomization.yaml": "resources: [../base]\npatches:\n  - path: gpu.yaml\n",
+        "overlay/gpu.yaml": _OVERLAY_PATCH,
+        **(more or {}),
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
 def test_scan_of_a_base_its_overlays_patch_checks_no_generated_object(tmp_path: Path) -> None:
     """scan reports what convert would write and writes nothing: a kustomize base that an
     overlay patches is converted in memory for the overlay's plan, as convert does, but
     its generated templates are not schema-checked nor the converted text validated
     (convert checks them before it writes), so scan imports neither jsonschema nor the
     validator; what it reports is what it reports for any file."""
-    root = tmp_path / "repo"
-    for name, text in {
-        "base/deployment.yaml": DEPLOYMENT,
-        "base/kustomization.yaml": "resources: [deployment.yaml]\n",
-        "overlay/kustomization.yaml": "resources: [../base]\npatches:\n  - path: gpu.yaml\n",
-        "overlay/gpu.yaml": _OVERLAY_PATCH,
-    }.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
+    root = _overlaid(tmp_path / "repo")
     # (a cache folder of its own: the probes below start with an empty one)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "json")}
-    scan = subprocess.run(
-        [sys.executable, "-m", "dra_migrate", "scan", "--format", "json", "."],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    scan = run_cli(["scan", "--format", "json", "."], root, cache=tmp_path / "json")
     files = {f["path"]: f["status"] for f in json.loads(scan.stdout)["files"]}
     assert files["base/deployment.yaml"] == "changed", scan.stdout
     modules, _ = probe(tmp_path, root, "scan", ".")
@@ -316,31 +309,15 @@ def test_the_hook_on_a_file_no_overlay_builds_skips_the_overlay_pass(tmp_path: P
     file (or the whole repository's context) leaves them to the runs that hold their
     files, so the overlay pass is not imported; a hook on the base itself still holds
     it, as its overlay is outside the paths given (DRA222, nothing written)."""
-    root = tmp_path / "repo"
-    for name, text in {
-        "base/deployment.yaml": DEPLOYMENT,
-        "base/kustomization.yaml": "resources: [deployment.yaml]\n",
-        "overlay/kustomization.yaml": "resources: [../base]\npatches:\n  - path: gpu.yaml\n",
-        "overlay/gpu.yaml": _OVERLAY_PATCH,
-        "apps/gpu.yaml": DEPLOYMENT,
-    }.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
+    root = _overlaid(tmp_path / "repo", {"apps/gpu.yaml": DEPLOYMENT})
     hook = ("convert", "--check", "--diff", "--context", ".")
     modules, _ = probe(tmp_path, root, *hook, "apps/gpu.yaml")
     assert "dra_migrate.pipeline.one_file" in modules  # the file was converted
     assert loaded(modules, ("dra_migrate.convert.overlays",)) == []
     modules, _ = probe(tmp_path, root, *hook, "base/deployment.yaml")
     assert loaded(modules, ("dra_migrate.convert.overlays",)) == ["dra_migrate.convert.overlays"]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    check = ("convert", "--check", "--context", ".", "--format", "json", "base/deployment.yaml")
-    held = subprocess.run(
-        [sys.executable, "-m", "dra_migrate", *check],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    check = ["convert", "--check", "--context", ".", "--format", "json", "base/deployment.yaml"]
+    held = run_cli(check, root, cache=tmp_path / "cache")
     report = json.loads(held.stdout)
     assert [(f["path"], f["status"]) for f in report["files"]] == [
         ("base/deployment.yaml", "reported")

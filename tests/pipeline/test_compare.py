@@ -1,53 +1,39 @@
 """What the proofs compare (pipeline/compare.py): objects keyed so that generated
-template names do not count, and the first difference said with its values."""
+template names do not count, and the first difference said with its values (DRA231 of
+--verify-builds; renders' own rows are in test_renders.py)."""
 
 from __future__ import annotations
 
 from dra_migrate.pipeline import builds, compare
+from tests.pipeline.test_renders import CONVERTED
 
-BUILD = b"""\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: NAME, namespace: ml, labels: {team: a}}
-spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: llm, namespace: ml}
-spec:
-  template:
-    spec:
-      resourceClaims: [{name: gpu, resourceClaimTemplateName: NAME}]
-      containers: [{name: llm, image: IMAGE}]
-"""
+TEMPLATE = "<template of Deployment/llm/spec/template/spec/resourceClaims/0:gpu>"
 
 
 def test_a_template_is_keyed_by_the_claims_that_use_it_not_by_its_name() -> None:
-    one = compare.keyed(compare.loaded(BUILD.replace(b"NAME", b"llm-gpu")))
-    other = compare.keyed(
-        compare.loaded(BUILD.replace(b"NAME", b"llm-gpu-x7k2").replace(b"team: a", b"team: b"))
+    renamed = CONVERTED.replace(b"llm-gpu", b"llm-gpu-x7k2").replace(
+        b"{name: llm-gpu-x7k2, namespace: ml}",
+        b"{name: llm-gpu-x7k2, namespace: ml, labels: {a: b}}",
     )
+    one, other = compare.keyed(compare.loaded(CONVERTED)), compare.keyed(compare.loaded(renamed))
     assert compare.difference(one, other) == ""
-    [template] = [key for key in one if key[1] == "ResourceClaimTemplate"]
-    assert template[3] == "<template of Deployment/llm/spec/template/spec/resourceClaims/0:gpu>"
+    assert ("resource.k8s.io/v1", "ResourceClaimTemplate", "ml", TEMPLATE) in one
 
 
 def test_the_first_difference_names_the_object_the_path_and_both_values() -> None:
-    before = BUILD.replace(b"NAME", b"t")
-    assert builds.difference(before, before.replace(b"IMAGE", b"other")) == (
+    assert builds.difference(CONVERTED, CONVERTED.replace(b"image: llm:1", b"image: llm:2")) == (
         "Deployment ml/llm differs at /spec/template/spec/containers/0/image: "
-        '"IMAGE" expected, "other" after'
+        '"llm:1" expected, "llm:2" after'
     )
-    gone = before.split(b"---\n")[1]
-    assert builds.difference(before, gone) == (
-        "ResourceClaimTemplate ml/<template of Deployment/llm/spec/template/spec/"
-        "resourceClaims/0:gpu> is missing after"
+    deployment = CONVERTED.split(b"---\n")[0]
+    assert builds.difference(CONVERTED, deployment) == (
+        f"ResourceClaimTemplate ml/{TEMPLATE} is missing after"
     )
-    assert builds.difference(gone, before).endswith("is extra after")
-    two = before.replace(b"[{name: llm, image: IMAGE}]", b"[{name: a}, {name: b}]")
-    three = before.replace(b"[{name: llm, image: IMAGE}]", b"[{name: a}, {name: b}, {name: c}]")
-    assert builds.difference(two, three) == (
+    assert builds.difference(deployment, CONVERTED).endswith("is extra after")
+    sidecar = b"        - {name: proxy, image: envoy}\n"
+    two = CONVERTED.replace(b"      resourceClaims:", sidecar + b"      resourceClaims:")
+    assert builds.difference(CONVERTED, two) == (
         "Deployment ml/llm differs at /spec/template/spec/containers: "
-        '"2 item(s)" expected, "3 item(s)" after'
+        '"1 item(s)" expected, "2 item(s)" after'
     )
     assert compare.first_difference({"a": 1}, {"b": 1}, "") == ("/a", 1, compare.ABSENT)
