@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 REPORT_VERSION = 1
 
-# Extended resources that scan lists but that are not GPU requests: never counted as
-# GPU requests, and never a file's reason for manual action.
+# Extended resources that scan lists but that are not GPU requests: not counted as GPU
+# requests, and never a file's reason for manual action, unless the mapping converts
+# them (then convert rewrites them, and the plan must count them).
 OTHER_ACCELERATORS = (
     "google.com/tpu*",  # Cloud TPU
     "aws.amazon.com/neuron*",  # Inferentia and Trainium (neuron, neuroncore, neurondevice)
@@ -46,11 +47,10 @@ NOT_GPU_REQUESTS = (
 
 
 def gpu_request(resource: str, mapped: bool = False) -> bool:
-    """A GPU request, counted as one: TPUs and the other accelerators never are; HAMi's
-    shares and example names are not unless the mapping converts them (a project that
-    maps example.com/gpu to a class means it)."""
-    if any(fnmatch.fnmatchcase(resource, p) for p in OTHER_ACCELERATORS):
-        return False
+    """A GPU request, counted as one: TPUs and the other accelerators, HAMi's shares and
+    example names are not unless the mapping converts them (what convert rewrites, the
+    plan counts: the built-in mapping converts Gaudi's habana.ai/gaudi; a project that
+    maps example.com/gpu or google.com/tpu to a class means it)."""
     return mapped or not any(fnmatch.fnmatchcase(resource, p) for p in NOT_GPU_REQUESTS)
 
 

@@ -340,3 +340,22 @@ def test_kustomization_facts_kept_between_runs_follow_their_content(
     kept.write_text('{"stamp": "another", "cwd": "/", "facts": {"x": 1}}')
     overlay.write_text(text)
     assert run_cli(["convert", "kustomize/base"], repo).stderr == first.stderr
+
+
+def test_an_accelerator_the_mapping_converts_is_counted_and_planned(tmp_path: Path) -> None:
+    """What convert rewrites, scan counts and the plan stages: the built-in mapping
+    converts Intel Gaudi's habana.ai/gaudi to gaudi.intel.com, so a Gaudi Job is a
+    request of the inventory and a workload of the pilot wave (it was listed as an
+    uncounted other resource while convert rewrote it: a plan with nothing to do); a
+    TPU, which no mapping converts, stays uncounted."""
+    gaudi = DEPLOYMENT.replace("nvidia.com/gpu", "habana.ai/gaudi").replace("infer", "tune")
+    _write(tmp_path, {"gaudi.yaml": gaudi, "tpu.yaml": TPU})
+    data = json.loads(run_cli(["scan", "--format", "json", "."], tmp_path).stdout)
+    assert (data["summary"]["requests"], data["summary"]["other_requests"]) == (1, 1)
+    report = json.loads(run_cli(["report", "--format", "json", "."], tmp_path).stdout)
+    stages = report["plan"]["stages"]
+    [row] = stages["inventory"]["workloads"]
+    assert [c["resource"] for c in row["containers"]] == ["habana.ai/gaudi"]
+    assert (row["name"], row["gpusPerPod"], row["strategy"]) == ("tune", 2, "rewrite")
+    assert stages["pilot"]["workloads"] == ["Deployment/ml/tune (spec.template.spec)"]
+    assert run_cli(["convert", "--check", "."], tmp_path).returncode == 1  # it is rewritten
