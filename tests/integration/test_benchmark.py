@@ -77,6 +77,8 @@ def test_benchmark_runs_and_prints_ratios(
         assert what in out
     assert "scan, kserve-like" in out and "convert - (stdin), 20 documents" in out
     assert "scan, with GPU requests" in out and "empty cache folder" in out
+    assert "scan of an empty folder (the tool's start-up)" in out
+    assert "(vs read as a process)" in out  # scan's targets: start-up on both sides
     assert "actions in one file" in out and "scan, snapshot (real)" in out
     assert "the same C loader as a process" in out and "one-GPU Pods in one file" in out
     assert "convert -j 1, 20 in one file" in out  # --pods 5: 5 and 20 Pods
@@ -121,3 +123,8 @@ def test_schema_baselines_run_on_dra_objects(tmp_path: Path) -> None:
     for reference in (True, False):
         seconds = bench.schema_baseline([claim], reference=reference)  # type: ignore[attr-defined]
         assert seconds > 0
+    # the same check as a process, the validate row's target baseline (a failing script
+    # raises: run_process checks the exit status)
+    command = [sys.executable, "-c", bench._SCHEMA_PROCESS, str(claim)]  # type: ignore[attr-defined]
+    seconds, _peak = bench.run_process(command, tmp_path)  # type: ignore[attr-defined]
+    assert seconds > 0
