@@ -107,7 +107,7 @@ class InventoryItem(Location):
         return gpu_request(self.resource, self.device_class is not None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**location_dict(self), **as_json(self, REQUEST)}
+        return {**location_dict(self), **as_json(self, REQUEST), "kept": self.kept or None}
 
 
 @dataclass(slots=True)

@@ -190,6 +190,7 @@ def test_scan_json_shape(repo: Path) -> None:
         "count": 2,
         "value": "2",
         "deviceClass": "gpu.nvidia.com",
+        "kept": None,  # convert rewrites it
     }
 
 
@@ -478,3 +479,24 @@ def test_a_stream_ends_with_a_next_step_that_applies_to_a_stream(
     last = done.stderr.decode().splitlines()[-1]
     assert last.startswith("dra-migrate: next: " + step), last
     assert "--write" not in last
+
+
+def test_scan_json_says_what_keeps_a_request_on_the_device_plugin(tmp_path: Path) -> None:
+    """inventory[].kept: the code of what keeps a request on the device plugin, as the
+    text report's held lines say it (an ignore of DRA401 here), null where convert
+    rewrites it; the report's JSON schema holds the field."""
+    import jsonschema
+
+    held = DEPLOYMENT.replace("  name: infer\n", "  name: kept  # dra-migrate: ignore[DRA401]\n")
+    (tmp_path / "held.yaml").write_text(held)
+    (tmp_path / "infer.yaml").write_text(DEPLOYMENT)
+    done = run_cli(["scan", "--format", "json", "."], tmp_path)
+    data = json.loads(done.stdout)
+    assert sorted((i["name"], i["kept"]) for i in data["inventory"]) == [
+        ("infer", None),
+        ("kept", "DRA401"),
+    ]
+    schema = json.loads((REPO / "schemas" / "report.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    text = run_cli(["convert", "--check", "held.yaml"], tmp_path).stderr.decode()
+    assert "held: held.yaml: Deployment ml/kept (DRA401)" in text
