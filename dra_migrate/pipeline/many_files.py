@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -415,10 +416,36 @@ def _map(
         return list(_counted((process_job(job, settings) for job in work), len(work), progress))
     from concurrent.futures import ProcessPoolExecutor  # lazy: start-up of small runs
 
-    chunk = max(1, min(MAX_CHUNK, len(work) // (workers * 8)))
-    with ProcessPoolExecutor(workers, initializer=cache.adopt, initargs=_cache_rules()) as pool:
+    chunk = _chunk(len(work), workers)
+    with ProcessPoolExecutor(
+        workers, _pool_context(), initializer=cache.adopt, initargs=_cache_rules()
+    ) as pool:
         done = pool.map(process_job, work, [settings] * len(work), chunksize=chunk)
         return list(_counted(done, len(work), progress))
+
+
+def _chunk(files: int, workers: int) -> int:
+    """Files a task of the pool holds (MAX_CHUNK at most, eight tasks a worker at least)."""
+    return max(1, min(MAX_CHUNK, files // (workers * 8)))
+
+
+def _pool_context() -> Any:
+    """How the pool starts its workers: forked where that is safe, on Linux in a process
+    with no other thread, so that a worker starts with the run's modules imported
+    (Python 3.14 starts them from a fork server by default, and each imports them
+    again: 515 files on two workers took 0.28 s instead of 0.17). Elsewhere (macOS,
+    where system libraries do not survive a fork; Windows), or with a thread running
+    (a library's, a test's), the platform's own way (None)."""
+    import multiprocessing
+    import threading
+
+    if (
+        sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        and "fork" in multiprocessing.get_all_start_methods()
+    ):
+        return multiprocessing.get_context("fork")
+    return None
 
 
 def _cache_rules() -> tuple[tuple[str, ...]]:
@@ -658,7 +685,8 @@ def run_validate(
 
         many = len(jobs_)
         rules = _cache_rules()
-        with ProcessPoolExecutor(workers, initializer=cache.adopt, initargs=rules) as pool:
+        context = _pool_context()
+        with ProcessPoolExecutor(workers, context, initializer=cache.adopt, initargs=rules) as pool:
             done = pool.map(
                 _check_file,
                 [display for display, _data, _path, _named in jobs_],
@@ -667,7 +695,7 @@ def run_validate(
                 [gpus if named else () for _display, _data, _path, named in jobs_],
                 [limit] * many,
                 [settings] * many,
-                chunksize=4,
+                chunksize=_chunk(many, workers),
             )
             checks = list(_counted(done, many, progress))
     else:

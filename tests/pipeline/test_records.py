@@ -55,3 +55,24 @@ def test_records_compare_by_value_and_copy_with_replace() -> None:
     assert other.findings == []  # each result has a list of its own
     with pytest.raises(TypeError):
         hash(result)  # filled in by later stages: equal by value, never a dict key
+
+
+def test_the_pool_forks_only_where_that_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers are forked on Linux in a process with no other thread (they start with the
+    run's modules imported; Python 3.14's default, a fork server, imports them again in
+    each); with a thread running, or on another system, the platform's own way."""
+    import sys
+    import threading
+
+    from dra_migrate.pipeline import many_files
+
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(sys, "platform", "linux")
+    context = many_files._pool_context()
+    assert context is not None and context.get_start_method() == "fork"
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    assert many_files._pool_context() is None
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert many_files._pool_context() is None
+    assert [many_files._chunk(n, 2) for n in (24, 100, 515, 10_000)] == [1, 6, 16, 16]
