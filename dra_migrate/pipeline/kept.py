@@ -70,8 +70,8 @@ def mapped(
     compute: Callable[[list[Job], Settings, int | None, Any], list[FileResult]],
 ) -> list[FileResult]:
     """The result of each job: kept ones read, the others computed (``compute(todo,
-    settings, jobs, progress)``: ``many_files._map``), and the run's results kept for
-    the next."""
+    settings, jobs, progress)``: ``many_files._map``, on ``pool.py``'s pool), and the
+    run's results kept for the next."""
     run_key = _run_key(settings) if any(_keepable(job) for job in work) else None
     stamp = _stamp() if run_key is not None else None
     if run_key is None or stamp is None:

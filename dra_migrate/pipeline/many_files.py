@@ -11,13 +11,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from dra_migrate import cache
-from dra_migrate.pipeline import kept, suppress, units
+from dra_migrate.pipeline import kept, pool, suppress, units
 from dra_migrate.pipeline.options import Job
+from dra_migrate.pipeline.pool import Progress
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.context import Lookup
 from dra_migrate.report.findings import Finding, finding
@@ -25,23 +24,16 @@ from dra_migrate.report.model import FileResult, Report, Status
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO, TypeVar
+    from typing import Any, BinaryIO
 
-    _T = TypeVar("_T")
     from dra_migrate.convert.mapping import Settings
     from dra_migrate.pipeline.options import RunOptions
     from dra_migrate.repo.context import BridgeLookup
 
-Progress = Callable[[int, int], None] | None  # (files done, files to do): a progress bar
 # A file read for the prefilter is kept for processing up to this size; a larger
 # one (an install bundle) is read again where it is processed, so that a run
 # never holds every bundle of a repository at once.
 HELD = 1 << 20
-PARALLEL_THRESHOLD = 24  # below this many parsed files a process pool costs more than it saves
-# files a task of the pool holds, at most: a task's round trip costs about what a small
-# file's parsing does (515 files on two workers: 0.19 s in chunks of 4, 0.15 in 16),
-# and eight tasks a worker at least keep a big file from holding up the end
-MAX_CHUNK = 16
 
 
 def run(options: RunOptions) -> Report:
@@ -411,55 +403,7 @@ def _map(
         return []
     from dra_migrate.pipeline.one_file import process_job
 
-    workers = jobs if jobs is not None else (os.cpu_count() or 1)
-    if workers <= 1 or len(work) < PARALLEL_THRESHOLD:
-        return list(_counted((process_job(job, settings) for job in work), len(work), progress))
-    from concurrent.futures import ProcessPoolExecutor  # lazy: start-up of small runs
-
-    chunk = _chunk(len(work), workers)
-    with ProcessPoolExecutor(
-        workers, _pool_context(), initializer=cache.adopt, initargs=_cache_rules()
-    ) as pool:
-        done = pool.map(process_job, work, [settings] * len(work), chunksize=chunk)
-        return list(_counted(done, len(work), progress))
-
-
-def _chunk(files: int, workers: int) -> int:
-    """Files a task of the pool holds (MAX_CHUNK at most, eight tasks a worker at least)."""
-    return max(1, min(MAX_CHUNK, files // (workers * 8)))
-
-
-def _pool_context() -> Any:
-    """How the pool starts its workers: forked where that is safe, on Linux in a process
-    with no other thread, so that a worker starts with the run's modules imported
-    (Python 3.14 starts them from a fork server by default, and each imports them
-    again: 515 files on two workers took 0.28 s instead of 0.17). Elsewhere (macOS,
-    where system libraries do not survive a fork; Windows), or with a thread running
-    (a library's, a test's), the platform's own way (None)."""
-    import multiprocessing
-    import threading
-
-    if (
-        sys.platform.startswith("linux")
-        and threading.active_count() == 1
-        and "fork" in multiprocessing.get_all_start_methods()
-    ):
-        return multiprocessing.get_context("fork")
-    return None
-
-
-def _cache_rules() -> tuple[tuple[str, ...]]:
-    """What a worker of the pool takes of the run's cache rules (``cache.adopt``): where
-    the pool does not fork, a worker is a new interpreter."""
-    return (cache.outside(),)
-
-
-def _counted(results: Iterable[_T], total: int, progress: Progress) -> Iterator[_T]:
-    """The results, reporting each one done to ``progress``."""
-    for done, result in enumerate(results, 1):
-        if progress is not None:
-            progress(done, total)
-        yield result
+    return pool.in_order(process_job, [work, [settings] * len(work)], jobs, progress)
 
 
 # --- stdin ------------------------------------------------------------------------
@@ -676,34 +620,19 @@ def run_validate(
             if candidate.explicit or _worth_parsing(data, validate.NEEDLES):
                 held = data if len(data) <= HELD else None
                 jobs_.append((candidate.display, held, candidate.path, candidate.explicit))
-    workers = jobs if jobs is not None else (os.cpu_count() or 1)
     limit = config.max_file_size
     # a named file's documents that ask for GPUs are composed too, as convert composes them
     gpus = tuple(n.decode("utf-8", "replace") for n in config.needles())
-    if workers > 1 and len(jobs_) >= PARALLEL_THRESHOLD:
-        from concurrent.futures import ProcessPoolExecutor
-
-        many = len(jobs_)
-        rules = _cache_rules()
-        context = _pool_context()
-        with ProcessPoolExecutor(workers, context, initializer=cache.adopt, initargs=rules) as pool:
-            done = pool.map(
-                _check_file,
-                [display for display, _data, _path, _named in jobs_],
-                [data for _display, data, _path, _named in jobs_],
-                [path for _display, _data, path, _named in jobs_],
-                [gpus if named else () for _display, _data, _path, named in jobs_],
-                [limit] * many,
-                [settings] * many,
-                chunksize=_chunk(many, workers),
-            )
-            checks = list(_counted(done, many, progress))
-    else:
-        done = (
-            _check_file(display, data, path, gpus if named else (), limit, settings)
-            for display, data, path, named in jobs_
-        )
-        checks = list(_counted(done, len(jobs_), progress))
+    many = len(jobs_)
+    columns: list[Sequence[Any]] = [
+        [display for display, _data, _path, _named in jobs_],
+        [data for _display, data, _path, _named in jobs_],
+        [path for _display, _data, path, _named in jobs_],
+        [gpus if named else () for _display, _data, _path, named in jobs_],
+        [limit] * many,
+        [settings] * many,
+    ]
+    checks = pool.in_order(_check_file, columns, jobs, progress)
     extra = validate.cross_check(checks, settings)
     if devices is not None:
         extra += validate.check_slices(checks, devices)

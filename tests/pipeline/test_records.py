@@ -64,15 +64,15 @@ def test_the_pool_forks_only_where_that_is_safe(monkeypatch: pytest.MonkeyPatch)
     import sys
     import threading
 
-    from dra_migrate.pipeline import many_files
+    from dra_migrate.pipeline import pool
 
     monkeypatch.setattr(threading, "active_count", lambda: 1)
     monkeypatch.setattr(sys, "platform", "linux")
-    context = many_files._pool_context()
+    context = pool._context()
     assert context is not None and context.get_start_method() == "fork"
     monkeypatch.setattr(threading, "active_count", lambda: 2)
-    assert many_files._pool_context() is None
+    assert pool._context() is None
     monkeypatch.setattr(threading, "active_count", lambda: 1)
     monkeypatch.setattr(sys, "platform", "darwin")
-    assert many_files._pool_context() is None
-    assert [many_files._chunk(n, 2) for n in (24, 100, 515, 10_000)] == [1, 6, 16, 16]
+    assert pool._context() is None
+    assert [pool.chunk(n, 2) for n in (24, 100, 515, 10_000)] == [1, 6, 16, 16]

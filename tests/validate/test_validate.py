@@ -683,7 +683,7 @@ def test_config_declares_a_driver(tmp_path: Path) -> None:
 def test_a_process_pool_gives_the_same_findings(tmp_path: Path) -> None:
     """Enough files for the pool: the settings and what each file defines (dataclasses)
     go to the workers and back, and the checks across files see them all."""
-    from dra_migrate.pipeline.many_files import PARALLEL_THRESHOLD
+    from dra_migrate.pipeline.pool import PARALLEL_THRESHOLD
 
     for i in range(PARALLEL_THRESHOLD):
         (tmp_path / f"pod-{i}.yaml").write_text(POD.replace("name: ", f"name: n{i}-", 1))
