@@ -256,9 +256,10 @@ def _unique_across_files(
 
             reserved = settings.reserved | frozenset(taken)
             again = process_job(job, dataclasses.replace(settings, reserved=reserved))
-            if not clashes(spelled(again)):
-                result = results[index] = again
-                found = spelled(again)
+            found_again = spelled(again)
+            if not clashes(found_again):
+                result, found = again, found_again
+                results[index] = again
         for key, text in found:
             taken.setdefault(key, text)
 

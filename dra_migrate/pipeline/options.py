@@ -11,14 +11,13 @@ from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from dra_migrate.convert.mapping import Config, Settings
+    from dra_migrate.pipeline.pool import Progress
     from dra_migrate.repo.roles import Role
     from dra_migrate.report.findings import Finding
 
-    Progress = Callable[[int, int], None] | None  # (files done, files to do): a progress bar
 
 COLORS = ("auto", "always", "never")
 

@@ -125,6 +125,7 @@ def test_schema_baselines_run_on_dra_objects(tmp_path: Path) -> None:
         assert seconds > 0
     # the same check as a process, the validate row's target baseline (a failing script
     # raises: run_process checks the exit status)
-    command = [sys.executable, "-c", bench._SCHEMA_PROCESS, str(claim)]  # type: ignore[attr-defined]
+    script, here = bench._SCHEMA_PROCESS, bench.HERE  # type: ignore[attr-defined]
+    command = [sys.executable, "-c", script, here, str(claim)]
     seconds, _peak = bench.run_process(command, tmp_path)  # type: ignore[attr-defined]
     assert seconds > 0
