@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("dra_migrate.migration",),
     ("dra_migrate.cluster",),
     ("dra_migrate.pipeline",),
+    ("dra_migrate.simulate",),
     ("dra_migrate.cli", "dra_migrate.__main__"),
 ]
 PACKAGES = {name for layer in LAYERS for name in layer if name.count(".") == 1}
