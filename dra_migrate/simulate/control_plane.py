@@ -258,10 +258,14 @@ class ControlPlane:
         cache drops older list snapshots within 15 seconds (cacher/compactor.go
         ``compactorPollPeriod``). Returns the revision compacted to."""
         key = base64.b64encode(b"compact_rev_key").decode()
+        # the put is itself a new revision: the one compacted to, so that every version
+        # read before this call is older than the compaction. Its value is the revision
+        # before it, which is what a reader of the key learns (the compacted one, or
+        # one less: either way older than any version written after)
         current = _etcd(self.etcd_url, "/v3/kv/range", {"key": key})
-        revision = int(current["header"]["revision"])
-        value = base64.b64encode(str(revision).encode()).decode()
-        _etcd(self.etcd_url, "/v3/kv/put", {"key": key, "value": value})
+        value = base64.b64encode(str(int(current["header"]["revision"]) + 1).encode()).decode()
+        put = _etcd(self.etcd_url, "/v3/kv/put", {"key": key, "value": value})
+        revision = int(put["header"]["revision"])
         _etcd(self.etcd_url, "/v3/kv/compaction", {"revision": revision, "physical": True})
         return revision
 

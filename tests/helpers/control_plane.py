@@ -74,9 +74,14 @@ def api(
     )
     try:
         with opener.open(request, timeout=30) as answer:
-            return answer.status, json.loads(answer.read() or b"{}")
+            status, raw = answer.status, answer.read()
     except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"{}")
+        status, raw = error.code, error.read()
+    try:
+        data = json.loads(raw or b"{}")
+    except ValueError:  # a plain-text answer (404 of a path no API serves yet)
+        data = {"message": raw.decode("utf-8", "replace")}
+    return status, data if isinstance(data, dict) else {}
 
 
 def create(plane: cp.ControlPlane, path: str, obj: dict[str, Any]) -> dict[str, Any]:
