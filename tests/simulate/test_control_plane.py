@@ -261,6 +261,7 @@ def _running_in(folder: Path) -> list[int]:
     return found
 
 
+@pytest.mark.control_plane
 def test_a_component_that_fails_says_why_with_its_log(tmp_path: Path) -> None:
     found = binaries()
     before = set(cp._LIVE)
@@ -284,6 +285,7 @@ time.sleep(600)
 """
 
 
+@pytest.mark.control_plane
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_never_left_behind(tmp_path: Path, sig: int) -> None:
     """The parent ended by a signal it handles (SIGTERM, SIGINT) or cannot (SIGKILL):
@@ -295,6 +297,7 @@ def test_never_left_behind(tmp_path: Path, sig: int) -> None:
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
+    group = 0
     try:
         assert child.stdout is not None
         group = int(child.stdout.readline())
@@ -302,6 +305,13 @@ def test_never_left_behind(tmp_path: Path, sig: int) -> None:
         child.send_signal(sig)
         child.wait(30)
         wait_for("the control plane's processes gone", lambda: _group_gone(group), timeout=30)
+        if sig != signal.SIGKILL:
+            # stopped in order by the handler, not killed with the parent: the API
+            # server shut down gracefully and said so
+            log = (tmp_path / "cp" / "logs" / "kube-apiserver.log").read_text()
+            assert "Shutting down" in log
     finally:
         child.kill()
         child.wait()
+        if group and not _group_gone(group):  # the test failed: leave nothing behind
+            os.killpg(group, signal.SIGKILL)
