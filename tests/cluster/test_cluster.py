@@ -5,12 +5,13 @@ The stand-in (tests/helpers/fake_apiserver.py) answers as the API server does:
 discovery, paged lists, Status objects for 401, 403 and 404. It serves what a real
 kube-apiserver 1.37 never does (hostile or broken answers: endless continue tokens,
 answers dripped a byte at a time, huge, deeply nested or compressed ones; older or no
-resource.k8s.io versions) and records every request (only GET is ever sent), and its
-sample cluster's edge cases (an owner that no longer exists, Succeeded pods, init
-containers, a pool's older generation, a node served twice). Paging with real continue
+resource.k8s.io versions) and records every request (only GET is ever sent); its
+sample cluster has what a real one refuses or removes (a pod whose owner no longer
+exists, which the garbage collector deletes; half a GPU, which validation refuses)
+beside the cases test_live_cluster.py makes for real. Paging with real continue
 tokens, RBAC refusals, rejected tokens, expired continue tokens, the in-cluster service
-account, validate and report --cluster run against a real API server in
-test_live_cluster.py. The same cluster dumped as ``kubectl get ... -o json``/``-o yaml``
+account, validate and report --cluster, Succeeded pods, init containers, a pool's older
+generation and a node served twice run against a real API server there. The same cluster dumped as ``kubectl get ... -o json``/``-o yaml``
 files must give the same inventory.
 """
 

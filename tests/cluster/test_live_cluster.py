@@ -33,6 +33,7 @@ from tests.helpers.control_plane import READER, api, create, wait_for
 
 DOCS = REPO / "docs" / "cluster.md"
 PRODUCT = "LIVE-TEST H100 80GB"  # the devices of this module's slices, and no other test's
+OLD_PRODUCT = "LIVE-TEST A100 80GB"
 CLASS = "live.gpu.nvidia.com"
 GPU_CLASS = f"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].productName == '{PRODUCT}'"
 MANY = 60  # pods of the paged namespace
@@ -58,7 +59,7 @@ def ours(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "workloads": [w for w in data["workloads"] if w["namespace"].startswith("live-")],
         "nodes": [n for n in data["nodes"] if n["name"].startswith("live-")],
-        "devices": [d for d in data["devices"] if d["product"] == PRODUCT],
+        "devices": [d for d in data["devices"] if d["product"].startswith("LIVE-TEST")],
         "deviceClasses": [c for c in data["deviceClasses"] if c["name"] == CLASS],
         "pendingClaims": [
             {k: v for k, v in c.items() if k != "ageSeconds"}
@@ -102,6 +103,25 @@ def _template(app: str, gpus: dict[str, str], **spec: Any) -> dict[str, Any]:
     }
 
 
+def _slice(node_name: str, generation: int, count: int, product: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": f"{node_name}-gpu.nvidia.com-g{generation}"},
+        "spec": {
+            "driver": "gpu.nvidia.com",
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": generation, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"gpu-{i}",
+                    "attributes": {"productName": {"string": product}, "type": {"string": "gpu"}},
+                    "capacity": {"memory": {"value": "80Gi"}},
+                }
+                for i in range(count)
+            ],
+        },
+    }
+
+
 def _namespace(plane: cp.ControlPlane, name: str) -> None:
     create(plane, "/api/v1/namespaces", {"metadata": {"name": name}})
     wait_for(
@@ -125,29 +145,20 @@ def live(control_plane: cp.ControlPlane) -> cp.ControlPlane:
     create(plane, "/api/v1/nodes", _node("live-gpu-b", 8, "NVIDIA-A100-SXM4-80GB"))
     create(plane, "/api/v1/nodes", _node("live-dra-0"))
     create(plane, "/api/v1/nodes", _node("live-cpu-0"))
-    create(
-        plane,
-        "/apis/resource.k8s.io/v1/resourceslices",
-        {
-            "metadata": {"name": "live-dra-0-gpu.nvidia.com"},
-            "spec": {
-                "driver": "gpu.nvidia.com",
-                "nodeName": "live-dra-0",
-                "pool": {"name": "live-dra-0", "generation": 1, "resourceSliceCount": 1},
-                "devices": [
-                    {
-                        "name": f"gpu-{i}",
-                        "attributes": {
-                            "productName": {"string": PRODUCT},
-                            "type": {"string": "gpu"},
-                        },
-                        "capacity": {"memory": {"value": "80Gi"}},
-                    }
-                    for i in range(4)
-                ],
-            },
-        },
-    )
+    create(plane, "/api/v1/nodes", _node("live-dra-1"))
+    # a node whose GPUs both the device plugin and the DRA driver publish
+    create(plane, "/api/v1/nodes", _node("live-gpu-both", 4, "NVIDIA-H100-80GB-HBM3"))
+    for node_name, generation, count, product in (
+        ("live-dra-0", 1, 4, PRODUCT),
+        ("live-dra-1", 1, 8, OLD_PRODUCT),  # the pool's older generation: not counted
+        ("live-dra-1", 2, 4, PRODUCT),
+        ("live-gpu-both", 1, 4, PRODUCT),
+    ):
+        create(
+            plane,
+            "/apis/resource.k8s.io/v1/resourceslices",
+            _slice(node_name, generation, count, product),
+        )
     create(
         plane,
         "/apis/resource.k8s.io/v1/deviceclasses",
@@ -175,6 +186,8 @@ def live(control_plane: cp.ControlPlane) -> cp.ControlPlane:
     # CronJob -> Job -> 2 pods (the Job made by hand, owned by the CronJob, as the
     # CronJob controller would at its schedule)
     job_template = _template("nightly", {"nvidia.com/gpu": "4"}, restartPolicy="Never")
+    warmup = {**_container({"nvidia.com/gpu": "2"}), "name": "warmup"}
+    job_template["spec"]["initContainers"] = [warmup]
     cronjob = create(
         plane,
         "/apis/batch/v1/namespaces/live-train/cronjobs",
@@ -344,6 +357,20 @@ def live(control_plane: cp.ControlPlane) -> cp.ControlPlane:
         )
 
     wait_for("the controllers' pods placed", settled, timeout=90)
+    # one of the Job's pods ends, as its kubelet would report: it holds no GPU then
+    (done, *_rest) = sorted(
+        p["metadata"]["name"]
+        for p in _pods(plane, "live-train")
+        if p["metadata"]["name"].startswith("nightly-1-")
+    )
+    status, answer = api(
+        plane,
+        "PATCH",
+        f"/api/v1/namespaces/live-train/pods/{done}/status",
+        {"status": {"phase": "Succeeded"}},
+        content_type="application/merge-patch+json",
+    )
+    assert status == 200, answer
     return plane
 
 
@@ -365,26 +392,35 @@ def test_inventory_of_what_the_controllers_made(live: cp.ControlPlane) -> None:
     chat = workloads["live-serving", "Deployment", "chat"]
     assert chat["pods"] == 3 and chat["phases"] == {"Pending": 3}  # bound, never run
     assert chat["gpus"] == {"nvidia.com/gpu": 3}
-    assert set(chat["nodes"]) <= {"live-gpu-a", "live-gpu-b"} and chat["nodes"]
+    assert set(chat["nodes"]) <= {"live-gpu-a", "live-gpu-b", "live-gpu-both"} and chat["nodes"]
     nightly = workloads["live-train", "CronJob", "nightly"]
-    assert nightly["pods"] == 2 and nightly["gpus"] == {"nvidia.com/gpu": 8}
+    assert nightly["pods"] == 2 and nightly["phases"] == {"Pending": 1, "Succeeded": 1}
+    # the Succeeded pod holds nothing; the init container's 2 fit inside the app's 4
+    assert nightly["gpus"] == {"nvidia.com/gpu": 4}
+    assert {(r["container"], r["role"]) for r in nightly["requests"]} == {
+        ("main", "app"),
+        ("warmup", "init"),
+    }
     assert workloads["live-ray", "RayCluster", "llm"]["apiVersion"] == "ray.io/v1"
     # dra-one and dra-eight ask through claims, not for a device plugin's resource:
     # not GPU workloads to migrate; dra-eight's claim is a pending one (below)
     nodes = {n["name"]: n for n in mine["nodes"]}
-    assert set(nodes) == {"live-gpu-a", "live-gpu-b", "live-dra-0"}  # live-cpu-0 has no GPU
+    # live-cpu-0 has no GPU of either kind
+    assert set(nodes) == {"live-gpu-a", "live-gpu-b", "live-gpu-both", "live-dra-0", "live-dra-1"}
     assert nodes["live-gpu-a"]["devicePlugin"] and nodes["live-gpu-a"]["capacity"] == {
         "nvidia.com/gpu": "8"
     }
     assert nodes["live-gpu-a"]["product"] == "NVIDIA-A100-SXM4-80GB"
     assert nodes["live-dra-0"]["draDrivers"] == ["gpu.nvidia.com"]
     assert nodes["live-dra-0"]["draDevices"] == 4
+    assert nodes["live-dra-1"]["draDevices"] == 4  # the newest generation of its pool
+    assert nodes["live-gpu-both"]["servedTwice"] == ["nvidia.com/gpu"]
     assert mine["devices"] == [
         {
             "driver": "gpu.nvidia.com",
             "product": PRODUCT,
-            "devices": 4,
-            "nodes": 1,
+            "devices": 12,
+            "nodes": 3,
             "notNodeLocal": 0,
         }
     ]
@@ -394,6 +430,9 @@ def test_inventory_of_what_the_controllers_made(live: cp.ControlPlane) -> None:
     (pending,) = mine["pendingClaims"]
     assert pending["namespace"] == "live-train" and pending["name"].startswith("dra-eight-gpu-")
     assert pending["reservedFor"] == []
+    messages = {(f["code"], f["message"].split(" ")[1]) for f in data["findings"]}
+    assert ("DRA607", "live-gpu-both") in messages
+    assert ("DRA608", f"live-train/{pending['name']}") in messages
 
 
 def test_a_kubectl_dump_gives_the_same_inventory(
