@@ -743,23 +743,33 @@ def _one_line(result: Result, code: str, status: int) -> str:
 
 
 @pytest.mark.parametrize(
-    ("dropped", "scope", "permission"),
+    ("dropped", "args", "permission"),
     [
         (
             ("resource.k8s.io", "resourceclaims"),
-            ["-A"],
+            ["inventory", "-A"],
             "list on resourceclaims in API group resource.k8s.io",
         ),
-        (("", "pods"), ["-A"], "list on pods in API group core"),
+        (("", "pods"), ["inventory", "-A"], "list on pods in API group core"),
         (
             ("apps", "replicasets"),
-            ["-n", "live-serving"],
+            ["inventory", "-n", "live-serving"],
             "get on replicasets in API group apps in namespace live-serving",
         ),
+        (
+            ("resource.k8s.io", "resourceslices"),
+            ["validate", "{manifest}"],
+            "list on resourceslices in API group resource.k8s.io",
+        ),
+        (("", "nodes"), ["report", str(REPO / "examples")], "list on nodes in API group core"),
     ],
 )
 def test_a_refusal_names_the_missing_permission(
-    live: cp.ControlPlane, dropped: tuple[str, str], scope: list[str], permission: str
+    live: cp.ControlPlane,
+    tmp_path: Path,
+    dropped: tuple[str, str],
+    args: list[str],
+    permission: str,
 ) -> None:
     """The documented role without one resource, bound to a user of the token file: the
     server's RBAC refuses, and the one line says which permission is missing."""
@@ -787,17 +797,20 @@ def test_a_refusal_names_the_missing_permission(
     api(live, "POST", _PATHS["ClusterRoleBinding"], binding)  # 409 once it exists
     token = live.tokens[READER]
     verb = "get" if resource == "replicasets" else "list"
-    wait_for(
-        "the role changed",
-        lambda: (
-            not _allowed(live, token, {"verb": verb, "group": group, "resource": resource})
-            and _allowed(live, token, {"verb": "list", "resource": "nodes"})
-        ),
-    )
+
+    def in_force() -> bool:  # RBAC's informers have the new role: every grant as it says
+        return all(
+            _allowed(live, token, {"verb": v, "group": g, "resource": r})
+            == ((g, r) != (group, resource))
+            for g, r, v in cluster.permissions()
+        )
+
+    wait_for("the role in force", in_force)
+    manifest = tmp_path / "rct.yaml"
+    manifest.write_text(RCT)
+    command, *rest = [a.format(manifest=manifest) for a in args]
     kubeconfig = live.kubeconfig_for(READER)
-    line = _one_line(
-        run("inventory", "--cluster", "--kubeconfig", str(kubeconfig), *scope), "DRA604", 2
-    )
+    line = _one_line(run(command, "--cluster", "--kubeconfig", str(kubeconfig), *rest), "DRA604", 2)
     assert f"missing permission: {permission}" in line
     assert f'User "{READER}" cannot {verb} resource "{resource}"' in line  # the server's words
     assert "docs/cluster.md" in line
