@@ -88,12 +88,14 @@ def validate(
     except ConfigError as error:
         run.fail_usage(error)
     notes: list[Finding] = []
+    installed: tuple[tuple[str, tuple[str, ...]], ...] = ()
     if live:
-        from dra_migrate.cluster import ClusterError, slice_devices
+        from dra_migrate.cluster import ClusterError, cluster_classes, slice_devices
 
         reader = run.connect(reach)
         try:
             devices = slice_devices(reader)
+            installed = cluster_classes(reader)
         except ClusterError as error:
             run.fail_cluster(error)
         finally:
@@ -117,6 +119,7 @@ def validate(
         target=explicit_target or options.settings.config.target,
         external_templates=external_templates,
         feature_gates=tuple(gates.items()),
+        installed_classes=installed,
     )
     stdin = None
     if options.stdin:

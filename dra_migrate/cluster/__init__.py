@@ -7,8 +7,8 @@ account, as the client finds them; lists paged with ``limit``/``continue``; only
 ``get`` and ``list``, never a write), and ``DumpReader`` (``dumps.py``) reads
 ``kubectl get ... -o yaml`` (or ``-o json``) files. ``build_inventory``
 (``inventory.py``) turns either into the ``ClusterInventory`` of
-``report/inventory.py``; ``slice_devices`` gives ``validate --cluster`` the live
-devices to evaluate classes and claims on.
+``report/inventory.py``; ``slice_devices`` and ``cluster_classes`` give ``validate --cluster`` the
+live devices to evaluate classes and claims on and the classes that exist.
 
 Every call goes through the ``RESOURCES`` table (``resources.py``); the read-only
 ClusterRole in docs/cluster.md grants exactly what it lists (a test checks both).
@@ -17,6 +17,7 @@ This module re-exports the names other packages use.
 
 from dra_migrate.cluster.dumps import DumpReader as DumpReader
 from dra_migrate.cluster.inventory import build_inventory as build_inventory
+from dra_migrate.cluster.inventory import cluster_classes as cluster_classes
 from dra_migrate.cluster.inventory import inventory_report as inventory_report
 from dra_migrate.cluster.inventory import parse_duration as parse_duration
 from dra_migrate.cluster.inventory import slice_devices as slice_devices
@@ -39,6 +40,7 @@ __all__ = [
     "DumpReader",
     "LiveReader",
     "build_inventory",
+    "cluster_classes",
     "inventory_report",
     "parse_duration",
     "permissions",

@@ -454,6 +454,29 @@ def slice_devices(reader: Reader) -> list[Device]:
     return devices_from_resource_slices(current_slices(reader.list("resourceslices", None)))
 
 
+def cluster_classes(reader: Reader) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The cluster's DeviceClasses as name and CEL selectors, for ``validate --cluster``:
+    a request may name a class that only the cluster defines, and its devices are the
+    ones that class selects."""
+    if reader.dra_version is None:
+        return ()
+    found = []
+    for obj in reader.list("deviceclasses", None):
+        name = (obj.get("metadata") or {}).get("name")
+        spec = obj.get("spec") or {}
+        if not isinstance(name, str) or not isinstance(spec, dict):
+            continue
+        selectors = spec.get("selectors")
+        cels = [s.get("cel") for s in selectors or () if isinstance(s, dict)]
+        expressions = tuple(
+            c["expression"]
+            for c in cels
+            if isinstance(c, dict) and isinstance(c.get("expression"), str)
+        )
+        found.append((name, expressions))
+    return tuple(sorted(found))
+
+
 def inventory_report(
     reader: Reader,
     config: Config,

@@ -636,7 +636,7 @@ def run_validate(
     checks = pool.in_order(_check_file, columns, jobs, progress)
     extra = validate.cross_check(checks, settings)
     if devices is not None:
-        extra += validate.check_slices(checks, devices)
+        extra += validate.check_slices(checks, devices, settings.installed_classes)
     by_path = {c.result.path: c.result for c in checks}
     for f in extra:
         by_path[f.path].findings.append(f)

@@ -23,6 +23,10 @@ class ValidateSettings:
     # (driver domain, release, why) the run assumes: the configuration's drivers:, the
     # ResourceSlices, else the catalog's default (k8s.catalog.Catalog.assumed_releases)
     driver_releases: tuple[tuple[str, str, str], ...] = ()
+    # the DeviceClasses the live cluster has (validate --cluster), name and CEL selectors:
+    # a request that names one refers to a class that exists (no DRA319), and its devices
+    # are those the cluster's class selects (a class of the input of that name wins)
+    installed_classes: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

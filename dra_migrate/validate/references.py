@@ -48,6 +48,7 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
     found.extend(_admin_access(checks))
     found.extend(_bridge_classes(checks, settings))
     classes = {c.name for check in checks for c in check.classes}
+    classes.update(name for name, _ in settings.installed_classes)
     for check in checks:
         # a pod is paired with its own file's definition first (files applied together)
         own = {(c.kind, c.namespace, c.name): c for c in check.claims}
@@ -92,7 +93,9 @@ def cross_check(checks: Sequence[FileCheck], settings: ValidateSettings) -> list
                         w.finding(
                             "DRA319",
                             f"{claim.kind} {claim.name}: device class {request.device_class!r} "
-                            "is not defined in the input and is not one a known driver installs",
+                            "is not defined in the input"
+                            + (", nor in the cluster," if settings.installed_classes else "")
+                            + " and is not one a known driver installs",
                             "pass the file with the DeviceClass, or check the name",
                         )
                     )

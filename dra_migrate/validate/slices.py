@@ -15,14 +15,22 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def check_slices(checks: Sequence[FileCheck], devices: Sequence[Any]) -> list[Finding]:
-    """Evaluate classes and requests on the devices of ``kubectl get resourceslices``."""
+def check_slices(
+    checks: Sequence[FileCheck],
+    devices: Sequence[Any],
+    installed: Sequence[tuple[str, Sequence[str]]] = (),
+) -> list[Finding]:
+    """Evaluate classes and requests on the devices of ``kubectl get resourceslices``
+    (``installed``: the live cluster's DeviceClasses, name and CEL selectors; a class of
+    the input of the same name, then, is the one evaluated)."""
     from dra_migrate.k8s.catalog import load_catalog
 
     found: list[Finding] = []
     class_selectors: dict[str, list[Selector]] = {}
     for info in load_catalog().device_classes:
         class_selectors[info.name] = [Selector(info.selector, Where("", 0, 0))]
+    for name, expressions in installed:
+        class_selectors[name] = [Selector(e, Where("", 0, 0)) for e in expressions]
     for check in checks:
         for cls in check.classes:
             class_selectors[cls.name] = cls.selectors

@@ -617,7 +617,7 @@ def docs_account(live: cp.ControlPlane, tmp_path_factory: pytest.TempPathFactory
     return path
 
 
-# the class in the input too: validate --cluster reads the cluster's slices, not its classes
+# the class in the input too, as a user validating it before applying it would give it
 RCT = f"""\
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
@@ -710,6 +710,19 @@ def test_the_documented_role_reads_everything(
     }
     assert nodes["live-gpu-a"] == {"nvidia.com/gpu": 8}
     assert "live-cpu-0" in nodes and nodes["live-cpu-0"] == {}
+
+
+def test_validate_reads_the_clusters_classes(live: cp.ControlPlane, tmp_path: Path) -> None:
+    """A request that names a class only the cluster has: no DRA319, and the devices
+    counted are the ones the cluster's class selects."""
+    manifest = tmp_path / "rct.yaml"
+    manifest.write_text(RCT.split("---\n", 1)[1])  # the templates, not the class
+    result = run("validate", "--cluster", "--kubeconfig", str(live.kubeconfig), str(manifest))
+    assert "DRA319" not in result.stdout, result.stdout
+    assert re.search(r"rct\.yaml:\d+:\d+: DRA343 .*h100.*live-dra-0 4", result.stdout), (
+        result.stdout
+    )
+    assert re.search(r"rct\.yaml:\d+:\d+: DRA340 .*b200", result.stdout), result.stdout
 
 
 def test_in_cluster_service_account(
