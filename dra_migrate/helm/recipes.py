@@ -30,6 +30,7 @@ from dra_migrate.convert.mapping import Context, Settings
 from dra_migrate.helm import chart as chart_files
 from dra_migrate.helm.model import DONE, RECIPE, Chart, ChartEdit, Options, Read
 from dra_migrate.helm.values_text import MISSING, ValuesText, dotted
+from dra_migrate.helm.versions import parse_constraint, satisfies
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.model import ChartPlan
 
@@ -119,68 +120,6 @@ def unserved(chart: Chart) -> str:
     )
 
 
-# --- semver ranges ------------------------------------------------------------------
-
-_SEMVER = re.compile(
-    r"v?(?P<major>\d+)(?:\.(?P<minor>\d+))?(?:\.(?P<patch>\d+))?"
-    r"(?:-(?P<pre>[0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?"
-)
-_CLAUSE = re.compile(r"\s*(>=|<=|!=|==|=|>|<)?\s*(v?\d[0-9A-Za-z.+-]*)\s*")
-Version = tuple[int, int, int, tuple[tuple[int, int | str], ...]]
-
-
-def parse_version(text: str) -> Version | None:
-    """A semantic version (a leading ``v`` allowed, as Helm allows it), or None."""
-    match = _SEMVER.fullmatch(text.strip())
-    if match is None:
-        return None
-    pre: tuple[tuple[int, int | str], ...] = ()
-    if match["pre"]:
-        # semver 2.0.0, 11: numeric identifiers sort before alphanumeric ones, by value
-        pre = tuple((0, int(p)) if p.isdigit() else (1, p) for p in match["pre"].split("."))
-    return int(match["major"]), int(match["minor"] or 0), int(match["patch"] or 0), pre
-
-
-def _order(version: Version) -> tuple[Any, ...]:
-    major, minor, patch, pre = version
-    # a release sorts after every pre-release of it
-    return (major, minor, patch, 0 if pre else 1, pre)
-
-
-def parse_constraint(text: str) -> list[tuple[str, Version]]:
-    """``">=1.6.0-rc.0, <2"`` as (operator, version) clauses, all of which must hold."""
-    clauses: list[tuple[str, Version]] = []
-    for part in re.split(r"[,\s]+(?=[<>=!v\d])", text.strip()):
-        match = _CLAUSE.fullmatch(part)
-        version = parse_version(match[2]) if match else None
-        if match is None or version is None:
-            raise ValueError(f"not a version constraint: {text!r}")
-        clauses.append((match[1] or "=", version))
-    return clauses
-
-
-_COMPARE: dict[str, Callable[[tuple[Any, ...], tuple[Any, ...]], bool]] = {
-    ">=": lambda a, b: a >= b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    "<": lambda a, b: a < b,
-    "=": lambda a, b: a == b,
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
-}
-
-
-def satisfies(version: str, constraint: str) -> bool:
-    """Does ``version`` meet every clause of ``constraint``? A version that is not
-    semver meets none."""
-    parsed = parse_version(version)
-    if parsed is None:
-        return False
-    return all(
-        _COMPARE[op](_order(parsed), _order(bound)) for op, bound in parse_constraint(constraint)
-    )
-
-
 # --- what a chart's values need -----------------------------------------------------
 
 
@@ -251,6 +190,46 @@ def _fill(value: Any, names: Mapping[str, str]) -> Any:
     return value
 
 
+# what convert writes for a pod that no longer asks for the extended resource
+# (convert/controllers.py extended_resource_toleration, DRA224): the toleration the
+# ExtendedResourceToleration admission plugin gave it, unless the pod tolerates it already
+def _tolerates(tolerations: Any, resource: str) -> bool:
+    from dra_migrate.convert.controllers import TOLERATION_EFFECT
+
+    for toleration in tolerations if isinstance(tolerations, list) else []:
+        if not isinstance(toleration, dict):
+            continue
+        key = toleration.get("key") or ""
+        operator = toleration.get("operator") or "Equal"
+        effect = toleration.get("effect") or ""
+        if operator == "Exists" and key in ("", resource) and effect in ("", TOLERATION_EFFECT):
+            return True
+    return False
+
+
+def _toleration(
+    recipe: Recipe, values: Any, settings: Settings, resource: str, base: Path = ()
+) -> list[tuple[Path, Any]]:
+    """The values set that gives the pod the toleration convert writes (DRA224): the
+    recipe's ``tolerate.key`` under ``base`` (the role's or group's path; the values
+    list the pod's tolerations come from) extended, unless the chart writes one itself (``tolerate.chart``: when its type key
+    is one of ``types``) or the list tolerates the resource already."""
+    from dra_migrate.convert.controllers import TOLERATION_EFFECT, TOLERATION_OPERATOR
+
+    spec = recipe.data.get("tolerate")
+    if not spec or not settings.config.extended_resource_toleration:
+        return []
+    own = spec.get("chart")
+    if own and str(_get(values, _key(own["type_key"])) or "") in own["types"]:
+        return []
+    path = (*base, *_key(spec["key"]))
+    have = _get(values, path)
+    if _tolerates(have, resource):
+        return []
+    added = {"key": resource, "operator": TOLERATION_OPERATOR, "effect": TOLERATION_EFFECT}
+    return [(path, [*(have if isinstance(have, list) else []), added])]
+
+
 def _switch(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Need:
     """One pod; a switch key turns the chart's own DRA rendering on (ollama-helm)."""
     data = recipe.data
@@ -278,6 +257,7 @@ def _switch(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Ne
         return need
     names = {"class": choice.device_class, "count": str(_get(values, _key(count["key"])))}
     need.sets = [(path, _fill(v, names)) for path, v in sets]
+    need.sets.extend(_toleration(recipe, values, settings, str(resource)))
     return need
 
 
@@ -330,7 +310,6 @@ def _passthrough(recipe: Recipe, values: Any, chart: Chart, settings: Settings) 
                     need.refusal = f"{where} differs from the group's GPU limit"
                     return need
                 need.drops.append((*path, *head, resource))
-                need.count_keys.append(dotted((*path, *head, resource)))
         if not counts:
             claims = _get(body, ("resourceClaims",)) or []
             prefix = _fill(template["name"], {"chart": _base(chart), "group": group, "count": ""})
@@ -344,6 +323,8 @@ def _passthrough(recipe: Recipe, values: Any, chart: Chart, settings: Settings) 
         if len(counts) > 1:
             need.refusal = f"{dotted(path)} asks for several GPU resources: {sorted(counts)}"
             return need
+        # no count key: the keys that held the count are dropped, the count moves into
+        # the template written beside the values and num-gpus (literals after)
         ((resource, count),) = counts.items()
         if count == 0:
             continue
@@ -369,6 +350,7 @@ def _passthrough(recipe: Recipe, values: Any, chart: Chart, settings: Settings) 
                 need.sets.append((target, [*have, *wanted]))
             elif existing is MISSING or existing is None:
                 need.sets.append((target, wanted))
+        need.sets.extend(_toleration(recipe, values, settings, resource, path))
         request = DeviceRequest(template["request"], choice, count)
         need.templates.append(resource_claim_template(name, None, [request], settings.target))
     return need
@@ -426,6 +408,7 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
     explicit: set[str] = set()  # types whose template must say its count
     without: list[Path] = []  # roles without GPUs: they keep DRA off
     explicit_off: list[Path] = []
+    tolerate: list[tuple[Path, Any]] = []  # the tolerations convert writes, per role
     for role in data["roles"]:
         body = _get(values, (role,)) or {}
         if not _truthy(body.get(data["create"])):
@@ -440,6 +423,7 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
         auto = 0 if kind in data["no_gpus"] else _parallel(body.get("parallelism"))
         containers = body.get("containers") or []
         asking: list[int] = []
+        literal = False  # a container sets its GPU count itself
         for index, item in enumerate(containers):
             container = item if isinstance(item, dict) else {}
             limits = _get(container, ("resources", "limits")) or {}
@@ -448,6 +432,7 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
             requests = requests if isinstance(requests, dict) else {}
             for part, held in (("limits", limits), ("requests", requests)):
                 if resource in held:
+                    literal = True
                     need.drops.append((role, "containers", index, "resources", part, resource))
             simulator = data["simulator"] in str(container.get("image", ""))
             default = 0 if (dra or simulator or not auto) else auto
@@ -471,7 +456,12 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
             return need
         (count,) = asking
         need.gpus = True
-        need.count_keys.append(f"{role}.parallelism")
+        if not literal:
+            # the chart counts dataLocal x tensor: the proof raises it through tensor
+            # (parallelism is a map, which helm's --set would replace whole); a count
+            # the container sets itself is a literal the migration moves into the
+            # template's count, not a key that holds it before and after
+            need.count_keys.append(f"{role}.parallelism.tensor")
         if "dra" in own and not dra:
             explicit_off.append((role, "accelerator", "dra"))
         choice, why = _choice(resource, settings, data.get("carries", []))
@@ -487,6 +477,7 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
             if kind not in rct or not _same(template.get(name, default_value), value):
                 need.sets.append(((*rct_key, kind, name), value))
         counts.setdefault(kind, set()).add(count)
+        tolerate.extend(_toleration(recipe, values, settings, resource, (role,)))
         counted = template.get("count", _parallel(body.get("parallelism")))
         if _whole(counted) != count:
             explicit.add(kind)
@@ -509,6 +500,7 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
         need.sets.extend((_key(key), value) for key, value in data["set"].items())
         need.sets.extend((path, False) for path in without)
     need.sets.extend((path, True) for path in explicit_off)
+    need.sets.extend(tolerate)
     return need
 
 
@@ -721,9 +713,11 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
         )
         return ChartEdit(plan=done, findings=[finding("DRA246", where, 1, 1, note)])
 
+    applied: tuple[str, ...] = ()
     if templates:
         side = os.path.join(os.path.dirname(first), recipe.data["template"]["file"])
         created[side] = _templates_file(side, list(templates.values()), read_bytes)
+        applied = (_shown(target, side),)
     files = tuple(_shown(target, p) for p in [*changed, *created])
     shown_plan = ChartPlan(
         root=chart.display,
@@ -735,6 +729,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
         values_overlay=_shown(target, overlay_path) if overlay_path in created else "",
         compare="claims",
         files=files,
+        applied=applied,
     )
     return ChartEdit(plan=shown_plan, changed=changed, created=created, findings=findings)
 

@@ -30,6 +30,9 @@ class ChartPlan:
     compare: str = "exact"  # exact: objects as convert writes them; claims: what is allocated
     files: tuple[str, ...] = ()  # the chart's files the way changes or creates, as shown
     codes: tuple[str, ...] = ()  # the codes of the findings that say why (manual, bridge)
+    # manifests of the way applied beside the release (a recipe's ResourceClaimTemplates
+    # the chart cannot render), as shown: the proof adds them to the rendering after
+    applied: tuple[str, ...] = ()
 
     @property
     def shown_way(self) -> str:
@@ -58,4 +61,5 @@ class ChartPlan:
             "valuesOverlay": self.values_overlay,
             "files": list(self.files),
             "codes": list(self.codes),
+            "applied": list(self.applied),
         }

@@ -107,6 +107,10 @@ def _without_gpus(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         for _at, pod in _pods(obj):
             pod.pop("resourceClaims", None)
+            kept = [t for t in pod.get("tolerations") or [] if t.get("key") not in GPU_NAMES]
+            pod.pop("tolerations", None)
+            if kept:
+                pod["tolerations"] = kept
             for container in pod["containers"] + pod.get("initContainers", []):
                 resources = container.get("resources")
                 if not isinstance(resources, dict):
@@ -163,6 +167,11 @@ def _check_migrated(
                 wanted_class = choice.device_class
                 assert request["exactly"]["count"] == count
                 assert request["exactly"]["deviceClassName"] == wanted_class
+                # the toleration convert writes (DRA224): the pod keeps its GPU nodes
+                assert any(
+                    t.get("key") == resource and t.get("operator") == "Exists"
+                    for t in pod.get("tolerations") or []
+                ), pod.get("tolerations")
                 migrated += 1
             if obj["kind"] == "RayCluster":
                 group = _group_of(obj, at)
@@ -299,7 +308,7 @@ def test_ray_cluster_groups_get_claims_and_templates_beside_the_values(
     assert edit is not None
     plan = edit.plan
     assert (plan.way, plan.recipe, plan.compare) == (RECIPE, "ray-cluster", "claims")
-    assert "worker.resources.limits.nvidia\\.com/gpu" in plan.count_keys
+    assert plan.count_keys == ()  # the count moves into the template and num-gpus
     _golden(f"ray-cluster-{mode}", folder, edit)
     _write(edit)
     overlay = [folder / "values-dra.yaml"] if mode == "file" else []
@@ -369,7 +378,7 @@ def test_llm_d_roles_are_migrated_by_the_accelerator_switch(
     assert edit is not None
     plan = edit.plan
     assert (plan.way, plan.recipe) == (RECIPE, "llm-d-modelservice")
-    assert plan.count_keys == ("decode.parallelism", "prefill.parallelism")
+    assert plan.count_keys == ("decode.parallelism.tensor",)  # prefill sets its own
     (note,) = edit.findings
     assert "sets accelerator.dra" in note.message
     assert "drops prefill.containers[0].resources.limits.nvidia\\.com/gpu" in note.message
