@@ -141,11 +141,16 @@ def convert(
         mode, output_dir = (None if mode == "write" else mode), None
     report.changes_fail = check
     report.stream = options.stdin
+    left_manual: list[Any] = []
     if check:
+        from dra_migrate.pipeline import left
         from dra_migrate.pipeline.many_files import mark_pending
 
         mark_pending(report)
+        left_manual = left.mark(report)  # what the plan leaves manual fails too
     run.suppress(report, options, "convert", check)
+    if left_manual:
+        left.settle(report, left_manual)
     written: list[str] = []
     try:
         with _terminated_as_interrupt():
