@@ -31,7 +31,7 @@ spec:
         - name: main
           image: main:1
 """
-SHARED = """\
+TIME_SLICED = """\
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -108,7 +108,7 @@ def test_a_bridged_chart_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_a_workload_a_refusal_keeps_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "shared.yaml").write_text(SHARED)
+    (tmp_path / "shared.yaml").write_text(TIME_SLICED)
     status, err = _check(tmp_path, monkeypatch, ".")
     assert status == 1, err
     assert (
