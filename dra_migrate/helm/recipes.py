@@ -95,12 +95,37 @@ def names() -> frozenset[str]:
     return frozenset(r.chart for r in families())
 
 
-def find(chart: Chart) -> Recipe | None:
-    """The recipe for this chart's name and version, if any."""
+def find(chart: Chart, read_bytes: Read | None = None) -> Recipe | None:
+    """The recipe for this chart's name and version, if any; or, with ``read_bytes``,
+    for its name and what its own values.yaml offers (every key of the recipe's
+    ``offers``): a chart built from a branch says an old version in Chart.yaml while
+    its values carry the keys (kuberay's ray-cluster on master says 1.1.0)."""
     for recipe in families():
         if recipe.chart == chart.name and satisfies(chart.version, recipe.versions):
             return recipe
+    for recipe in families():
+        if (
+            recipe.chart == chart.name
+            and read_bytes is not None
+            and _offers(recipe, chart, read_bytes)
+        ):
+            return recipe
     return None
+
+
+def _offers(recipe: Recipe, chart: Chart, read_bytes: Read) -> bool:
+    keys = recipe.data.get("offers") or []
+    if not keys:
+        return False
+    import yaml
+
+    from dra_migrate.manifests.compose import DATA_LOADER
+
+    try:
+        values = yaml.load(read_bytes(chart.values), Loader=DATA_LOADER)
+    except (OSError, yaml.YAMLError, ValueError):
+        return False
+    return all(_get(values, _key(str(key)), MISSING) is not MISSING for key in keys)
 
 
 class NotFit(Exception):
@@ -114,9 +139,13 @@ def unserved(chart: Chart) -> str:
     ranges = sorted({r.versions for r in families() if r.chart == chart.name})
     if not ranges:
         return ""
+    offers = sorted(
+        {str(k) for r in families() if r.chart == chart.name for k in r.data.get("offers") or []}
+    )
+    without = f", and its values.yaml has no {' or '.join(offers)}" if offers else ""
     return (
         f"the values recipe for {chart.name} serves versions {' or '.join(ranges)}, "
-        f"not {chart.version or 'an unversioned chart'}"
+        f"not {chart.version or 'an unversioned chart'}{without}"
     )
 
 
@@ -567,7 +596,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
     """The chart migrated by its recipe, or None: no recipe for this chart and version.
     ``NotFit`` (why) when the recipe does not fit its values, ``InputProblem`` when a
     values file cannot be read or edited safely."""
-    recipe = find(chart)
+    recipe = find(chart, read_bytes)
     if recipe is None:
         return None
 

@@ -362,6 +362,8 @@ def test_ray_cluster_before_resource_claims_gets_no_recipe(tmp_path: Path) -> No
     folder = _copy("ray-cluster", tmp_path)
     chart_yaml = folder / "Chart.yaml"
     chart_yaml.write_text(chart_yaml.read_text().replace("version: 1.7.0", "version: 1.5.1"))
+    values = folder / "values.yaml"  # 1.5.1's values have no resourceClaims
+    values.write_text(values.read_text().replace("resourceClaims: []", "other: []"))
     assert _plan(folder) is None
 
 
@@ -500,3 +502,20 @@ def test_an_alias_on_a_key_the_recipe_edits_is_refused_with_its_position(
         _plan(folder)
     problem = raised.value.finding
     assert (problem.code, problem.path) == ("DRA008", "chart/values.yaml")
+
+
+def test_ray_cluster_is_recognised_by_what_its_values_offer(tmp_path: Path) -> None:
+    """kuberay's default branch says version 1.1.0 in Chart.yaml while its values carry
+    resourceClaims: the recipe serves it; a 1.1.0 without them is told why not."""
+    folder = _copy("ray-cluster", tmp_path)
+    chart_yaml = folder / "Chart.yaml"
+    chart_yaml.write_text(chart_yaml.read_text().replace("version: 1.7.0", "version: 1.1.0"))
+    edit = _plan(folder)
+    assert edit is not None and edit.plan.recipe == "ray-cluster"
+    values = folder / "values.yaml"
+    values.write_text(values.read_text().replace("resourceClaims: []", "other: []"))
+    assert _plan(folder) is None
+    why = recipes.unserved(_chart(folder))
+    assert why.endswith(
+        "not 1.1.0, and its values.yaml has no head.resourceClaims or worker.resourceClaims"
+    ), why
