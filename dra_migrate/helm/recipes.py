@@ -160,6 +160,7 @@ class Need:
     drops: list[Path] = field(default_factory=list)
     templates: list[dict[str, Any]] = field(default_factory=list)  # objects to write
     count_keys: list[str] = field(default_factory=list)
+    enable_keys: list[str] = field(default_factory=list)  # keys that turn GPUs on (off now)
     gpus: bool = False  # the values ask for GPUs through the device plugin
     migrated: bool = False  # the values hold the recipe's keys and ask for no GPUs
     refusal: str = ""  # why the recipe does not fit these values
@@ -264,18 +265,22 @@ def _switch(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Ne
     data = recipe.data
     need = Need()
     sets = [(_key(k), v) for k, v in data["set"].items()]
-    if not _truthy(_get(values, _key(data["enabled"]))):
-        return need
+    enabled = _truthy(_get(values, _key(data["enabled"])))
     spec = data["resource"]
     kind = _get(values, _key(spec["type_key"]))
     resource = spec["by_type"].get(kind) or _get(values, _key(spec["key"])) or spec["default"]
     count = data["count"]
     need.count_keys = [count["key"]]
     on = all(_get(values, path) == v for path, v in sets if not (isinstance(v, str) and "{" in v))
-    if on:
+    if on:  # the recipe's keys are set (GPUs on or off): migrated already
         need.migrated = True
         return need
+    # GPUs off in the values (turned on at install time, --set): the switch is set all
+    # the same, which renders the same bytes while they are off and claims once they
+    # are on; the proof renders a variant with them on (enable_keys)
     need.gpus = True
+    if not enabled:
+        need.enable_keys = [data["enabled"]]
     for key, why in data.get("refuse", {}).items():
         if _truthy(_get(values, _key(key))):
             need.refusal = f"{key} is set: " + " ".join(why.split())
@@ -286,7 +291,14 @@ def _switch(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Ne
         return need
     names = {"class": choice.device_class, "count": str(_get(values, _key(count["key"])))}
     need.sets = [(path, _fill(v, names)) for path, v in sets]
-    need.sets.extend(_toleration(recipe, values, settings, str(resource)))
+    tolerate = _toleration(recipe, values, settings, str(resource))
+    if tolerate and not enabled:
+        need.refusal = (
+            f"GPUs are off ({data['enabled']}) and the pod would need the toleration of "
+            f"{resource} convert writes, which the chart renders whether GPUs are on or not"
+        )
+        return need
+    need.sets.extend(tolerate)
     return need
 
 
@@ -630,6 +642,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
     created: dict[str, bytes] = {}
     templates: dict[str, dict[str, Any]] = {}
     count_keys: list[str] = []
+    enable_keys: list[str] = []
     migrated = gpus = False
     order = [first, *(p for p in texts if p != first)] if texts else [None]
 
@@ -667,6 +680,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
                 overlay.set((*target.prefix, *path), value)
             created[overlay_path] = overlay.encode()
             count_keys = need.count_keys
+            enable_keys = need.enable_keys
             for obj in need.templates:
                 templates[obj["metadata"]["name"]] = obj
             # a file that asks for other GPUs than the one the overlay was made from
@@ -716,6 +730,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
                 continue
             changed[file] = text.encode()
             count_keys.extend(k for k in need.count_keys if k not in count_keys)
+            enable_keys.extend(k for k in need.enable_keys if k not in enable_keys)
             for obj in need.templates:
                 templates[obj["metadata"]["name"]] = obj
             first_key = applied.sets[0][0] if applied.sets else None
@@ -755,6 +770,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
         way=RECIPE,
         recipe=recipe.name,
         count_keys=tuple(count_keys),
+        enable_keys=tuple(enable_keys),
         values_overlay=_shown(target, overlay_path) if overlay_path in created else "",
         compare="claims",
         files=files,

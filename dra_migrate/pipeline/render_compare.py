@@ -276,3 +276,40 @@ def _exactly(body: dict[str, Any]) -> dict[str, Any]:
         "adminAccess": bool(body.get("adminAccess")),
         "tolerations": body.get("tolerations") or [],
     }
+
+
+def still_asking(expected: bytes, actual: bytes, gpu: Callable[[str], bool]) -> list[str]:
+    """The objects of the rendering after whose containers still ask for an extended
+    resource the conversion migrates while the converted rendering's same object does
+    not (a chart's DRA switch that does not cover it), each as ``Kind ns/name asks for
+    <resource>``."""
+    want = {_where(o): o for o in _load(expected)}
+    out = []
+    for obj in _load(actual):
+        have = _asked(obj, gpu)
+        if not have or _asked(want.get(_where(obj)), gpu):
+            continue
+        kind, namespace, name = _where(obj)
+        out.append(f"{kind} {namespace}/{name} still asks for {', '.join(sorted(have))}")
+    return out
+
+
+def _where(obj: dict[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata") or {}
+    return str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))
+
+
+def _asked(obj: Any, gpu: Callable[[str], bool]) -> set[str]:
+    """The mapped extended resources an object's containers ask for."""
+    found: set[str] = set()
+    for pod in _pod_specs(obj) if obj is not None else ():
+        for field in ("initContainers", "containers", "ephemeralContainers"):
+            for container in pod.get(field) or []:
+                resources = (
+                    (container or {}).get("resources") if isinstance(container, dict) else None
+                )
+                for part in ("limits", "requests"):
+                    amounts = (resources or {}).get(part) if isinstance(resources, dict) else None
+                    if isinstance(amounts, dict):
+                        found.update(str(n) for n in amounts if gpu(str(n)))
+    return found

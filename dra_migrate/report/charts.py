@@ -33,6 +33,9 @@ class ChartPlan:
     # manifests of the way applied beside the release (a recipe's ResourceClaimTemplates
     # the chart cannot render), as shown: the proof adds them to the rendering after
     applied: tuple[str, ...] = ()
+    # values keys that turn GPUs on, off in the chart's values (set at install time): the
+    # proof renders a variant with each set to true
+    enable_keys: tuple[str, ...] = ()
 
     @property
     def shown_way(self) -> str:
@@ -62,4 +65,5 @@ class ChartPlan:
             "files": list(self.files),
             "codes": list(self.codes),
             "applied": list(self.applied),
+            "enableKeys": list(self.enable_keys),
         }

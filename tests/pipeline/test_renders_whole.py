@@ -160,3 +160,63 @@ def test_accept_unproven_needs_verify_helm(tmp_path: Path) -> None:
     done = invoke(["convert", "--accept-unproven", str(tmp_path)])
     assert done.exit_code == 2, done.output
     assert "--accept-unproven is for --verify-helm" in done.stderr, done.stderr
+
+
+def _ollama(tmp_path: Path, gpus: bool = True, kind: str = "nvidia") -> Path:
+    chart = tmp_path / "ollama"
+    shutil.copytree(CHARTS / "ollama", chart)
+    values = chart / "values.yaml"
+    text = values.read_text()
+    if not gpus:  # as upstream: GPUs off, turned on at install time with --set
+        text = text.replace("    enabled: true\n", "    enabled: false\n", 1)
+    values.write_text(text.replace("type: 'nvidia'", f"type: '{kind}'"))
+    return chart
+
+
+def test_ollama_with_gpus_off_gets_its_switch_and_is_proven_with_them_on(
+    tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GPUs off in values.yaml: setting the chart's own switch renders the same bytes
+    while they are off and claims once they are on, so the recipe sets it (not the
+    bridge), and the proof renders a variant with them on."""
+    chart = _ollama(tmp_path, gpus=False)
+    status, err = _run(tmp_path, monkeypatch, "--write")
+    assert "DRA242" not in err and status == 0, err
+    assert "--set ollama.gpu.enabled=true, --set ollama.gpu.enabled=true,ollama.gpu.number=" in (
+        err
+    ), err
+    gpu = yaml.safe_load((chart / "values.yaml").read_text())["ollama"]["gpu"]
+    assert gpu["enabled"] is False and gpu["draEnabled"] is True
+
+
+def test_ollama_amd_with_gpus_off_is_told_why_not(
+    tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For amd the pod needs the toleration convert writes, which the chart renders
+    whether GPUs are on or not: the recipe does not fit, and says so."""
+    _ollama(tmp_path, gpus=False, kind="amd")
+    _status, err = _run(tmp_path, monkeypatch, "--check")
+    assert "DRA242 warning: chart ollama 1.77.0 is left on the device plugin" in err, err
+    assert "GPUs are off (ollama.gpu.enabled) and the pod would need the toleration" in (
+        " ".join(err.split())
+    ), err
+
+
+def test_a_job_the_charts_switch_does_not_cover_is_named(
+    tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ollama 1.77's ci/test-knative-values.yaml renders the Knative model bootstrap Job,
+    which asks for nvidia.com/gpu whatever ollama.gpu.draEnabled says: DRA244 names the
+    Job, not a defect of the tool."""
+    chart = _ollama(tmp_path)
+    shutil.copytree(CHARTS / "ollama-knative", chart, dirs_exist_ok=True)
+    (chart / "SOURCE").unlink()
+    _status, err = _run(tmp_path, monkeypatch, "--check")
+    flat = " ".join(err.split())
+    assert (
+        "with -f ci/test-knative-values.yaml: Job dra-migrate/release-ollama-model-bootstrap"
+        in (flat)
+    ), err
+    assert "still asks for nvidia.com/gpu after the migration" in flat, err
+    assert "the chart's DRA switch does not cover it" in flat, err
+    assert "please report" not in flat, err
