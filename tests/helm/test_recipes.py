@@ -286,12 +286,15 @@ def test_ollama_with_mig_or_outside_the_range_gets_no_recipe(tmp_path: Path) -> 
     )
 
 
-def test_a_values_file_without_gpus_is_nothing_of_the_recipe(tmp_path: Path) -> None:
+def test_ollama_with_gpus_off_gets_the_switch_for_when_they_are_on(tmp_path: Path) -> None:
+    """GPUs off in values.yaml (turned on at install time): the switch is set all the
+    same, and the plan says which key turns GPUs on (the proof renders it)."""
     folder = _copy("ollama", tmp_path)
     values = folder / "values.yaml"
     values.write_text(values.read_text().replace("    enabled: true\n", "    enabled: false\n", 1))
-    with pytest.raises(recipes.NotFit, match="no GPUs through the keys the recipe edits"):
-        _plan(folder)
+    edit = _plan(folder)
+    assert edit is not None and edit.plan.enable_keys == ("ollama.gpu.enabled",)
+    assert "draEnabled: true" in edit.changed[str(values)].decode()
 
 
 # --- ray-cluster -----------------------------------------------------------------
