@@ -650,6 +650,7 @@ def _to_yaml_counts(
         f'{pad}{{{{- range $draKey := list "limits" "requests" }}}}',
         f"{pad}{{{{- $draSet := get $draResources $draKey | default dict }}}}",
         f"{pad}{{{{- $_ := unset $draSet {res} }}}}",
+        *written.other_gpus(pad, key, resource, config),
         f"{pad}{{{{- if not $draSet }}}}{{{{- $_ := unset $draResources $draKey }}}}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
         f'{pad}{{{{- $_ := set $draResources "claims" (list (dict "name" "{CLAIM}" "request" {request})) }}}}',

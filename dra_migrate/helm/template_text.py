@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from dra_migrate.convert.mapping import Choice, Context, Settings
+from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.helm import template_shapes as shapes
 from dra_migrate.helm.model import Options
 from dra_migrate.helm.template_shapes import VAR, Refused
+from dra_migrate.helm.template_values import gpu_patterns
 
 
 def splice(
@@ -262,3 +263,21 @@ def _top_properties(text: str) -> tuple[int | None, int | None]:
             key = None
         i += 1
     return (top_close, None) if top_close is not None else (None, None)
+
+
+def other_gpus(pad: str, key: str, resource: str, config: Config) -> list[str]:
+    """With the switch on, a GPU name other than ``resource`` the values carry at
+    install time (a MIG profile beside nvidia.com/gpu) would pass through beside the
+    claim: the rendering fails, naming it, rather than ask twice."""
+    mapped, detected, ignored = (json.dumps(p) for p in gpu_patterns(config))
+    why = json.dumps(
+        f"{key}.%s.%s: with DRA on the chart migrates only {resource}; move this GPU "
+        "resource to its own claim or keep DRA off"
+    )
+    return [
+        f"{pad}{{{{- range $draName, $draCount := $draSet }}}}",
+        f"{pad}{{{{- if or (regexMatch {mapped} $draName) (and (regexMatch {detected} $draName) "
+        f"(not (regexMatch {ignored} $draName))) }}}}",
+        f"{pad}{{{{- fail (printf {why} $draKey $draName) }}}}",
+        f"{pad}{{{{- end }}}}{{{{- end }}}}",
+    ]

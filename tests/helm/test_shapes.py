@@ -100,3 +100,47 @@ def test_compact_sequence_items_belong_to_their_key() -> None:
     # the block holds the items and the if between them, not the with after them
     assert shapes.block_end(lines, 1) == 6
     assert shapes.parent(lines, 8) == 0  # nodeSelector is the pod spec's
+
+
+def _helm(helm: str, chart: Path, *args: str) -> tuple[int, str]:
+    import subprocess
+
+    done = subprocess.run(
+        [helm, "template", "r", str(chart), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "refused"),
+    [
+        ("nvidia.com/mig-1g.5gb", True),  # a MIG profile the mapping maps
+        ("nvidia.com/gpu.shared", True),  # mapped, though detection ignores nvidia.com/gpu.*
+        ("example.org/gpu", True),  # detected: */gpu
+        ("ephemeral-storage", False),
+    ],
+)
+def test_a_to_yaml_template_refuses_other_gpu_keys_with_dra_on(
+    tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch, extra: str, refused: bool
+) -> None:
+    """toYaml .Values.resources keyed on nvidia.com/gpu: values that add another GPU
+    resource at install time would render a claim and the extended resource; with DRA
+    on the rendering fails and names it (with DRA off it renders as before)."""
+    chart, status, err = _run(tmp_path, "toyaml-resources", monkeypatch)
+    assert status == 0, err
+    key = "resources.limits." + extra.replace(".", "\\.")
+    on = ("--set", "dra.enabled=true", "--set", f"{key}=1")
+    code, out = _helm(helm, chart, *on)
+    if refused:
+        assert code != 0, out
+        assert (
+            f"resources.limits.{extra}: with DRA on the chart migrates only nvidia.com/gpu" in out
+        ), out
+    else:
+        assert code == 0 and f"{extra}: 1" in out, out
+    code, out = _helm(helm, chart, "--set", f"{key}=1")
+    assert code == 0 and f"{extra}: 1" in out and "nvidia.com/gpu: 1" in out, out
