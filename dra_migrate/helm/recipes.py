@@ -29,6 +29,10 @@ from dataclasses import dataclass, field
 from dra_migrate.convert.mapping import Context, Settings
 from dra_migrate.helm import chart as chart_files
 from dra_migrate.helm.model import DONE, RECIPE, Chart, ChartEdit, Options, Read
+from dra_migrate.helm.recipe_values import get as _get
+from dra_migrate.helm.recipe_values import key as _key
+from dra_migrate.helm.recipe_values import toleration as _toleration
+from dra_migrate.helm.recipe_values import truthy as _truthy
 from dra_migrate.helm.values_text import MISSING, ValuesText, dotted
 from dra_migrate.helm.versions import parse_constraint, satisfies
 from dra_migrate.report.findings import Finding, finding
@@ -166,26 +170,6 @@ class Need:
     refusal: str = ""  # why the recipe does not fit these values
 
 
-def _key(text: str) -> Path:
-    return tuple(text.split("."))
-
-
-def _get(values: Any, path: Path, default: Any = None) -> Any:
-    for step in path:
-        if isinstance(step, int):
-            if not isinstance(values, list) or not 0 <= step < len(values):
-                return default
-        elif not isinstance(values, dict) or step not in values:
-            return default
-        values = values[step]
-    return values
-
-
-def _truthy(value: Any) -> bool:
-    """Helm's truth (Go templates' ``if``): empty, zero, false and nil are false."""
-    return value not in (None, False, 0, "", [], {})
-
-
 def _choice(resource: str, settings: Settings, carries: list[str]) -> tuple[Choice | None, str]:
     choice = settings.config.choose(resource, Context())
     if choice is None:
@@ -220,46 +204,6 @@ def _fill(value: Any, names: Mapping[str, str]) -> Any:
     return value
 
 
-# what convert writes for a pod that no longer asks for the extended resource
-# (convert/controllers.py extended_resource_toleration, DRA224): the toleration the
-# ExtendedResourceToleration admission plugin gave it, unless the pod tolerates it already
-def _tolerates(tolerations: Any, resource: str) -> bool:
-    from dra_migrate.convert.controllers import TOLERATION_EFFECT
-
-    for toleration in tolerations if isinstance(tolerations, list) else []:
-        if not isinstance(toleration, dict):
-            continue
-        key = toleration.get("key") or ""
-        operator = toleration.get("operator") or "Equal"
-        effect = toleration.get("effect") or ""
-        if operator == "Exists" and key in ("", resource) and effect in ("", TOLERATION_EFFECT):
-            return True
-    return False
-
-
-def _toleration(
-    recipe: Recipe, values: Any, settings: Settings, resource: str, base: Path = ()
-) -> list[tuple[Path, Any]]:
-    """The values set that gives the pod the toleration convert writes (DRA224): the
-    recipe's ``tolerate.key`` under ``base`` (the role's or group's path; the values
-    list the pod's tolerations come from) extended, unless the chart writes one itself (``tolerate.chart``: when its type key
-    is one of ``types``) or the list tolerates the resource already."""
-    from dra_migrate.convert.controllers import TOLERATION_EFFECT, TOLERATION_OPERATOR
-
-    spec = recipe.data.get("tolerate")
-    if not spec or not settings.config.extended_resource_toleration:
-        return []
-    own = spec.get("chart")
-    if own and str(_get(values, _key(own["type_key"])) or "") in own["types"]:
-        return []
-    path = (*base, *_key(spec["key"]))
-    have = _get(values, path)
-    if _tolerates(have, resource):
-        return []
-    added = {"key": resource, "operator": TOLERATION_OPERATOR, "effect": TOLERATION_EFFECT}
-    return [(path, [*(have if isinstance(have, list) else []), added])]
-
-
 def _switch(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Need:
     """One pod; a switch key turns the chart's own DRA rendering on (ollama-helm)."""
     data = recipe.data
@@ -291,7 +235,7 @@ def _switch(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Ne
         return need
     names = {"class": choice.device_class, "count": str(_get(values, _key(count["key"])))}
     need.sets = [(path, _fill(v, names)) for path, v in sets]
-    tolerate = _toleration(recipe, values, settings, str(resource))
+    tolerate = _toleration(recipe.data, values, settings, str(resource))
     if tolerate and not enabled:
         need.refusal = (
             f"GPUs are off ({data['enabled']}) and the pod would need the toleration of "
@@ -391,7 +335,7 @@ def _passthrough(recipe: Recipe, values: Any, chart: Chart, settings: Settings) 
                 need.sets.append((target, [*have, *wanted]))
             elif existing is MISSING or existing is None:
                 need.sets.append((target, wanted))
-        need.sets.extend(_toleration(recipe, values, settings, resource, path))
+        need.sets.extend(_toleration(recipe.data, values, settings, resource, path))
         request = DeviceRequest(template["request"], choice, count)
         need.templates.append(resource_claim_template(name, None, [request], settings.target))
     return need
@@ -518,7 +462,7 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
             if kind not in rct or not _same(template.get(name, default_value), value):
                 need.sets.append(((*rct_key, kind, name), value))
         counts.setdefault(kind, set()).add(count)
-        tolerate.extend(_toleration(recipe, values, settings, resource, (role,)))
+        tolerate.extend(_toleration(recipe.data, values, settings, resource, (role,)))
         counted = template.get("count", _parallel(body.get("parallelism")))
         if _whole(counted) != count:
             explicit.add(kind)
@@ -757,11 +701,11 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
         )
         return ChartEdit(plan=done, findings=[finding("DRA246", where, 1, 1, note)])
 
-    applied: tuple[str, ...] = ()
+    side_files: tuple[str, ...] = ()
     if templates:
         side = os.path.join(os.path.dirname(first), recipe.data["template"]["file"])
         created[side] = _templates_file(side, list(templates.values()), read_bytes)
-        applied = (_shown(target, side),)
+        side_files = (_shown(target, side),)
     files = tuple(_shown(target, p) for p in [*changed, *created])
     shown_plan = ChartPlan(
         root=chart.display,
@@ -774,7 +718,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
         values_overlay=_shown(target, overlay_path) if overlay_path in created else "",
         compare="claims",
         files=files,
-        applied=applied,
+        applied=side_files,
     )
     return ChartEdit(plan=shown_plan, changed=changed, created=created, findings=findings)
 

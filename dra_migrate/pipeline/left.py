@@ -80,10 +80,10 @@ def mark(report: Report) -> list[Left]:
             for f in r.findings
             if f.code == _GPU_LINE
         ]
-        reasons = ", ".join(f"{c} ({CODES[c].title})" for c in plan.codes if c in CODES)
+        why = ", ".join(f"{c} ({CODES[c].title})" for c in plan.codes if c in CODES)
         message = (
             f"chart {plan.name} {plan.version} is left on the device plugin, manual: "
-            f"{reasons or 'no way migrates it'}"
+            f"{why or 'no way migrates it'}"
         )
         hint = (
             "act on the chart's finding, keep it on the device plugin through the bridge "

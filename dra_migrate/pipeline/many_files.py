@@ -144,7 +144,8 @@ def run(options: RunOptions) -> Report:
         results[index] = result
     _unique_across_files(work, results, settings)
     changed = {candidates[i].real for i, r in results.items() if r.status is Status.CHANGED}
-    renamed = _renamings(repo_layout, changed)
+    served = _name_references(repo_layout, candidates, results, set(reals))
+    renamed = _renamings(repo_layout, changed, served)
     for i, result in results.items():
         blocked = [f for f, files in renamed if candidates[i].real in files]
         if blocked and result.status is Status.CHANGED:
@@ -309,8 +310,33 @@ def mark_pending(report: Report) -> None:
         result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
 
 
+def _name_references(
+    layout: roles.Layout,
+    candidates: list[discover.Candidate],
+    results: dict[int, FileResult],
+    in_run: set[str],
+) -> set[str]:
+    """The renaming kustomizations of the run given the name reference configuration
+    of the templates their builds hold (pipeline/name_references.py): served."""
+    if not any(not r.references_templates and r.path in in_run for r in layout.renamings):
+        return set()
+    from dra_migrate.pipeline import name_references, units
+
+    served: set[str] = set()
+
+    def carry_out(by_real: dict[str, FileResult]) -> list[FileResult]:
+        added, done = name_references.carry_out(layout, by_real, in_run)
+        served.update(done)
+        return added
+
+    units._by_real(candidates, results, carry_out)
+    return served
+
+
 def _renamings(
-    repo_layout: roles.Layout, changed: set[str]
+    repo_layout: roles.Layout,
+    changed: set[str],
+    served: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> list[tuple[Finding, frozenset[str]]]:
     """Overlays that rename ResourceClaimTemplates without renaming the references, each
     with the real paths of the converted files it builds (not written: they would
@@ -321,7 +347,7 @@ def _renamings(
 
     found = []
     for renaming in repo_layout.renamings:
-        if renaming.references_templates:
+        if renaming.references_templates or renaming.path in served:
             continue
         uses = renaming.files & changed or {f for f in renaming.files if uses_templates(f)}
         if uses:

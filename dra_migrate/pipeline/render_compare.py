@@ -179,8 +179,8 @@ def _claim(
     if spec is None:
         return {"missing": f"{kind} {name}"}
     used.add((kind, namespace, str(name)))
-    claim = spec.get("spec") if isinstance(spec.get("spec"), dict) else {}
-    devices = claim.get("devices") if isinstance(claim.get("devices"), dict) else {}
+    claim: dict[str, Any] = spec["spec"] if isinstance(spec.get("spec"), dict) else {}
+    devices: dict[str, Any] = claim["devices"] if isinstance(claim.get("devices"), dict) else {}
     asked = [r for r in devices.get("requests") or [] if isinstance(r, dict)]
     places = {r.get("name"): f"#{i}" for i, r in enumerate(asked)}
     whole = {
