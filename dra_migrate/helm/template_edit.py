@@ -184,7 +184,8 @@ def _edit(
             continue
         for ln in gpu_lines + yaml_lines:
             if any(c.keyword in ("define", "block") for c in ln.controls):
-                raise Refused(shown, ln.number + 1, "a GPU line in a helper define", _key_near(ln))
+                what = written.helper_uses(ln.controls, texts, chart.root)
+                raise Refused(shown, ln.number + 1, what, _key_near(ln))
         unsafe = shapes.UNSAFE.search(text)
         if unsafe:
             line = text.count("\n", 0, unsafe.start()) + 1

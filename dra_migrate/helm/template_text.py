@@ -281,3 +281,33 @@ def other_gpus(pad: str, key: str, resource: str, config: Config) -> list[str]:
         f"{pad}{{{{- fail (printf {why} $draKey $draName) }}}}",
         f"{pad}{{{{- end }}}}{{{{- end }}}}",
     ]
+
+
+def helper_uses(controls: Sequence[shapes.Control], texts: Mapping[str, str], root: str) -> str:
+    """What a GPU line inside a helper ``define`` is, for DRA243: the helper's name and
+    where it is used (``include`` or ``template``). Used many times, the pods of each
+    use would share the one switch of the helper while each needs its own claim;
+    used once, the edit would have to reach from the helper into the template that
+    includes it, which it does not."""
+    import os
+    import re
+
+    opening = next((c.opening for c in controls if c.keyword in ("define", "block")), "")
+    named = re.search(r'"([^"]+)"', opening)
+    if named is None:
+        return "a GPU line in a helper define"
+    name = named.group(1)
+    use = re.compile(r"\b(?:include|template)\s+" + re.escape(json.dumps(name)))
+    where = [os.path.relpath(p, root) for p, t in texts.items() for _m in use.finditer(t)]
+    if not where:
+        return f'a GPU line in the helper "{name}", which no template of the chart uses'
+    if len(where) == 1:
+        return (
+            f'a GPU line in the helper "{name}", used once ({where[0]}): the switch would '
+            "span the helper and the template that includes it"
+        )
+    return (
+        f'a GPU line in the helper "{name}", used {len(where)} times '
+        f"({', '.join(sorted(set(where)))}): one switch in the helper cannot give each "
+        "use's pods a claim of their own"
+    )

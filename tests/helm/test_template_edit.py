@@ -314,7 +314,8 @@ def _unsafe(
         (
             '              {{- include "inference.gpu" . | nindent 14 }}',
             '{{- define "inference.gpu" -}}\nnvidia.com/gpu: {{ .Values.gpu.count }}\n{{- end }}\n',
-            "a GPU line in a helper define",
+            'a GPU line in the helper "inference.gpu", used once (templates/deployment.yaml): '
+            "the switch would span the helper and the template that includes it",
             "gpu.count",
         ),
         (
