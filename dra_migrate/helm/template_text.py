@@ -4,6 +4,7 @@ ResourceClaimTemplate file, the values file's keys and the schema's properties."
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 
 from dra_migrate.convert.mapping import Choice, Config, Context, Settings
@@ -290,7 +291,6 @@ def helper_uses(controls: Sequence[shapes.Control], texts: Mapping[str, str], ro
     used once, the edit would have to reach from the helper into the template that
     includes it, which it does not."""
     import os
-    import re
 
     opening = next((c.opening for c in controls if c.keyword in ("define", "block")), "")
     named = re.search(r'"([^"]+)"', opening)
@@ -311,3 +311,111 @@ def helper_uses(controls: Sequence[shapes.Control], texts: Mapping[str, str], ro
         f"({', '.join(sorted(set(where)))}): one switch in the helper cannot give each "
         "use's pods a claim of their own"
     )
+
+
+TOLERATION = ("Exists", "NoSchedule")  # ExtendedResourceToleration's (convert/controllers.py)
+
+
+def toleration(
+    shown: str,
+    lines: list[shapes.Line],
+    spec: int,
+    pod_end: int,
+    containers: int,
+    resource: str,
+    before: dict[int, list[str]],
+    after: dict[int, list[str]],
+    replace: dict[int, list[str]],
+) -> list[str]:
+    """The toleration convert writes (ExtendedResourceToleration added it), rendered with
+    the switch on: lines for the claims block, or splices into the tolerations."""
+    indent = lines[containers].indent
+    pad = " " * indent
+    found = [
+        ln
+        for ln in lines[spec + 1 : pod_end + 1]
+        if ln.indent == indent and shapes.key_of(ln) == "tolerations"
+    ]
+    item = f'(dict "key" {json.dumps(resource)} "operator" "Exists" "effect" "NoSchedule")'
+    if not found:
+        return [
+            f"{pad}tolerations:",
+            f"{pad}  - key: {resource}",
+            f"{pad}    operator: {TOLERATION[0]}",
+            f"{pad}    effect: {TOLERATION[1]}",
+        ]
+    key_line = found[0]
+    n = key_line.number
+    with_tol = (
+        key_line.controls
+        and key_line.controls[-1].keyword == "with"
+        and n + 2 < len(lines)
+        and re.fullmatch(
+            r"\s*\{\{-\s*toYaml\s+\.\s*\|\s*nindent\s+\d+\s*\}\}\s*", lines[n + 1].text
+        )
+        and re.fullmatch(r"\s*\{\{-\s*end\s*\}\}\s*", lines[n + 2].text)
+        and n >= 1
+        and shapes.ACTION.fullmatch(lines[n - 1].text.strip()) is not None
+    )
+    if with_tol:
+        opening = shapes.ACTION.match(lines[n - 1].text.strip())
+        assert opening is not None
+        source = (
+            shapes.values_path(opening.group("body").strip()[4:])
+            if opening.group("body").strip().startswith("with")
+            else None
+        )
+        nindent = re.search(r"nindent\s+(\d+)", lines[n + 1].text)
+        if source and nindent and shapes.root_scope(lines[n - 1].controls):
+            before.setdefault(n - 1, []).append(f"{pad}{{{{- if not {VAR} }}}}")
+            after.setdefault(n + 2, []).extend(
+                [
+                    f"{pad}{{{{- else }}}}",
+                    f"{pad}{{{{- $draTolerations := $.Values.{source} | default list }}}}",
+                    f"{pad}{{{{- $draTolerated := false }}}}",
+                    f"{pad}{{{{- range $draTolerations }}}}",
+                    f'{pad}{{{{- if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" {json.dumps(resource)})) (has (.effect | default "") (list "" "NoSchedule")) }}}}',
+                    f"{pad}{{{{- $draTolerated = true }}}}",
+                    f"{pad}{{{{- end }}}}",
+                    f"{pad}{{{{- end }}}}",
+                    f"{pad}{{{{- if not $draTolerated }}}}",
+                    f"{pad}{{{{- $draTolerations = append $draTolerations {item} }}}}",
+                    f"{pad}{{{{- end }}}}",
+                    f"{pad}tolerations:",
+                    f"{pad}  {{{{- toYaml $draTolerations | nindent {nindent.group(1)} }}}}",
+                    f"{pad}{{{{- end }}}}",
+                ]
+            )
+            return []
+    end = shapes.block_end(lines, n)
+    block = lines[n : end + 1]
+    if any(ln.actions_only and ln.text.strip() for ln in block) or "{{" in "".join(
+        ln.text for ln in block
+    ):
+        raise Refused(shown, n + 1, "tolerations rendered in a shape the edit cannot follow")
+    import yaml
+
+    data = yaml.safe_load("\n".join(ln.text[indent:] for ln in block))
+    tolerations = data.get("tolerations") if isinstance(data, dict) else None
+    for t in tolerations if isinstance(tolerations, list) else ():
+        if (
+            isinstance(t, dict)
+            and (t.get("operator") or "Equal") == "Exists"
+            and (t.get("key") or "") in ("", resource)
+            and (t.get("effect") or "") in ("", "NoSchedule")
+        ):
+            return []
+    dash = next((ln for ln in block[1:] if ln.text.lstrip().startswith("- ")), None)
+    if dash is None:
+        raise Refused(shown, n + 1, "tolerations rendered in a shape the edit cannot follow")
+    d = " " * dash.indent
+    after.setdefault(end, []).extend(
+        [
+            f"{d}{{{{- if {VAR} }}}}",
+            f"{d}- key: {resource}",
+            f"{d}  operator: {TOLERATION[0]}",
+            f"{d}  effect: {TOLERATION[1]}",
+            f"{d}{{{{- end }}}}",
+        ]
+    )
+    return []
