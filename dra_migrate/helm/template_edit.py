@@ -31,9 +31,9 @@ from dataclasses import dataclass, field, replace
 
 from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.convert.naming import dns_label
+from dra_migrate.helm import template_helpers, template_values
 from dra_migrate.helm import template_shapes as shapes
 from dra_migrate.helm import template_text as written
-from dra_migrate.helm import template_values
 from dra_migrate.helm.model import DONE, MANUAL, TEMPLATE, Chart, ChartEdit, Options, Read
 from dra_migrate.helm.template_shapes import Refused
 from dra_migrate.manifests import compose, sources
@@ -66,6 +66,8 @@ class _Workload:
     resources_paths: list[tuple[str, ...]] = field(default_factory=list)  # toYaml: key + name
     new_text: str = ""
     claim_template: str = ""  # the new template file's text
+    helper_path: str = ""  # the file of the helper define edited with it ("": none)
+    helper_text: str = ""
 
 
 def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -> ChartEdit:
@@ -174,15 +176,23 @@ def _edit(
 ) -> ChartEdit:
     config = settings.config
     workloads: list[_Workload] = []
+    helpers = template_helpers.used_once(
+        texts, lambda ln: _gpu_key(ln, config), lambda p: _shown(chart, p)
+    )  # the includer's path -> the helper used once
     for path, text in texts.items():
         shown = _shown(chart, path)
         lines = shapes.lines_of(text)
         gpu_lines = [ln for ln in lines if _gpu_key(ln, config)]
         yaml_lines = [ln for ln in lines if _gpu_to_yaml(ln, values, config)]
+        helper = helpers.get(path)
+        if helper is not None:
+            gpu_lines = [helper.use]  # the include line stands for the helper's GPU lines
+        elif any(h.path == path for h in helpers.values()):
+            continue  # the helper's file: edited with the template that includes it
         if not gpu_lines and not yaml_lines:
             continue
         for ln in gpu_lines + yaml_lines:
-            if any(c.keyword in ("define", "block") for c in ln.controls):
+            if helper is None and any(c.keyword in ("define", "block") for c in ln.controls):
                 what = written.helper_uses(ln.controls, texts, chart.root)
                 raise Refused(shown, ln.number + 1, what, _key_near(ln))
         unsafe = shapes.UNSAFE.search(text)
@@ -200,6 +210,7 @@ def _edit(
             values,
             settings,
             options.switch_key,
+            helper,
         )
         workloads.append(workload)
     if not workloads:
@@ -223,6 +234,8 @@ def _edit(
     )
     for workload in workloads:
         edit.changed[workload.path] = workload.new_text.encode()
+        if workload.helper_path:
+            edit.changed[workload.helper_path] = workload.helper_text.encode()
         stem = chart.name if len(workloads) == 1 else _stem(workload.path)
         target = os.path.join(chart.root, "templates", f"{stem}-resourceclaimtemplate.yaml")
         if target in texts or os.path.exists(target):
@@ -324,6 +337,50 @@ def _arg_key(line: shapes.Line, arg: str) -> str | None:
     return shapes.values_path(arg)
 
 
+def _helper_edit(
+    w: _Workload, helper: template_helpers.Helper, counts: list[str], request: str, switch: str
+) -> str:
+    """The helper's GPU lines behind the switch, its claims, and the count the switch
+    reads within the define (a helper's variables are its own); the resource."""
+    lines, shown = helper.lines, helper.shown
+    for ln in helper.gpu:
+        holder = shapes.parent(lines, ln.number)
+        if holder is None or shapes.key_of(lines[holder]) not in ("limits", "requests"):
+            raise Refused(shown, ln.number + 1, "a GPU line outside limits and requests")
+    before: dict[int, list[str]] = {}
+    after: dict[int, list[str]] = {}
+    resource = _literal_counts(w, shown, lines, helper.gpu, counts, before, after)
+    holder = shapes.parent(lines, helper.gpu[0].number)
+    assert holder is not None
+    res = shapes.parent(lines, holder)
+    if res is None:  # the define renders the body of resources: claims beside limits
+        pad = " " * lines[holder].indent
+        before.setdefault(helper.closing, []).extend(
+            [
+                f"{pad}{{{{- if {VAR} }}}}",
+                f"{pad}claims:",
+                f"{pad}  - name: {CLAIM}",
+                f"{pad}    request: {request}",
+                f"{pad}{{{{- end }}}}",
+            ]
+        )
+    elif shapes.key_of(lines[res]) == "resources":
+        _claims(shown, lines, res, request, after)
+    else:
+        raise Refused(shown, holder + 1, f'the helper "{helper.name}" outside resources')
+    header = "".join(
+        [
+            f"{{{{- {VAR} := 0 }}}}{{{{- if $.Values.{switch} }}}}",
+            *(c.replace("\n", "") for c in counts),
+            "{{- end -}}" if helper.trims else "{{- end }}",
+        ]
+    )
+    define = {helper.opening: [lines[helper.opening].text + header]}
+    w.helper_path = helper.path
+    w.helper_text = written.splice(lines, before, after, define)
+    return resource
+
+
 def _key_near(line: shapes.Line) -> str:
     ref = re.search(r"\.Values\.([A-Za-z0-9_.]+)", line.text)
     return ref.group(1) if ref else ""
@@ -339,6 +396,7 @@ def _workload(
     values: list[tuple[str, str, object]],
     settings: Settings,
     switch: str,
+    helper: template_helpers.Helper | None = None,
 ) -> None:
     config = settings.config
     first = (gpu_lines + yaml_lines)[0]
@@ -379,13 +437,28 @@ def _workload(
     if gpu_lines and yaml_lines:
         raise Refused(shown, yaml_lines[0].number + 1, "GPUs both as a line and from toYaml")
     sites = gpu_lines or yaml_lines
-    resources_lines = {_resources_line(shown, lines, ln, bool(gpu_lines)) for ln in sites}
+    if helper is not None:  # the include line: resources: {{- include ... }}, or below it
+        at = helper.use.number
+        res = at if shapes.key_of(helper.use) == "resources" else shapes.parent(lines, at)
+        if res is None or shapes.key_of(lines[res]) != "resources":
+            where = shapes.key_of(lines[res]) if res is not None else "the template's root"
+            raise Refused(
+                shown,
+                at + 1,
+                f'the helper "{helper.name}" included in {where}: the edit follows a helper '
+                "that renders a container's resources, or their limits and requests",
+            )
+        resources_lines = {res}
+    else:
+        resources_lines = {_resources_line(shown, lines, ln, bool(gpu_lines)) for ln in sites}
     if len(resources_lines) != 1:
         raise Refused(shown, sites[-1].number + 1, "GPU lines in several containers")
     res_index = resources_lines.pop()
     container, request_name = _container(shown, lines, res_index)
     counts: list[str] = []
-    if gpu_lines:
+    if helper is not None:
+        w.resource = _helper_edit(w, helper, counts, request_name, switch)
+    elif gpu_lines:
         w.resource = _literal_counts(w, shown, lines, gpu_lines, counts, before, after)
     else:
         if len(yaml_lines) != 1:
@@ -393,8 +466,8 @@ def _workload(
         w.resource = _to_yaml_counts(
             w, shown, lines, yaml_lines[0], values, config, counts, replace, request_name
         )
-    if gpu_lines:  # the container's claims, after its resources block (toYaml sets them)
-        _claims(shown, lines, res_index, request_name, after)
+    if gpu_lines and helper is None:  # the container's claims, after its resources block
+        _claims(shown, lines, res_index, request_name, after)  # (toYaml, a helper set them)
     # the pod's resourceClaims (and toleration), after the pod spec
     containers = shapes.parent(lines, container)
     if containers is None or shapes.key_of(lines[containers]) != "containers":
@@ -561,7 +634,12 @@ def _literal_counts(
         if not shapes.root_scope(ln.controls):
             raise Refused(shown, ln.number + 1, "a GPU line inside a with or range block", key)
         by_holder[str(shapes.key_of(lines[holder]))].append((ln, pipe))
-        if key:
+        indexed = re.match(r'\s*index\s+\$?\.Values\.([A-Za-z0-9_.]+)\s+"([^"]+)"', pipe)
+        if indexed:  # index .Values.resources.limits "nvidia.com/gpu": the key is the name's
+            path = (*indexed.group(1).split("."), indexed.group(2))
+            w.count_keys.append(".".join(p.replace(".", "\\.") for p in path))
+            w.count_paths.append(path)
+        elif key:
             w.count_keys.append(key)
             w.count_paths.append(tuple(key.split(".")))
     chosen = by_holder["limits"] or by_holder["requests"]
@@ -573,8 +651,9 @@ def _literal_counts(
                 by_holder["requests"][0][0].number + 1,
                 "GPU requests that differ from the GPU limits",
             )
-    for ln, pipe in chosen:
-        counts.append(shapes.count_lines(ln.controls, f"int ({_rooted(pipe)})", VAR))
+    for ln, pipe in chosen:  # the count as a number: a quote for the YAML text is not
+        number = re.sub(r"\s*\|\s*s?quote\s*$", "", pipe)
+        counts.append(shapes.count_lines(ln.controls, f"int ({_rooted(number)})", VAR))
     for holder_name in ("limits", "requests"):
         sites = by_holder[holder_name]
         if not sites:

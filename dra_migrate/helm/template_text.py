@@ -288,8 +288,8 @@ def helper_uses(controls: Sequence[shapes.Control], texts: Mapping[str, str], ro
     """What a GPU line inside a helper ``define`` is, for DRA243: the helper's name and
     where it is used (``include`` or ``template``). Used many times, the pods of each
     use would share the one switch of the helper while each needs its own claim;
-    used once, the edit would have to reach from the helper into the template that
-    includes it, which it does not."""
+    used once in another form than the one ``template_helpers`` follows, that form is
+    named."""
     import os
 
     opening = next((c.opening for c in controls if c.keyword in ("define", "block")), "")
@@ -303,8 +303,8 @@ def helper_uses(controls: Sequence[shapes.Control], texts: Mapping[str, str], ro
         return f'a GPU line in the helper "{name}", which no template of the chart uses'
     if len(where) == 1:
         return (
-            f'a GPU line in the helper "{name}", used once ({where[0]}): the switch would '
-            "span the helper and the template that includes it"
+            f'a GPU line in the helper "{name}", used once ({where[0]}), not as the edit '
+            f'follows a helper: include "{name}" . at the root of another template'
         )
     return (
         f'a GPU line in the helper "{name}", used {len(where)} times '

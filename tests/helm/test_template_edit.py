@@ -314,9 +314,9 @@ def _unsafe(
         (
             '              {{- include "inference.gpu" . | nindent 14 }}',
             '{{- define "inference.gpu" -}}\nnvidia.com/gpu: {{ .Values.gpu.count }}\n{{- end }}\n',
-            'a GPU line in the helper "inference.gpu", used once (templates/deployment.yaml): '
-            "the switch would span the helper and the template that includes it",
-            "gpu.count",
+            'the helper "inference.gpu" included in limits: the edit follows a helper that '
+            "renders a container's resources, or their limits and requests",
+            "",
         ),
         (
             "              nvidia.com/gpu: {{ $gpus }}",
