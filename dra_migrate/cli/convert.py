@@ -143,11 +143,13 @@ def convert(
     report.stream = options.stdin
     left_manual: list[Any] = []
     if check:
-        from dra_migrate.pipeline import left
         from dra_migrate.pipeline.many_files import mark_pending
 
         mark_pending(report)
-        left_manual = left.mark(report)  # what the plan leaves manual fails too
+        if report.charts or any(i.kept for r in report.files for i in r.inventory):
+            from dra_migrate.pipeline import left  # only where something is left
+
+            left_manual = left.mark(report)  # what the plan leaves manual fails too
     run.suppress(report, options, "convert", check)
     if left_manual:
         left.settle(report, left_manual)

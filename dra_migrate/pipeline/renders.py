@@ -149,8 +149,26 @@ def verify(
                 found.extend(_check(proof, rendered, options))
             except Exception as exc:
                 found.append(_internal(proof.plan, exc))
+    unproven = [f for f in found if f.code == "DRA248"]
+    if unproven and not accept_unproven and verdict(found, True):
+        found.append(_held_unproven(unproven))
     report.findings.extend(found)
     return verdict(found, accept_unproven)
+
+
+def _held_unproven(unproven: list[Any]) -> Any:
+    """DRA291: the run writes nothing because charts are not proven (DRA248)."""
+    charts = ", ".join(sorted({os.path.dirname(f.path) or "." for f in unproven}))
+    return finding(
+        "DRA291",
+        "",
+        0,
+        0,
+        f"nothing is written: {len(unproven)} chart(s) of the run not proven by rendering "
+        f"({charts}; DRA248 says why)",
+        "fix what stops the proof, or write the migration unchecked with convert --write "
+        "--verify-helm --accept-unproven",
+    )
 
 
 def verdict(found: Iterable[Any], accept_unproven: bool) -> bool:

@@ -170,6 +170,7 @@ CODES: dict[str, Code] = _table(
         "kustomize name reference configuration written for renamed ResourceClaimTemplates",
         writes="kustomize name reference configuration(s) for renamed templates",
     ),
+    Code("DRA291", E, "nothing written: a Helm chart of the run is not proven by rendering"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),

@@ -140,9 +140,11 @@ def test_a_chart_the_proof_cannot_render_is_not_written(
 ) -> None:
     chart = _unrenderable(tmp_path)
     before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
-    _status, err = _run(tmp_path, monkeypatch, "--write")
+    status, err = _run(tmp_path, monkeypatch, "--write")
     assert "DRA248 warning: chart inference" in err, err
     assert "nothing is written: a proof that cannot render is not a proof" in err, err
+    assert "DRA291 error: nothing is written: 1 chart(s) of the run not proven" in err, err
+    assert status == 1, err
     assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
 
 
