@@ -14,8 +14,8 @@ GPU request is a DRA401 error too (``mark``, before the suppression stage), unle
   the DRA401 moves to the suppressed findings with the reason's ignore), as the
   plan's ``held`` counts a request kept by a silenced finding.
 
-A chart's DRA401 is said at each GPU line of its templates (DRA203), else where its
-reason is.
+A chart's DRA401 is said at each GPU line of its templates and values files (DRA203,
+DRA204), else where its reason is.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dra_migrate.report.findings import CODES, Finding, Severity, finding
 from dra_migrate.report.model import HELD, Report, Suppressed
 
 LEFT = "DRA401"
-_GPU_LINE = "DRA203"  # a chart template's GPU line left as it is
+_GPU_LINES = ("DRA203", "DRA204")  # a chart template's, a values file's GPU line left
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +47,8 @@ def mark(report: Report) -> list[Left]:
     for result in report.files:
         seen: set[tuple[int, int]] = set()
         for item in result.inventory:
-            if not item.gpu or not item.kept or item.kept == HELD:
-                continue
+            if not item.gpu or not item.kept or item.kept == HELD or item.device_class is None:
+                continue  # (an unmapped resource is not the plan's manual: none converts it)
             reasons = [f for f in result.findings if f.code == item.kept]
             if reasons and all(f.severity is Severity.ERROR for f in reasons):
                 continue  # the reason fails the check already
@@ -78,7 +78,7 @@ def mark(report: Report) -> list[Left]:
             for r in report.files
             if _inside(r.path, root)
             for f in r.findings
-            if f.code == _GPU_LINE
+            if f.code in _GPU_LINES
         ]
         why = ", ".join(f"{c} ({CODES[c].title})" for c in plan.codes if c in CODES)
         message = (
