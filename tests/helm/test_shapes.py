@@ -10,6 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES
 from tests.helpers.cli_runner import invoke
@@ -144,3 +146,32 @@ def test_a_to_yaml_template_refuses_other_gpu_keys_with_dra_on(
         assert code == 0 and f"{extra}: 1" in out, out
     code, out = _helm(helm, chart, "--set", f"{key}=1")
     assert code == 0 and f"{extra}: 1" in out and "nvidia.com/gpu: 1" in out, out
+
+
+NAMES = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
+
+
+@given(
+    items=st.lists(st.lists(NAMES, min_size=1, max_size=3, unique=True), min_size=1, max_size=4),
+    compact=st.booleans(),
+)
+def test_a_sequence_belongs_to_its_key_at_either_indent(
+    items: list[list[str]], compact: bool
+) -> None:
+    """Items at the key's indent (kubectl create -o yaml) or two deeper: each item's
+    parent is the key, and the key's block ends at the last item's last line."""
+    from dra_migrate.helm import template_shapes as shapes
+
+    pad = "      " if compact else "        "
+    out = ["    spec:", "      containers:"]
+    item_lines = []
+    for keys in items:
+        item_lines.append(len(out))
+        out.append(f"{pad}- {keys[0]}: x")
+        out.extend(f"{pad}  {k}: y" for k in keys[1:])
+    last = len(out) - 1
+    out.append("      restartPolicy: Never")
+    lines = shapes.lines_of("\n".join(out) + "\n")
+    assert [shapes.parent(lines, n) for n in item_lines] == [1] * len(item_lines)
+    assert shapes.block_end(lines, 1) == last
+    assert shapes.parent(lines, last + 1) == 0
