@@ -144,7 +144,8 @@ def run(options: RunOptions) -> Report:
         results[index] = result
     _unique_across_files(work, results, settings)
     changed = {candidates[i].real for i, r in results.items() if r.status is Status.CHANGED}
-    served = _name_references(repo_layout, candidates, results, set(reals))
+    previous: dict[str, FileResult | None] = {}  # the kustomizations' results before
+    served = _name_references(repo_layout, candidates, results, set(reals), previous)
     renamed = _renamings(repo_layout, changed, served)
     for i, result in results.items():
         blocked = [f for f, files in renamed if candidates[i].real in files]
@@ -152,6 +153,10 @@ def run(options: RunOptions) -> Report:
             results[i] = _held_back(result, blocked[0])
     if repo_layout.patching:  # kustomize overlays converted with their bases, or held
         units.with_overlays(repo_layout, candidates, results, set(reals), settings)
+    if served:  # the name references beside what the overlay pass made of them
+        from dra_migrate.pipeline import name_references
+
+        name_references.settle(results, previous)
     charts = units.with_charts(repo_layout, candidates, results, set(reals), settings)
     files = [results[i] for i in sorted(results)]
     found = _collisions(files) + [f for f, _files in renamed] + duplicated
@@ -315,6 +320,7 @@ def _name_references(
     candidates: list[discover.Candidate],
     results: dict[int, FileResult],
     in_run: set[str],
+    previous: dict[str, FileResult | None],
 ) -> set[str]:
     """The renaming kustomizations of the run given the name reference configuration
     of the templates their builds hold (pipeline/name_references.py): served."""
@@ -325,7 +331,7 @@ def _name_references(
     served: set[str] = set()
 
     def carry_out(by_real: dict[str, FileResult]) -> list[FileResult]:
-        added, done = name_references.carry_out(layout, by_real, in_run)
+        added, done = name_references.carry_out(layout, by_real, in_run, previous)
         served.update(done)
         return added
 

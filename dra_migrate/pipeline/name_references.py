@@ -33,11 +33,15 @@ CONFIG = "dra-name-reference.yaml"
 
 
 def carry_out(
-    layout: roles.Layout, by_real: dict[str, FileResult], in_run: set[str]
+    layout: roles.Layout,
+    by_real: dict[str, FileResult],
+    in_run: set[str],
+    previous: dict[str, FileResult | None],
 ) -> tuple[list[FileResult], set[str]]:
     """Write the configuration of each renaming kustomization of the run whose build
     holds a converted file: the kustomization's result replaced (in ``by_real``), the
-    new files returned, with the real paths of the kustomizations served."""
+    new files returned, with the real paths of the kustomizations served;
+    ``previous`` gets each kustomization's result before (None: it had none)."""
     added: list[FileResult] = []
     served: set[str] = set()
     for renaming in layout.renamings:
@@ -83,6 +87,7 @@ def carry_out(
             converted=edited,
             units=(own.units if own else set()) | unit,
         )
+        previous[kustomization.path] = own
         if own is not None:
             by_real[renaming.path] = kustomization
         else:
@@ -172,3 +177,48 @@ def _listed(original: bytes) -> bytes | None:
     if not head.endswith(("\n", "\r")):
         head += newline
     return (head + f"{pad}- {CONFIG}{newline}" + rest).encode()
+
+
+def settle(results: dict[int, FileResult], previous: dict[str, FileResult | None]) -> None:
+    """After the overlay pass (convert/overlays.py), which may rewrite the same
+    kustomization (its templates listed under resources) or hold the bases: the
+    configuration listed in the kustomization's text as the overlay pass left it; and
+    a configuration whose converted files are all held is not written (the
+    kustomization's result as it was before, ``previous``)."""
+    mine = [i for i, r in results.items() if any(f.code == "DRA290" for f in r.findings)]
+    for i in mine:
+        ours = results[i]
+        folder = os.path.dirname(ours.path)
+        config = next(
+            (j for j, r in results.items() if r.created and r.path == os.path.join(folder, CONFIG)),
+            None,
+        )
+        unit = ours.units | (results[config].units if config is not None else set())
+        own = {i} | ({config} if config is not None else set())
+        twins = [j for j, r in results.items() if j not in own and r.path == ours.path]
+        live = any(
+            r.status is Status.CHANGED and r.units & unit
+            for j, r in results.items()
+            if j not in own and j not in twins
+        )
+        if not live:  # every converted file it serves is held: nothing to teach
+            before = previous.get(ours.path)
+            if before is None:
+                del results[i]
+            else:
+                results[i] = before
+            if config is not None:
+                del results[config]
+            continue
+        for j in twins:  # the overlay pass's own result of the kustomization: one result
+            other = results.pop(j)
+            if other.status is Status.CHANGED:
+                ours.converted, ours.regions = other.converted, None
+                ours.findings = [*other.findings, *ours.findings]
+                ours.units |= other.units
+        text = ours.converted or b""
+        if re.search(rb"^\s*-\s*" + re.escape(CONFIG.encode()) + rb"\s*$", text, re.M) is None:
+            listed = _listed(text)  # the overlay pass wrote the kustomization again
+            if listed is not None:
+                ours.converted = listed
+                ours.regions = None  # the diff compares the whole text again
