@@ -378,9 +378,7 @@ def test_an_overlay_that_renames_with_the_name_reference_configuration(
     assert "name: prod-llm-gpu\n" not in built  # the base's template: not in this build
 
 
-def test_a_renaming_overlay_without_it_gets_it_and_is_proven(
-    tmp_path: Path, tools: Path
-) -> None:
+def test_a_renaming_overlay_without_it_gets_it_and_is_proven(tmp_path: Path, tools: Path) -> None:
     """The overlay renames, patches the count and lists no name reference: the
     conversion writes dra-name-reference.yaml with the unit (DRA290), and the real
     kubectl proves its build (the pods refer to the renamed templates)."""
