@@ -60,6 +60,13 @@ if TYPE_CHECKING:
     "unless each rendering after equals the conversion of the rendering before and, "
     "with the switch off, the rendering before (DRA244, DRA245, DRA248).",
 )
+@click.option(
+    "--accept-unproven",
+    is_flag=True,
+    help="With --verify-helm: write the migration of a chart the proof could not render "
+    "(DRA248: helm fails before the migration, a GPU count that cannot be raised) as "
+    "the run shows it, unchecked. Without it nothing is written.",
+)
 @workflow_options
 @strategy_option
 @fail_on_option
@@ -71,6 +78,7 @@ def convert(
     write_through_links: bool,
     verify_builds: bool,
     verify_helm: bool,
+    accept_unproven: bool,
     fail_on: str,
     **params: Any,
 ) -> None:
@@ -109,6 +117,8 @@ def convert(
                     "--verify-builds needs kubectl (or kustomize) on PATH to build the "
                     "kustomizations"
                 )
+        if accept_unproven and not verify_helm:
+            raise ConfigError("--accept-unproven is for --verify-helm: add it")
         if verify_helm and options.stdin:
             raise ConfigError("--verify-helm needs paths, not - (stdin)")
         render = None
@@ -126,15 +136,23 @@ def convert(
         builds.verify(report, options.paths, options.settings, build, options.excludes)
         if any(f.code == "DRA231" for f in report.findings):  # nothing is written
             mode, output_dir = (None if mode == "write" else mode), None
-    if render is not None and not renders.verify(report, options, render):
-        mode, output_dir = (None if mode == "write" else mode), None  # DRA244: none written
+    if render is not None and not renders.verify(report, options, render, accept_unproven):
+        # DRA244, or DRA248 without --accept-unproven: none written
+        mode, output_dir = (None if mode == "write" else mode), None
     report.changes_fail = check
     report.stream = options.stdin
+    left_manual: list[Any] = []
     if check:
         from dra_migrate.pipeline.many_files import mark_pending
 
         mark_pending(report)
+        if report.charts or any(i.kept for r in report.files for i in r.inventory):
+            from dra_migrate.pipeline import left  # only where something is left
+
+            left_manual = left.mark(report)  # what the plan leaves manual fails too
     run.suppress(report, options, "convert", check)
+    if left_manual:
+        left.settle(report, left_manual)
     written: list[str] = []
     try:
         with _terminated_as_interrupt():

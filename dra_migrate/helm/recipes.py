@@ -29,7 +29,12 @@ from dataclasses import dataclass, field
 from dra_migrate.convert.mapping import Context, Settings
 from dra_migrate.helm import chart as chart_files
 from dra_migrate.helm.model import DONE, RECIPE, Chart, ChartEdit, Options, Read
+from dra_migrate.helm.recipe_values import get as _get
+from dra_migrate.helm.recipe_values import key as _key
+from dra_migrate.helm.recipe_values import toleration as _toleration
+from dra_migrate.helm.recipe_values import truthy as _truthy
 from dra_migrate.helm.values_text import MISSING, ValuesText, dotted
+from dra_migrate.helm.versions import parse_constraint, satisfies
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.model import ChartPlan
 
@@ -94,12 +99,37 @@ def names() -> frozenset[str]:
     return frozenset(r.chart for r in families())
 
 
-def find(chart: Chart) -> Recipe | None:
-    """The recipe for this chart's name and version, if any."""
+def find(chart: Chart, read_bytes: Read | None = None) -> Recipe | None:
+    """The recipe for this chart's name and version, if any; or, with ``read_bytes``,
+    for its name and what its own values.yaml offers (every key of the recipe's
+    ``offers``): a chart built from a branch says an old version in Chart.yaml while
+    its values carry the keys (kuberay's ray-cluster on master says 1.1.0)."""
     for recipe in families():
         if recipe.chart == chart.name and satisfies(chart.version, recipe.versions):
             return recipe
+    for recipe in families():
+        if (
+            recipe.chart == chart.name
+            and read_bytes is not None
+            and _offers(recipe, chart, read_bytes)
+        ):
+            return recipe
     return None
+
+
+def _offers(recipe: Recipe, chart: Chart, read_bytes: Read) -> bool:
+    keys = recipe.data.get("offers") or []
+    if not keys:
+        return False
+    import yaml
+
+    from dra_migrate.manifests.compose import DATA_LOADER
+
+    try:
+        values = yaml.load(read_bytes(chart.values), Loader=DATA_LOADER)
+    except (OSError, yaml.YAMLError, ValueError):
+        return False
+    return all(_get(values, _key(str(key)), MISSING) is not MISSING for key in keys)
 
 
 class NotFit(Exception):
@@ -113,71 +143,13 @@ def unserved(chart: Chart) -> str:
     ranges = sorted({r.versions for r in families() if r.chart == chart.name})
     if not ranges:
         return ""
+    offers = sorted(
+        {str(k) for r in families() if r.chart == chart.name for k in r.data.get("offers") or []}
+    )
+    without = f", and its values.yaml has no {' or '.join(offers)}" if offers else ""
     return (
         f"the values recipe for {chart.name} serves versions {' or '.join(ranges)}, "
-        f"not {chart.version or 'an unversioned chart'}"
-    )
-
-
-# --- semver ranges ------------------------------------------------------------------
-
-_SEMVER = re.compile(
-    r"v?(?P<major>\d+)(?:\.(?P<minor>\d+))?(?:\.(?P<patch>\d+))?"
-    r"(?:-(?P<pre>[0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?"
-)
-_CLAUSE = re.compile(r"\s*(>=|<=|!=|==|=|>|<)?\s*(v?\d[0-9A-Za-z.+-]*)\s*")
-Version = tuple[int, int, int, tuple[tuple[int, int | str], ...]]
-
-
-def parse_version(text: str) -> Version | None:
-    """A semantic version (a leading ``v`` allowed, as Helm allows it), or None."""
-    match = _SEMVER.fullmatch(text.strip())
-    if match is None:
-        return None
-    pre: tuple[tuple[int, int | str], ...] = ()
-    if match["pre"]:
-        # semver 2.0.0, 11: numeric identifiers sort before alphanumeric ones, by value
-        pre = tuple((0, int(p)) if p.isdigit() else (1, p) for p in match["pre"].split("."))
-    return int(match["major"]), int(match["minor"] or 0), int(match["patch"] or 0), pre
-
-
-def _order(version: Version) -> tuple[Any, ...]:
-    major, minor, patch, pre = version
-    # a release sorts after every pre-release of it
-    return (major, minor, patch, 0 if pre else 1, pre)
-
-
-def parse_constraint(text: str) -> list[tuple[str, Version]]:
-    """``">=1.6.0-rc.0, <2"`` as (operator, version) clauses, all of which must hold."""
-    clauses: list[tuple[str, Version]] = []
-    for part in re.split(r"[,\s]+(?=[<>=!v\d])", text.strip()):
-        match = _CLAUSE.fullmatch(part)
-        version = parse_version(match[2]) if match else None
-        if match is None or version is None:
-            raise ValueError(f"not a version constraint: {text!r}")
-        clauses.append((match[1] or "=", version))
-    return clauses
-
-
-_COMPARE: dict[str, Callable[[tuple[Any, ...], tuple[Any, ...]], bool]] = {
-    ">=": lambda a, b: a >= b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    "<": lambda a, b: a < b,
-    "=": lambda a, b: a == b,
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
-}
-
-
-def satisfies(version: str, constraint: str) -> bool:
-    """Does ``version`` meet every clause of ``constraint``? A version that is not
-    semver meets none."""
-    parsed = parse_version(version)
-    if parsed is None:
-        return False
-    return all(
-        _COMPARE[op](_order(parsed), _order(bound)) for op, bound in parse_constraint(constraint)
+        f"not {chart.version or 'an unversioned chart'}{without}"
     )
 
 
@@ -192,29 +164,10 @@ class Need:
     drops: list[Path] = field(default_factory=list)
     templates: list[dict[str, Any]] = field(default_factory=list)  # objects to write
     count_keys: list[str] = field(default_factory=list)
+    enable_keys: list[str] = field(default_factory=list)  # keys that turn GPUs on (off now)
     gpus: bool = False  # the values ask for GPUs through the device plugin
     migrated: bool = False  # the values hold the recipe's keys and ask for no GPUs
     refusal: str = ""  # why the recipe does not fit these values
-
-
-def _key(text: str) -> Path:
-    return tuple(text.split("."))
-
-
-def _get(values: Any, path: Path, default: Any = None) -> Any:
-    for step in path:
-        if isinstance(step, int):
-            if not isinstance(values, list) or not 0 <= step < len(values):
-                return default
-        elif not isinstance(values, dict) or step not in values:
-            return default
-        values = values[step]
-    return values
-
-
-def _truthy(value: Any) -> bool:
-    """Helm's truth (Go templates' ``if``): empty, zero, false and nil are false."""
-    return value not in (None, False, 0, "", [], {})
 
 
 def _choice(resource: str, settings: Settings, carries: list[str]) -> tuple[Choice | None, str]:
@@ -256,18 +209,22 @@ def _switch(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Ne
     data = recipe.data
     need = Need()
     sets = [(_key(k), v) for k, v in data["set"].items()]
-    if not _truthy(_get(values, _key(data["enabled"]))):
-        return need
+    enabled = _truthy(_get(values, _key(data["enabled"])))
     spec = data["resource"]
     kind = _get(values, _key(spec["type_key"]))
     resource = spec["by_type"].get(kind) or _get(values, _key(spec["key"])) or spec["default"]
     count = data["count"]
     need.count_keys = [count["key"]]
     on = all(_get(values, path) == v for path, v in sets if not (isinstance(v, str) and "{" in v))
-    if on:
+    if on:  # the recipe's keys are set (GPUs on or off): migrated already
         need.migrated = True
         return need
+    # GPUs off in the values (turned on at install time, --set): the switch is set all
+    # the same, which renders the same bytes while they are off and claims once they
+    # are on; the proof renders a variant with them on (enable_keys)
     need.gpus = True
+    if not enabled:
+        need.enable_keys = [data["enabled"]]
     for key, why in data.get("refuse", {}).items():
         if _truthy(_get(values, _key(key))):
             need.refusal = f"{key} is set: " + " ".join(why.split())
@@ -278,6 +235,14 @@ def _switch(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Ne
         return need
     names = {"class": choice.device_class, "count": str(_get(values, _key(count["key"])))}
     need.sets = [(path, _fill(v, names)) for path, v in sets]
+    tolerate = _toleration(recipe.data, values, settings, str(resource))
+    if tolerate and not enabled:
+        need.refusal = (
+            f"GPUs are off ({data['enabled']}) and the pod would need the toleration of "
+            f"{resource} convert writes, which the chart renders whether GPUs are on or not"
+        )
+        return need
+    need.sets.extend(tolerate)
     return need
 
 
@@ -330,7 +295,6 @@ def _passthrough(recipe: Recipe, values: Any, chart: Chart, settings: Settings) 
                     need.refusal = f"{where} differs from the group's GPU limit"
                     return need
                 need.drops.append((*path, *head, resource))
-                need.count_keys.append(dotted((*path, *head, resource)))
         if not counts:
             claims = _get(body, ("resourceClaims",)) or []
             prefix = _fill(template["name"], {"chart": _base(chart), "group": group, "count": ""})
@@ -344,6 +308,8 @@ def _passthrough(recipe: Recipe, values: Any, chart: Chart, settings: Settings) 
         if len(counts) > 1:
             need.refusal = f"{dotted(path)} asks for several GPU resources: {sorted(counts)}"
             return need
+        # no count key: the keys that held the count are dropped, the count moves into
+        # the template written beside the values and num-gpus (literals after)
         ((resource, count),) = counts.items()
         if count == 0:
             continue
@@ -369,6 +335,7 @@ def _passthrough(recipe: Recipe, values: Any, chart: Chart, settings: Settings) 
                 need.sets.append((target, [*have, *wanted]))
             elif existing is MISSING or existing is None:
                 need.sets.append((target, wanted))
+        need.sets.extend(_toleration(recipe.data, values, settings, resource, path))
         request = DeviceRequest(template["request"], choice, count)
         need.templates.append(resource_claim_template(name, None, [request], settings.target))
     return need
@@ -426,6 +393,7 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
     explicit: set[str] = set()  # types whose template must say its count
     without: list[Path] = []  # roles without GPUs: they keep DRA off
     explicit_off: list[Path] = []
+    tolerate: list[tuple[Path, Any]] = []  # the tolerations convert writes, per role
     for role in data["roles"]:
         body = _get(values, (role,)) or {}
         if not _truthy(body.get(data["create"])):
@@ -440,6 +408,7 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
         auto = 0 if kind in data["no_gpus"] else _parallel(body.get("parallelism"))
         containers = body.get("containers") or []
         asking: list[int] = []
+        literal = False  # a container sets its GPU count itself
         for index, item in enumerate(containers):
             container = item if isinstance(item, dict) else {}
             limits = _get(container, ("resources", "limits")) or {}
@@ -448,6 +417,7 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
             requests = requests if isinstance(requests, dict) else {}
             for part, held in (("limits", limits), ("requests", requests)):
                 if resource in held:
+                    literal = True
                     need.drops.append((role, "containers", index, "resources", part, resource))
             simulator = data["simulator"] in str(container.get("image", ""))
             default = 0 if (dra or simulator or not auto) else auto
@@ -471,7 +441,12 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
             return need
         (count,) = asking
         need.gpus = True
-        need.count_keys.append(f"{role}.parallelism")
+        if not literal:
+            # the chart counts dataLocal x tensor: the proof raises it through tensor
+            # (parallelism is a map, which helm's --set would replace whole); a count
+            # the container sets itself is a literal the migration moves into the
+            # template's count, not a key that holds it before and after
+            need.count_keys.append(f"{role}.parallelism.tensor")
         if "dra" in own and not dra:
             explicit_off.append((role, "accelerator", "dra"))
         choice, why = _choice(resource, settings, data.get("carries", []))
@@ -487,6 +462,7 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
             if kind not in rct or not _same(template.get(name, default_value), value):
                 need.sets.append(((*rct_key, kind, name), value))
         counts.setdefault(kind, set()).add(count)
+        tolerate.extend(_toleration(recipe.data, values, settings, resource, (role,)))
         counted = template.get("count", _parallel(body.get("parallelism")))
         if _whole(counted) != count:
             explicit.add(kind)
@@ -509,6 +485,7 @@ def _roles(recipe: Recipe, values: Any, chart: Chart, settings: Settings) -> Nee
         need.sets.extend((_key(key), value) for key, value in data["set"].items())
         need.sets.extend((path, False) for path in without)
     need.sets.extend((path, True) for path in explicit_off)
+    need.sets.extend(tolerate)
     return need
 
 
@@ -575,7 +552,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
     """The chart migrated by its recipe, or None: no recipe for this chart and version.
     ``NotFit`` (why) when the recipe does not fit its values, ``InputProblem`` when a
     values file cannot be read or edited safely."""
-    recipe = find(chart)
+    recipe = find(chart, read_bytes)
     if recipe is None:
         return None
 
@@ -609,6 +586,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
     created: dict[str, bytes] = {}
     templates: dict[str, dict[str, Any]] = {}
     count_keys: list[str] = []
+    enable_keys: list[str] = []
     migrated = gpus = False
     order = [first, *(p for p in texts if p != first)] if texts else [None]
 
@@ -646,6 +624,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
                 overlay.set((*target.prefix, *path), value)
             created[overlay_path] = overlay.encode()
             count_keys = need.count_keys
+            enable_keys = need.enable_keys
             for obj in need.templates:
                 templates[obj["metadata"]["name"]] = obj
             # a file that asks for other GPUs than the one the overlay was made from
@@ -695,6 +674,7 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
                 continue
             changed[file] = text.encode()
             count_keys.extend(k for k in need.count_keys if k not in count_keys)
+            enable_keys.extend(k for k in need.enable_keys if k not in enable_keys)
             for obj in need.templates:
                 templates[obj["metadata"]["name"]] = obj
             first_key = applied.sets[0][0] if applied.sets else None
@@ -721,9 +701,11 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
         )
         return ChartEdit(plan=done, findings=[finding("DRA246", where, 1, 1, note)])
 
+    side_files: tuple[str, ...] = ()
     if templates:
         side = os.path.join(os.path.dirname(first), recipe.data["template"]["file"])
         created[side] = _templates_file(side, list(templates.values()), read_bytes)
+        side_files = (_shown(target, side),)
     files = tuple(_shown(target, p) for p in [*changed, *created])
     shown_plan = ChartPlan(
         root=chart.display,
@@ -732,9 +714,11 @@ def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -
         way=RECIPE,
         recipe=recipe.name,
         count_keys=tuple(count_keys),
+        enable_keys=tuple(enable_keys),
         values_overlay=_shown(target, overlay_path) if overlay_path in created else "",
         compare="claims",
         files=files,
+        applied=side_files,
     )
     return ChartEdit(plan=shown_plan, changed=changed, created=created, findings=findings)
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field, replace
 
 from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.convert.naming import dns_label
+from dra_migrate.helm import template_helpers, template_values
 from dra_migrate.helm import template_shapes as shapes
 from dra_migrate.helm import template_text as written
-from dra_migrate.helm import template_values
 from dra_migrate.helm.model import DONE, MANUAL, TEMPLATE, Chart, ChartEdit, Options, Read
 from dra_migrate.helm.template_shapes import Refused
 from dra_migrate.manifests import compose, sources
@@ -45,7 +45,6 @@ from dra_migrate.report.model import ChartPlan
 # with GPUs that convert writes besides the claims and the toleration.
 KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod"})
 VAR, CLAIM = shapes.VAR, shapes.CLAIM
-TOLERATION = ("Exists", "NoSchedule")  # ExtendedResourceToleration's (convert/controllers.py)
 _TO_YAML = re.compile(r"toYaml\s+(?P<arg>\S+)\s*\|\s*nindent\s+(?P<n>\d+)")
 _ROOT_FIELDS = re.compile(r"(?<![\w$)\]])\.(Values|Chart|Release|Capabilities|Template)\b")
 BRIDGE_HINT = (
@@ -67,6 +66,8 @@ class _Workload:
     resources_paths: list[tuple[str, ...]] = field(default_factory=list)  # toYaml: key + name
     new_text: str = ""
     claim_template: str = ""  # the new template file's text
+    helper_path: str = ""  # the file of the helper define edited with it ("": none)
+    helper_text: str = ""
 
 
 def plan(chart: Chart, settings: Settings, options: Options, read_bytes: Read) -> ChartEdit:
@@ -175,16 +176,25 @@ def _edit(
 ) -> ChartEdit:
     config = settings.config
     workloads: list[_Workload] = []
+    helpers = template_helpers.used_once(
+        texts, lambda ln: _gpu_key(ln, config), lambda p: _shown(chart, p)
+    )  # the includer's path -> the helper used once
     for path, text in texts.items():
         shown = _shown(chart, path)
         lines = shapes.lines_of(text)
         gpu_lines = [ln for ln in lines if _gpu_key(ln, config)]
         yaml_lines = [ln for ln in lines if _gpu_to_yaml(ln, values, config)]
+        helper = helpers.get(path)
+        if helper is not None:
+            gpu_lines = [helper.use]  # the include line stands for the helper's GPU lines
+        elif any(h.path == path for h in helpers.values()):
+            continue  # the helper's file: edited with the template that includes it
         if not gpu_lines and not yaml_lines:
             continue
         for ln in gpu_lines + yaml_lines:
-            if any(c.keyword in ("define", "block") for c in ln.controls):
-                raise Refused(shown, ln.number + 1, "a GPU line in a helper define", _key_near(ln))
+            if helper is None and any(c.keyword in ("define", "block") for c in ln.controls):
+                what = written.helper_uses(ln.controls, texts, chart.root)
+                raise Refused(shown, ln.number + 1, what, _key_near(ln))
         unsafe = shapes.UNSAFE.search(text)
         if unsafe:
             line = text.count("\n", 0, unsafe.start()) + 1
@@ -200,6 +210,7 @@ def _edit(
             values,
             settings,
             options.switch_key,
+            helper,
         )
         workloads.append(workload)
     if not workloads:
@@ -223,6 +234,8 @@ def _edit(
     )
     for workload in workloads:
         edit.changed[workload.path] = workload.new_text.encode()
+        if workload.helper_path:
+            edit.changed[workload.helper_path] = workload.helper_text.encode()
         stem = chart.name if len(workloads) == 1 else _stem(workload.path)
         target = os.path.join(chart.root, "templates", f"{stem}-resourceclaimtemplate.yaml")
         if target in texts or os.path.exists(target):
@@ -324,6 +337,50 @@ def _arg_key(line: shapes.Line, arg: str) -> str | None:
     return shapes.values_path(arg)
 
 
+def _helper_edit(
+    w: _Workload, helper: template_helpers.Helper, counts: list[str], request: str, switch: str
+) -> str:
+    """The helper's GPU lines behind the switch, its claims, and the count the switch
+    reads within the define (a helper's variables are its own); the resource."""
+    lines, shown = helper.lines, helper.shown
+    for ln in helper.gpu:
+        holder = shapes.parent(lines, ln.number)
+        if holder is None or shapes.key_of(lines[holder]) not in ("limits", "requests"):
+            raise Refused(shown, ln.number + 1, "a GPU line outside limits and requests")
+    before: dict[int, list[str]] = {}
+    after: dict[int, list[str]] = {}
+    resource = _literal_counts(w, shown, lines, helper.gpu, counts, before, after)
+    holder = shapes.parent(lines, helper.gpu[0].number)
+    assert holder is not None
+    res = shapes.parent(lines, holder)
+    if res is None:  # the define renders the body of resources: claims beside limits
+        pad = " " * lines[holder].indent
+        before.setdefault(helper.closing, []).extend(
+            [
+                f"{pad}{{{{- if {VAR} }}}}",
+                f"{pad}claims:",
+                f"{pad}  - name: {CLAIM}",
+                f"{pad}    request: {request}",
+                f"{pad}{{{{- end }}}}",
+            ]
+        )
+    elif shapes.key_of(lines[res]) == "resources":
+        _claims(shown, lines, res, request, after)
+    else:
+        raise Refused(shown, holder + 1, f'the helper "{helper.name}" outside resources')
+    header = "".join(
+        [
+            f"{{{{- {VAR} := 0 }}}}{{{{- if $.Values.{switch} }}}}",
+            *(c.replace("\n", "") for c in counts),
+            "{{- end -}}" if helper.trims else "{{- end }}",
+        ]
+    )
+    define = {helper.opening: [lines[helper.opening].text + header]}
+    w.helper_path = helper.path
+    w.helper_text = written.splice(lines, before, after, define)
+    return resource
+
+
 def _key_near(line: shapes.Line) -> str:
     ref = re.search(r"\.Values\.([A-Za-z0-9_.]+)", line.text)
     return ref.group(1) if ref else ""
@@ -339,6 +396,7 @@ def _workload(
     values: list[tuple[str, str, object]],
     settings: Settings,
     switch: str,
+    helper: template_helpers.Helper | None = None,
 ) -> None:
     config = settings.config
     first = (gpu_lines + yaml_lines)[0]
@@ -379,13 +437,28 @@ def _workload(
     if gpu_lines and yaml_lines:
         raise Refused(shown, yaml_lines[0].number + 1, "GPUs both as a line and from toYaml")
     sites = gpu_lines or yaml_lines
-    resources_lines = {_resources_line(shown, lines, ln, bool(gpu_lines)) for ln in sites}
+    if helper is not None:  # the include line: resources: {{- include ... }}, or below it
+        at = helper.use.number
+        res = at if shapes.key_of(helper.use) == "resources" else shapes.parent(lines, at)
+        if res is None or shapes.key_of(lines[res]) != "resources":
+            where = shapes.key_of(lines[res]) if res is not None else "the template's root"
+            raise Refused(
+                shown,
+                at + 1,
+                f'the helper "{helper.name}" included in {where}: the edit follows a helper '
+                "that renders a container's resources, or their limits and requests",
+            )
+        resources_lines = {res}
+    else:
+        resources_lines = {_resources_line(shown, lines, ln, bool(gpu_lines)) for ln in sites}
     if len(resources_lines) != 1:
         raise Refused(shown, sites[-1].number + 1, "GPU lines in several containers")
     res_index = resources_lines.pop()
     container, request_name = _container(shown, lines, res_index)
     counts: list[str] = []
-    if gpu_lines:
+    if helper is not None:
+        w.resource = _helper_edit(w, helper, counts, request_name, switch)
+    elif gpu_lines:
         w.resource = _literal_counts(w, shown, lines, gpu_lines, counts, before, after)
     else:
         if len(yaml_lines) != 1:
@@ -393,8 +466,8 @@ def _workload(
         w.resource = _to_yaml_counts(
             w, shown, lines, yaml_lines[0], values, config, counts, replace, request_name
         )
-    if gpu_lines:  # the container's claims, after its resources block (toYaml sets them)
-        _claims(shown, lines, res_index, request_name, after)
+    if gpu_lines and helper is None:  # the container's claims, after its resources block
+        _claims(shown, lines, res_index, request_name, after)  # (toYaml, a helper set them)
     # the pod's resourceClaims (and toleration), after the pod spec
     containers = shapes.parent(lines, container)
     if containers is None or shapes.key_of(lines[containers]) != "containers":
@@ -416,7 +489,9 @@ def _workload(
     ]
     if config.extended_resource_toleration:
         claims.extend(
-            _toleration(shown, lines, spec, pod_end, containers, w.resource, before, after, replace)
+            written.toleration(
+                shown, lines, spec, pod_end, containers, w.resource, before, after, replace
+            )
         )
     claims.append(f"{pod_pad}{{{{- end }}}}")
     after.setdefault(pod_end, []).extend(claims)
@@ -559,7 +634,12 @@ def _literal_counts(
         if not shapes.root_scope(ln.controls):
             raise Refused(shown, ln.number + 1, "a GPU line inside a with or range block", key)
         by_holder[str(shapes.key_of(lines[holder]))].append((ln, pipe))
-        if key:
+        indexed = re.match(r'\s*index\s+\$?\.Values\.([A-Za-z0-9_.]+)\s+"([^"]+)"', pipe)
+        if indexed:  # index .Values.resources.limits "nvidia.com/gpu": the key is the name's
+            path = (*indexed.group(1).split("."), indexed.group(2))
+            w.count_keys.append(".".join(p.replace(".", "\\.") for p in path))
+            w.count_paths.append(path)
+        elif key:
             w.count_keys.append(key)
             w.count_paths.append(tuple(key.split(".")))
     chosen = by_holder["limits"] or by_holder["requests"]
@@ -571,8 +651,9 @@ def _literal_counts(
                 by_holder["requests"][0][0].number + 1,
                 "GPU requests that differ from the GPU limits",
             )
-    for ln, pipe in chosen:
-        counts.append(shapes.count_lines(ln.controls, f"int ({_rooted(pipe)})", VAR))
+    for ln, pipe in chosen:  # the count as a number: a quote for the YAML text is not
+        number = re.sub(r"\s*\|\s*s?quote\s*$", "", pipe)
+        counts.append(shapes.count_lines(ln.controls, f"int ({_rooted(number)})", VAR))
     for holder_name in ("limits", "requests"):
         sites = by_holder[holder_name]
         if not sites:
@@ -650,6 +731,7 @@ def _to_yaml_counts(
         f'{pad}{{{{- range $draKey := list "limits" "requests" }}}}',
         f"{pad}{{{{- $draSet := get $draResources $draKey | default dict }}}}",
         f"{pad}{{{{- $_ := unset $draSet {res} }}}}",
+        *written.other_gpus(pad, key, resource, config),
         f"{pad}{{{{- if not $draSet }}}}{{{{- $_ := unset $draResources $draKey }}}}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
         f'{pad}{{{{- $_ := set $draResources "claims" (list (dict "name" "{CLAIM}" "request" {request})) }}}}',
@@ -657,111 +739,6 @@ def _to_yaml_counts(
         f"{pad}{{{{- end }}}}",
     ]
     return resource
-
-
-def _toleration(
-    shown: str,
-    lines: list[shapes.Line],
-    spec: int,
-    pod_end: int,
-    containers: int,
-    resource: str,
-    before: dict[int, list[str]],
-    after: dict[int, list[str]],
-    replace: dict[int, list[str]],
-) -> list[str]:
-    """The toleration convert writes (ExtendedResourceToleration added it), rendered with
-    the switch on: lines for the claims block, or splices into the tolerations."""
-    indent = lines[containers].indent
-    pad = " " * indent
-    found = [
-        ln
-        for ln in lines[spec + 1 : pod_end + 1]
-        if ln.indent == indent and shapes.key_of(ln) == "tolerations"
-    ]
-    item = f'(dict "key" {json.dumps(resource)} "operator" "Exists" "effect" "NoSchedule")'
-    if not found:
-        return [
-            f"{pad}tolerations:",
-            f"{pad}  - key: {resource}",
-            f"{pad}    operator: {TOLERATION[0]}",
-            f"{pad}    effect: {TOLERATION[1]}",
-        ]
-    key_line = found[0]
-    n = key_line.number
-    with_tol = (
-        key_line.controls
-        and key_line.controls[-1].keyword == "with"
-        and n + 2 < len(lines)
-        and re.fullmatch(
-            r"\s*\{\{-\s*toYaml\s+\.\s*\|\s*nindent\s+\d+\s*\}\}\s*", lines[n + 1].text
-        )
-        and re.fullmatch(r"\s*\{\{-\s*end\s*\}\}\s*", lines[n + 2].text)
-        and n >= 1
-        and shapes.ACTION.fullmatch(lines[n - 1].text.strip()) is not None
-    )
-    if with_tol:
-        opening = shapes.ACTION.match(lines[n - 1].text.strip())
-        assert opening is not None
-        source = (
-            shapes.values_path(opening.group("body").strip()[4:])
-            if opening.group("body").strip().startswith("with")
-            else None
-        )
-        nindent = re.search(r"nindent\s+(\d+)", lines[n + 1].text)
-        if source and nindent and shapes.root_scope(lines[n - 1].controls):
-            before.setdefault(n - 1, []).append(f"{pad}{{{{- if not {VAR} }}}}")
-            after.setdefault(n + 2, []).extend(
-                [
-                    f"{pad}{{{{- else }}}}",
-                    f"{pad}{{{{- $draTolerations := $.Values.{source} | default list }}}}",
-                    f"{pad}{{{{- $draTolerated := false }}}}",
-                    f"{pad}{{{{- range $draTolerations }}}}",
-                    f'{pad}{{{{- if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" {json.dumps(resource)})) (has (.effect | default "") (list "" "NoSchedule")) }}}}',
-                    f"{pad}{{{{- $draTolerated = true }}}}",
-                    f"{pad}{{{{- end }}}}",
-                    f"{pad}{{{{- end }}}}",
-                    f"{pad}{{{{- if not $draTolerated }}}}",
-                    f"{pad}{{{{- $draTolerations = append $draTolerations {item} }}}}",
-                    f"{pad}{{{{- end }}}}",
-                    f"{pad}tolerations:",
-                    f"{pad}  {{{{- toYaml $draTolerations | nindent {nindent.group(1)} }}}}",
-                    f"{pad}{{{{- end }}}}",
-                ]
-            )
-            return []
-    end = shapes.block_end(lines, n)
-    block = lines[n : end + 1]
-    if any(ln.actions_only and ln.text.strip() for ln in block) or "{{" in "".join(
-        ln.text for ln in block
-    ):
-        raise Refused(shown, n + 1, "tolerations rendered in a shape the edit cannot follow")
-    import yaml
-
-    data = yaml.safe_load("\n".join(ln.text[indent:] for ln in block))
-    tolerations = data.get("tolerations") if isinstance(data, dict) else None
-    for t in tolerations if isinstance(tolerations, list) else ():
-        if (
-            isinstance(t, dict)
-            and (t.get("operator") or "Equal") == "Exists"
-            and (t.get("key") or "") in ("", resource)
-            and (t.get("effect") or "") in ("", "NoSchedule")
-        ):
-            return []
-    dash = next((ln for ln in block[1:] if ln.text.lstrip().startswith("- ")), None)
-    if dash is None:
-        raise Refused(shown, n + 1, "tolerations rendered in a shape the edit cannot follow")
-    d = " " * dash.indent
-    after.setdefault(end, []).extend(
-        [
-            f"{d}{{{{- if {VAR} }}}}",
-            f"{d}- key: {resource}",
-            f"{d}  operator: {TOLERATION[0]}",
-            f"{d}  effect: {TOLERATION[1]}",
-            f"{d}{{{{- end }}}}",
-        ]
-    )
-    return []
 
 
 def _choice(chart: Chart, w: _Workload, resource: str, settings: Settings) -> Choice:

@@ -111,25 +111,59 @@ def value_of(line: Line) -> str:
 
 def block_end(lines: list[Line], index: int) -> int:
     """The last line of the block of the key at ``index``: the lines after it that are
-    blank or indented more (action lines included)."""
+    blank or indented more (action lines included), and, for a key with no value of its
+    own, the sequence items at its own indent (``kubectl create -o yaml`` writes
+    ``containers:`` and its ``- name:`` items at one indent)."""
     indent = lines[index].indent
+    compact = _holds_compact(lines[index])
     last = index
     for line in lines[index + 1 :]:
         if not line.text.strip():
             continue
-        if line.indent <= indent:
+        if line.indent < indent or (line.indent == indent and not _compact_item(line, compact)):
             break
+        if line.indent == indent and line.actions_only:
+            if len(line.controls) > len(lines[index].controls):
+                last = line.number  # it closes (or continues) a structure the block opened
+            continue  # else an action between items: the block's when an item follows
         last = line.number
     return last
 
 
 def parent(lines: list[Line], index: int) -> int | None:
-    """The line of the key whose block holds line ``index``."""
+    """The line of the key whose block holds line ``index``: the nearest line before
+    it indented less, or, for a sequence item, the key at its own indent that holds
+    it (its earlier items aside)."""
     indent = lines[index].indent
+    item = _is_item(lines[index])
     for line in reversed(lines[:index]):
-        if line.text.strip() and not line.actions_only and line.indent < indent:
+        if not line.text.strip() or line.actions_only:
+            continue
+        if line.indent < indent:
             return line.number
+        if item and line.indent == indent:
+            if _is_item(line):
+                continue  # an earlier item of the same sequence
+            return line.number if _holds_compact(line) else None
     return None
+
+
+def _is_item(line: Line) -> bool:
+    stripped = line.text.lstrip()
+    return stripped == "-" or stripped.startswith("- ")
+
+
+def _holds_compact(line: Line) -> bool:
+    """A ``key:`` line with no value of its own (not an item): it may hold a sequence
+    whose items sit at its indent."""
+    if line.actions_only or _is_item(line) or key_of(line) is None:
+        return False
+    return value_of(line) == ""
+
+
+def _compact_item(line: Line, compact: bool) -> bool:
+    """A line at the key's indent that belongs to its block: an item of its sequence."""
+    return compact and (_is_item(line) or line.actions_only)
 
 
 def single_action(value: str) -> str | None:

@@ -4,12 +4,14 @@ ResourceClaimTemplate file, the values file's keys and the schema's properties."
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 
-from dra_migrate.convert.mapping import Choice, Context, Settings
+from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.helm import template_shapes as shapes
 from dra_migrate.helm.model import Options
 from dra_migrate.helm.template_shapes import VAR, Refused
+from dra_migrate.helm.template_values import gpu_patterns
 
 
 def splice(
@@ -262,3 +264,158 @@ def _top_properties(text: str) -> tuple[int | None, int | None]:
             key = None
         i += 1
     return (top_close, None) if top_close is not None else (None, None)
+
+
+def other_gpus(pad: str, key: str, resource: str, config: Config) -> list[str]:
+    """With the switch on, a GPU name other than ``resource`` the values carry at
+    install time (a MIG profile beside nvidia.com/gpu) would pass through beside the
+    claim: the rendering fails, naming it, rather than ask twice."""
+    mapped, detected, ignored = (json.dumps(p) for p in gpu_patterns(config))
+    why = json.dumps(
+        f"{key}.%s.%s: with DRA on the chart migrates only {resource}; move this GPU "
+        "resource to its own claim or keep DRA off"
+    )
+    return [
+        f"{pad}{{{{- range $draName, $draCount := $draSet }}}}",
+        f"{pad}{{{{- if or (regexMatch {mapped} $draName) (and (regexMatch {detected} $draName) "
+        f"(not (regexMatch {ignored} $draName))) }}}}",
+        f"{pad}{{{{- fail (printf {why} $draKey $draName) }}}}",
+        f"{pad}{{{{- end }}}}{{{{- end }}}}",
+    ]
+
+
+def helper_uses(controls: Sequence[shapes.Control], texts: Mapping[str, str], root: str) -> str:
+    """What a GPU line inside a helper ``define`` is, for DRA243: the helper's name and
+    where it is used (``include`` or ``template``). Used many times, the pods of each
+    use would share the one switch of the helper while each needs its own claim;
+    used once in another form than the one ``template_helpers`` follows, that form is
+    named."""
+    import os
+
+    opening = next((c.opening for c in controls if c.keyword in ("define", "block")), "")
+    named = re.search(r'"([^"]+)"', opening)
+    if named is None:
+        return "a GPU line in a helper define"
+    name = named.group(1)
+    use = re.compile(r"\b(?:include|template)\s+" + re.escape(json.dumps(name)))
+    where = [os.path.relpath(p, root) for p, t in texts.items() for _m in use.finditer(t)]
+    if not where:
+        return f'a GPU line in the helper "{name}", which no template of the chart uses'
+    if len(where) == 1:
+        return (
+            f'a GPU line in the helper "{name}", used once ({where[0]}), not as the edit '
+            f'follows a helper: include "{name}" . at the root of another template'
+        )
+    return (
+        f'a GPU line in the helper "{name}", used {len(where)} times '
+        f"({', '.join(sorted(set(where)))}): one switch in the helper cannot give each "
+        "use's pods a claim of their own"
+    )
+
+
+TOLERATION = ("Exists", "NoSchedule")  # ExtendedResourceToleration's (convert/controllers.py)
+
+
+def toleration(
+    shown: str,
+    lines: list[shapes.Line],
+    spec: int,
+    pod_end: int,
+    containers: int,
+    resource: str,
+    before: dict[int, list[str]],
+    after: dict[int, list[str]],
+    replace: dict[int, list[str]],
+) -> list[str]:
+    """The toleration convert writes (ExtendedResourceToleration added it), rendered with
+    the switch on: lines for the claims block, or splices into the tolerations."""
+    indent = lines[containers].indent
+    pad = " " * indent
+    found = [
+        ln
+        for ln in lines[spec + 1 : pod_end + 1]
+        if ln.indent == indent and shapes.key_of(ln) == "tolerations"
+    ]
+    item = f'(dict "key" {json.dumps(resource)} "operator" "Exists" "effect" "NoSchedule")'
+    if not found:
+        return [
+            f"{pad}tolerations:",
+            f"{pad}  - key: {resource}",
+            f"{pad}    operator: {TOLERATION[0]}",
+            f"{pad}    effect: {TOLERATION[1]}",
+        ]
+    key_line = found[0]
+    n = key_line.number
+    with_tol = (
+        key_line.controls
+        and key_line.controls[-1].keyword == "with"
+        and n + 2 < len(lines)
+        and re.fullmatch(
+            r"\s*\{\{-\s*toYaml\s+\.\s*\|\s*nindent\s+\d+\s*\}\}\s*", lines[n + 1].text
+        )
+        and re.fullmatch(r"\s*\{\{-\s*end\s*\}\}\s*", lines[n + 2].text)
+        and n >= 1
+        and shapes.ACTION.fullmatch(lines[n - 1].text.strip()) is not None
+    )
+    if with_tol:
+        opening = shapes.ACTION.match(lines[n - 1].text.strip())
+        assert opening is not None
+        source = (
+            shapes.values_path(opening.group("body").strip()[4:])
+            if opening.group("body").strip().startswith("with")
+            else None
+        )
+        nindent = re.search(r"nindent\s+(\d+)", lines[n + 1].text)
+        if source and nindent and shapes.root_scope(lines[n - 1].controls):
+            before.setdefault(n - 1, []).append(f"{pad}{{{{- if not {VAR} }}}}")
+            after.setdefault(n + 2, []).extend(
+                [
+                    f"{pad}{{{{- else }}}}",
+                    f"{pad}{{{{- $draTolerations := $.Values.{source} | default list }}}}",
+                    f"{pad}{{{{- $draTolerated := false }}}}",
+                    f"{pad}{{{{- range $draTolerations }}}}",
+                    f'{pad}{{{{- if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" {json.dumps(resource)})) (has (.effect | default "") (list "" "NoSchedule")) }}}}',
+                    f"{pad}{{{{- $draTolerated = true }}}}",
+                    f"{pad}{{{{- end }}}}",
+                    f"{pad}{{{{- end }}}}",
+                    f"{pad}{{{{- if not $draTolerated }}}}",
+                    f"{pad}{{{{- $draTolerations = append $draTolerations {item} }}}}",
+                    f"{pad}{{{{- end }}}}",
+                    f"{pad}tolerations:",
+                    f"{pad}  {{{{- toYaml $draTolerations | nindent {nindent.group(1)} }}}}",
+                    f"{pad}{{{{- end }}}}",
+                ]
+            )
+            return []
+    end = shapes.block_end(lines, n)
+    block = lines[n : end + 1]
+    if any(ln.actions_only and ln.text.strip() for ln in block) or "{{" in "".join(
+        ln.text for ln in block
+    ):
+        raise Refused(shown, n + 1, "tolerations rendered in a shape the edit cannot follow")
+    import yaml
+
+    data = yaml.safe_load("\n".join(ln.text[indent:] for ln in block))
+    tolerations = data.get("tolerations") if isinstance(data, dict) else None
+    for t in tolerations if isinstance(tolerations, list) else ():
+        if (
+            isinstance(t, dict)
+            and (t.get("operator") or "Equal") == "Exists"
+            and (t.get("key") or "") in ("", resource)
+            and (t.get("effect") or "") in ("", "NoSchedule")
+        ):
+            return []
+    dash = next((ln for ln in block[1:] if ln.text.lstrip().startswith("- ")), None)
+    if dash is None:
+        raise Refused(shown, n + 1, "tolerations rendered in a shape the edit cannot follow")
+    d = " " * dash.indent
+    after.setdefault(end, []).extend(
+        [
+            f"{d}{{{{- if {VAR} }}}}",
+            f"{d}- key: {resource}",
+            f"{d}  operator: {TOLERATION[0]}",
+            f"{d}  effect: {TOLERATION[1]}",
+            f"{d}{{{{- end }}}}",
+        ]
+    )
+    return []

@@ -96,3 +96,27 @@ def _odd_value(chart: Chart, path: str, text: str, key: tuple[str, ...], what: s
         "give the count as a whole number (and requests equal to limits) in this file, "
         "then check its rendering with the switch on",
     )
+
+
+def gpu_patterns(config: Config) -> tuple[str, str, str]:
+    """RE2 expressions (what sprig's ``regexMatch`` takes) of the extended resource
+    names the run treats as GPUs (``Config.is_gpu``): the mapping's names (a
+    placeholder as any run of name characters), the ``detect`` globs, and the
+    ``ignore`` globs detection leaves out (node labels, never requests). A template
+    rendered with the switch on refuses a GPU name it does not migrate."""
+
+    def glob(pattern: str) -> str:
+        return "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+
+    def name(pattern: str) -> str:
+        parts = re.split(r"\{[^{}]*\}", pattern)
+        return "[A-Za-z0-9._-]+".join(re.escape(p) for p in parts)
+
+    def either(patterns: list[str]) -> str:
+        return f"^(?:{'|'.join(patterns)})$" if patterns else "$^"
+
+    return (
+        either([name(m.name) for m in config.resources]),
+        either([glob(p) for p in config.detect]),
+        either([glob(p) for p in config.ignore]),
+    )

@@ -144,13 +144,19 @@ def run(options: RunOptions) -> Report:
         results[index] = result
     _unique_across_files(work, results, settings)
     changed = {candidates[i].real for i, r in results.items() if r.status is Status.CHANGED}
-    renamed = _renamings(repo_layout, changed)
+    previous: dict[str, FileResult | None] = {}  # the kustomizations' results before
+    served = _name_references(repo_layout, candidates, results, set(reals), previous)
+    renamed = _renamings(repo_layout, changed, served)
     for i, result in results.items():
         blocked = [f for f, files in renamed if candidates[i].real in files]
         if blocked and result.status is Status.CHANGED:
             results[i] = _held_back(result, blocked[0])
     if repo_layout.patching:  # kustomize overlays converted with their bases, or held
         units.with_overlays(repo_layout, candidates, results, set(reals), settings)
+    if served:  # the name references beside what the overlay pass made of them
+        from dra_migrate.pipeline import name_references
+
+        name_references.settle(results, previous)
     charts = units.with_charts(repo_layout, candidates, results, set(reals), settings)
     files = [results[i] for i in sorted(results)]
     found = _collisions(files) + [f for f, _files in renamed] + duplicated
@@ -309,8 +315,34 @@ def mark_pending(report: Report) -> None:
         result.findings.sort(key=lambda f: (f.line, f.col, f.code, f.message))
 
 
+def _name_references(
+    layout: roles.Layout,
+    candidates: list[discover.Candidate],
+    results: dict[int, FileResult],
+    in_run: set[str],
+    previous: dict[str, FileResult | None],
+) -> set[str]:
+    """The renaming kustomizations of the run given the name reference configuration
+    of the templates their builds hold (pipeline/name_references.py): served."""
+    if not any(not r.references_templates and r.path in in_run for r in layout.renamings):
+        return set()
+    from dra_migrate.pipeline import name_references, units
+
+    served: set[str] = set()
+
+    def carry_out(by_real: dict[str, FileResult]) -> list[FileResult]:
+        added, done = name_references.carry_out(layout, by_real, in_run, previous)
+        served.update(done)
+        return added
+
+    units._by_real(candidates, results, carry_out)
+    return served
+
+
 def _renamings(
-    repo_layout: roles.Layout, changed: set[str]
+    repo_layout: roles.Layout,
+    changed: set[str],
+    served: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> list[tuple[Finding, frozenset[str]]]:
     """Overlays that rename ResourceClaimTemplates without renaming the references, each
     with the real paths of the converted files it builds (not written: they would
@@ -321,7 +353,7 @@ def _renamings(
 
     found = []
     for renaming in repo_layout.renamings:
-        if renaming.references_templates:
+        if renaming.references_templates or renaming.path in served:
             continue
         uses = renaming.files & changed or {f for f in renaming.files if uses_templates(f)}
         if uses:

@@ -35,7 +35,12 @@ from dataclasses import dataclass
 
 from dra_migrate.helm.model import RECIPE, TEMPLATE
 from dra_migrate.manifests.compose import DATA_LOADER
-from dra_migrate.pipeline import compare
+from dra_migrate.pipeline import compare, render_compare
+from dra_migrate.pipeline.render_compare import (  # what the proof compares
+    byte_difference,
+    claims_difference,
+    exact_difference,
+)
 from dra_migrate.report.findings import finding
 from dra_migrate.report.model import ChartPlan, Report, Status
 
@@ -47,14 +52,11 @@ if TYPE_CHECKING:
 
 TIMEOUT = 120  # seconds for one rendering
 RELEASE = "release"  # the release name of every rendering
-NAMESPACE = "dra-migrate"  # and its namespace (--namespace)
+NAMESPACE = render_compare.NAMESPACE  # and its namespace (--namespace)
 PROVEN = (RECIPE, TEMPLATE)  # the ways that change a chart: the others are left as they are
 CHART_FILE = "Chart.yaml"
 DEFAULT_VALUES = ("values.yaml", "values.yml")  # what helm reads without -f
 _SKIPPED = (".git", "node_modules", ".venv", "__pycache__")
-# kinds compared through the containers that use them (compare: claims)
-_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
-ALLOCATED = "(allocated)"  # the key of a container's allocation in the claims view
 AGAIN = "\0again"  # marks the second rendering of the same values (taken out of the command)
 
 
@@ -87,6 +89,8 @@ class Proof:
     after: str  # the copy as the run would write it
     variants: tuple[Variant, ...]
     on: tuple[str, ...]  # the arguments that turn DRA on in the copy after
+    applied: tuple[str, ...] = ()  # manifests in the copy after applied beside the release
+    unraised: tuple[str, ...] = ()  # why a count key cannot be raised (DRA248), per key
 
     @property
     def where(self) -> str:
@@ -112,10 +116,12 @@ class Proof:
 Rendered = dict[tuple[str, tuple[str, ...]], tuple[bytes | None, str]]
 
 
-def verify(report: Report, options: RunOptions, command: str) -> bool:
+def verify(
+    report: Report, options: RunOptions, command: str, accept_unproven: bool = False
+) -> bool:
     """Add DRA244 (a rendering after that differs or fails), DRA245 (the renderings
     proven) and DRA248 (a chart not proven, and why) to the run-level findings; False
-    when nothing of the run may be written (DRA244, or DRA900: the proof itself failed)."""
+    when nothing of the run may be written (``verdict``)."""
     plans = [c for c in report.charts if c.way in PROVEN]
     if not plans:
         return True
@@ -143,8 +149,34 @@ def verify(report: Report, options: RunOptions, command: str) -> bool:
                 found.extend(_check(proof, rendered, options))
             except Exception as exc:
                 found.append(_internal(proof.plan, exc))
+    unproven = [f for f in found if f.code == "DRA248"]
+    if unproven and not accept_unproven and verdict(found, True):
+        found.append(_held_unproven(unproven))
     report.findings.extend(found)
-    return not any(f.code in ("DRA244", "DRA900") for f in found)
+    return verdict(found, accept_unproven)
+
+
+def _held_unproven(unproven: list[Any]) -> Any:
+    """DRA291: the run writes nothing because charts are not proven (DRA248)."""
+    charts = ", ".join(sorted({os.path.dirname(f.path) or "." for f in unproven}))
+    return finding(
+        "DRA291",
+        "",
+        0,
+        0,
+        f"nothing is written: {len(unproven)} chart(s) of the run not proven by rendering "
+        f"({charts}; DRA248 says why)",
+        "fix what stops the proof, or write the migration unchecked with convert --write "
+        "--verify-helm --accept-unproven",
+    )
+
+
+def verdict(found: Iterable[Any], accept_unproven: bool) -> bool:
+    """Whether the run may write: not after DRA244 (a rendering after differs) or
+    DRA900 (the proof itself failed), nor after DRA248 (a chart the proof could not
+    render: not a proof) unless the user accepts unproven charts (--accept-unproven)."""
+    blocking = ("DRA244", "DRA900") if accept_unproven else ("DRA244", "DRA900", "DRA248")
+    return not any(f.code in blocking for f in found)
 
 
 def _internal(plan: ChartPlan, exc: Exception) -> Any:
@@ -166,8 +198,8 @@ def _not_proven(plan: ChartPlan, why: str) -> Any:
         1,
         1,
         f"chart {plan.name} {plan.version} is not proven by rendering: {why}",
-        "its migration is as the run shows it, unchecked; render it with helm template "
-        "and compare by hand, or fix the chart so that it renders",
+        "nothing is written: a proof that cannot render is not a proof; fix what stops "
+        "it, or write the migration unchecked with --write --accept-unproven",
     )
 
 
@@ -205,9 +237,17 @@ def _prepare(plan: ChartPlan, tmp: str, changed: dict[str, bytes], options: RunO
             relative = os.path.relpath(path, folder)
             variants.append(Variant(f"-f {relative}", ("-f", relative)))
     defaults = _defaults(before)
+    unraised: list[str] = []
+    enable = ",".join(f"{k}=true" for k in plan.enable_keys)  # GPUs off by default
+    if enable:
+        variants.append(Variant(f"--set {enable}", ("--set", enable)))
     for key in plan.count_keys:
-        count = _count(defaults, key) + 1
-        variants.append(Variant(f"--set {key}={count}", ("--set", f"{key}={count}")))
+        raised = _raise(defaults, key)
+        if raised.startswith("--set "):
+            assignments = ",".join(x for x in (enable, raised.removeprefix("--set ")) if x)
+            variants.append(Variant(f"--set {assignments}", ("--set", assignments)))
+        else:
+            unraised.append(raised)
     on: list[str] = []
     if overlay:
         on += ["-f", os.path.relpath(overlay, folder)]
@@ -216,7 +256,54 @@ def _prepare(plan: ChartPlan, tmp: str, changed: dict[str, bytes], options: RunO
     if plan.switch and not plan.switch_on and plan.switch not in dict(plan.set_keys):
         on += ["--set", f"{plan.switch}=true"]
     # a count variant's --set comes last: it wins over the keys that turn DRA on
-    return Proof(plan, shown, before, after, tuple(variants), tuple(on))
+    applied = _applied(plan, folder, after)
+    return Proof(plan, shown, before, after, tuple(variants), tuple(on), applied, tuple(unraised))
+
+
+def _applied(plan: ChartPlan, folder: str, after: str) -> tuple[str, ...]:
+    """The copies of the manifests the way applies beside the release (inside the
+    chart folder, as a recipe writes them beside the values)."""
+    out = []
+    for path in plan.applied:
+        real = os.path.realpath(path)
+        if not _inside(real, folder):
+            raise NotProven(f"the manifest it applies beside the release, {path}, is outside")
+        out.append(os.path.join(after, os.path.relpath(real, folder)))
+    return tuple(out)
+
+
+def _with_applied(proof: Proof, rendered: bytes) -> bytes:
+    """The rendering after with the objects of the manifests applied beside it that
+    it uses: one manifest serves every values file of the chart, and a release uses
+    the ResourceClaimTemplates its pods name (the others are not its objects)."""
+    if not proof.applied:
+        return rendered
+    import yaml
+
+    named: set[str] = set()
+    for obj in compare.loaded(rendered):
+        named.update(_template_names(obj))
+    kept = []
+    for path in proof.applied:
+        with open(path, "rb") as handle:
+            for obj in compare.loaded(handle.read()):
+                name = (obj.get("metadata") or {}).get("name")
+                if obj.get("kind") != "ResourceClaimTemplate" or name in named:
+                    kept.append(obj)
+    extra = yaml.safe_dump_all(kept, sort_keys=False).encode() if kept else b""
+    return rendered + b"\n---\n" + extra
+
+
+def _template_names(value: Any) -> Iterable[str]:
+    if isinstance(value, dict):
+        name = value.get("resourceClaimTemplateName")
+        if isinstance(name, str):
+            yield name
+        for item in value.values():
+            yield from _template_names(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _template_names(item)
 
 
 def _rendered_folder(root: str, files: Sequence[str]) -> str:
@@ -267,15 +354,38 @@ def _defaults(folder: str) -> Any:
         return {}
 
 
-def _count(values: Any, key: str) -> int:
-    """The GPU count a values key holds by default (1 where the values do not say)."""
+def _raise(values: Any, key: str) -> str:
+    """The ``--set`` that raises a GPU count by one (``--set k=N``; several keys that
+    hold one count, joined by commas as helm's --set joins them, all set to it), or why
+    it cannot be raised: a key whose value is a map or a list is replaced whole by
+    ``--set``, so the chart would render something else than a raised count."""
+    keys = key.split(",")
+    found = [_value(values, k) for k in keys]
+    for k, value in zip(keys, found, strict=True):
+        if isinstance(value, (dict, list)):
+            what = "a map" if isinstance(value, dict) else "a list"
+            return (
+                f"its GPU count key {k} holds {what} in values.yaml: --set {k}=N would "
+                "replace it whole, so the count cannot be raised through it"
+            )
+    count = max(_count(v) for v in found) + 1
+    return "--set " + ",".join(f"{k}={count}" for k in keys)
+
+
+def _value(values: Any, key: str) -> Any:
+    """The value a values key holds (None where the values do not say)."""
     import re
 
     value = values
     for part in re.split(r"(?<!\\)\.", key):  # helm's --set path: \. is a dot in a name
         if not isinstance(value, dict):
-            return 1
+            return None
         value = value.get(part.replace("\\.", "."))
+    return value
+
+
+def _count(value: Any) -> int:
+    """The GPU count a values key holds by default (1 where the values do not say)."""
     if isinstance(value, bool):
         return 1
     if isinstance(value, int):
@@ -344,6 +454,7 @@ def _check(proof: Proof, rendered: Rendered, options: RunOptions) -> list[Any]:
     out: list[Any] = []
     unproven: list[str] = []  # why, per rendering that cannot be made before
     wrong: list[tuple[str, str]] = []  # (variant, what differs)
+    uncovered: set[str] = set()  # variants with objects the chart's switch leaves
     proven: list[str] = []
     first, _ = rendered[(proof.before, proof.variants[0].args)]
     again, _ = rendered[proof.again()]
@@ -356,6 +467,7 @@ def _check(proof: Proof, rendered: Rendered, options: RunOptions) -> list[Any]:
                 "such as randAlphaNum, now or uuidv4)",
             )
         ]
+    unproven.extend(proof.unraised)
     for variant in proof.variants:
         before, error = rendered[(proof.before, variant.args)]
         if before is None:
@@ -371,11 +483,23 @@ def _check(proof: Proof, rendered: Rendered, options: RunOptions) -> list[Any]:
             continue
         compare = claims_difference if plan.compare == "claims" else exact_difference
         try:
-            differs = compare(expected, after, _gpu(options))
+            differs = compare(expected, _with_applied(proof, after), _gpu(options))
         except yaml.YAMLError as exc:
             where = getattr(exc, "problem_mark", None)
             at = f" at line {where.line + 1}" if where is not None else ""
             differs = f"the rendering after does not load as YAML{at} ({_problem(exc)})"
+        left = render_compare.still_asking(expected, after, _gpu(options)) if differs else []
+        if left:  # objects the chart's switch does not cover: named, not blamed on the tool
+            uncovered.add(variant.label)
+            wrong.append(
+                (
+                    variant.label,
+                    f"{'; '.join(left)} after the migration, which the conversion of the "
+                    "rendering before migrates: the chart's DRA switch does not cover it "
+                    f"(compare: {plan.compare})",
+                )
+            )
+            continue
         if differs:
             wrong.append(
                 (
@@ -417,7 +541,12 @@ def _check(proof: Proof, rendered: Rendered, options: RunOptions) -> list[Any]:
                 1,
                 f"chart {plan.name} {plan.version} ({plan.way}), rendered from {proof.shown} "
                 f"with {label}: {what}{more}",
-                "nothing is written; the chart's migration is wrong: please report this "
+                "nothing is written; with these values the chart's own switch leaves that "
+                "object on the device plugin: migrate it by hand, leave the values that "
+                "turn it on out of the run (--exclude), or keep the chart on the bridge "
+                "(strategy: bridge)"
+                if label in uncovered
+                else "nothing is written; the chart's migration is wrong: please report this "
                 "with the chart",
             )
         )
@@ -466,188 +595,3 @@ def _converted(rendered: bytes, label: str, options: RunOptions) -> tuple[bytes 
 def _gpu(options: RunOptions) -> Callable[[str], bool]:
     """Whether a resource name is one the mapping converts (a GPU field)."""
     return options.settings.config.maps
-
-
-# --- comparing renderings ---------------------------------------------------------------
-
-
-def exact_difference(expected: bytes, actual: bytes, gpu: Callable[[str], bool]) -> str:
-    """The first difference between the converted rendering and the rendering after,
-    object by object, names of generated templates aside (``compare.keyed``); ""."""
-    del gpu  # every field counts
-    return compare.difference(compare.keyed(_load(expected)), compare.keyed(_load(actual)))
-
-
-def claims_difference(expected: bytes, actual: bytes, gpu: Callable[[str], bool]) -> str:
-    """The first difference in what each container is allocated (DeviceClass, count,
-    selectors) or in a field not about GPUs; ResourceClaimTemplates and ResourceClaims
-    are compared only through the containers that use them; ""."""
-    return compare.difference(_claims_view(expected, gpu), _claims_view(actual, gpu))
-
-
-def byte_difference(
-    before: bytes, after: bytes, names: tuple[str, str] = ("before", "after")
-) -> str:
-    """The first line that differs between two renderings; "" when they are equal."""
-    if before == after:
-        return ""
-    one, two = names
-    old, new = before.splitlines(), after.splitlines()
-    for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
-        if a != b:
-            return f"line {number}: {_line(a)} {one}, {_line(b)} {two}"
-    number = min(len(old), len(new)) + 1
-    if len(old) == len(new):  # the same lines: the line breaks differ
-        return "the line breaks differ"
-    if len(old) > len(new):
-        return f"line {number}: {_line(old[number - 1])} {one}, the end {two}"
-    return f"line {number}: the end {one}, {_line(new[number - 1])} {two}"
-
-
-def _line(data: bytes) -> str:
-    text = data.decode("utf-8", "replace")
-    return repr(text if len(text) <= 80 else text[:77] + "...")
-
-
-def _load(data: bytes) -> list[dict[str, Any]]:
-    """The objects of a rendering, each in the release's namespace unless it names
-    one: what ``helm install --namespace`` makes of them (a chart may write
-    ``namespace: {{ .Release.Namespace }}`` on one object and nothing on another)."""
-    out = compare.loaded(data)
-    for obj in out:
-        meta = obj.get("metadata")
-        if isinstance(meta, dict) and not meta.get("namespace"):
-            meta["namespace"] = NAMESPACE
-    return out
-
-
-def _claims_view(data: bytes, gpu: Callable[[str], bool]) -> dict[tuple[str, ...], Any]:
-    """The objects of a rendering by (apiVersion, kind, namespace, name), claims and
-    templates left out; in each pod spec, every container's allocation under
-    ``(allocated)`` and the GPU fields (claims, the mapped extended resources, the
-    pod's resourceClaims, tolerations of a mapped resource) taken out."""
-    import copy
-
-    objects = _load(data)
-    sources: dict[tuple[str, str, str], Any] = {}  # (kind, namespace, name) -> claim spec
-    for obj in objects:
-        meta = obj.get("metadata") or {}
-        spec = obj.get("spec") or {}
-        if obj.get("kind") == "ResourceClaimTemplate":
-            spec = spec.get("spec") or {}
-        if obj.get("kind") in _CLAIM_KINDS:
-            sources[(str(obj["kind"]), meta.get("namespace") or "", str(meta.get("name")))] = spec
-    out: dict[tuple[str, ...], Any] = {}
-    for obj in objects:
-        if obj.get("kind") in _CLAIM_KINDS:
-            continue
-        obj = copy.deepcopy(obj)
-        meta = obj.get("metadata") or {}
-        namespace = meta.get("namespace") or ""
-        for pod in _pod_specs(obj):
-            _allocate(pod, namespace, sources, gpu)
-        key = (str(obj.get("apiVersion")), str(obj.get("kind")), namespace, str(meta.get("name")))
-        out[key] = obj
-    return out
-
-
-def _pod_specs(value: Any) -> Iterable[dict[str, Any]]:
-    """Every pod spec in an object (a mapping with a list of containers), any kind."""
-    if isinstance(value, dict):
-        if isinstance(value.get("containers"), list):
-            yield value
-        for item in value.values():
-            yield from _pod_specs(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _pod_specs(item)
-
-
-def _allocate(
-    pod: dict[str, Any],
-    namespace: str,
-    sources: dict[tuple[str, str, str], Any],
-    gpu: Callable[[str], bool],
-) -> None:
-    entries = {
-        e.get("name"): e for e in pod.pop("resourceClaims", None) or [] if isinstance(e, dict)
-    }
-    tolerations = [
-        t
-        for t in pod.get("tolerations") or []
-        if not (isinstance(t, dict) and gpu(str(t.get("key"))))
-    ]
-    if tolerations:
-        pod["tolerations"] = tolerations
-    else:
-        pod.pop("tolerations", None)
-    for field in ("initContainers", "containers", "ephemeralContainers"):
-        for container in pod.get(field) or []:
-            if isinstance(container, dict):
-                container[ALLOCATED] = _allocation(container, entries, namespace, sources, gpu)
-
-
-def _allocation(
-    container: dict[str, Any],
-    entries: dict[Any, Any],
-    namespace: str,
-    sources: dict[tuple[str, str, str], Any],
-    gpu: Callable[[str], bool],
-) -> list[Any]:
-    """What a container is allocated, its GPU fields taken out of it."""
-    import json
-
-    found: list[Any] = []
-    resources = container.get("resources")
-    if not isinstance(resources, dict):
-        return found
-    for claim in resources.pop("claims", None) or []:
-        if not isinstance(claim, dict):
-            continue
-        entry = entries.get(claim.get("name")) or {}
-        if entry.get("resourceClaimTemplateName"):
-            kind, name = "ResourceClaimTemplate", entry["resourceClaimTemplateName"]
-        else:
-            kind, name = "ResourceClaim", entry.get("resourceClaimName")
-        spec = sources.get((kind, namespace, str(name)))
-        if spec is None:
-            found.append({"claim": claim.get("name"), "missing": f"{kind} {name}"})
-            continue
-        request = claim.get("request")
-        for asked in (spec.get("devices") or {}).get("requests") or []:
-            if isinstance(asked, dict) and (request is None or asked.get("name") == request):
-                found.append(_request(asked))
-    for field in ("limits", "requests"):
-        amounts = resources.get(field)
-        if isinstance(amounts, dict):
-            for name in [n for n in amounts if gpu(str(n))]:
-                found.append({"extendedResource": name, field: str(amounts.pop(name))})
-            if not amounts:
-                resources.pop(field)
-    if not resources:
-        container.pop("resources")
-    return sorted(found, key=lambda x: json.dumps(x, sort_keys=True, default=str))
-
-
-def _request(asked: dict[str, Any]) -> dict[str, Any]:
-    """A device request as what it allocates (v1 ``exactly``, or the flat v1beta1 form)."""
-    if "firstAvailable" in asked:
-        return {"firstAvailable": [_exactly(s) for s in asked["firstAvailable"] or []]}
-    return _exactly(asked.get("exactly") or asked)
-
-
-def _exactly(body: dict[str, Any]) -> dict[str, Any]:
-    mode = body.get("allocationMode") or "ExactCount"
-    selectors = [
-        " ".join(str((s.get("cel") or {}).get("expression", "")).split())
-        for s in body.get("selectors") or []
-        if isinstance(s, dict)
-    ]
-    return {
-        "deviceClassName": body.get("deviceClassName"),
-        "allocationMode": mode,
-        "count": body.get("count", 1) if mode == "ExactCount" else None,
-        "selectors": sorted(selectors),
-        "adminAccess": bool(body.get("adminAccess")),
-        "tolerations": body.get("tolerations") or [],
-    }

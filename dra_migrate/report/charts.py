@@ -30,6 +30,12 @@ class ChartPlan:
     compare: str = "exact"  # exact: objects as convert writes them; claims: what is allocated
     files: tuple[str, ...] = ()  # the chart's files the way changes or creates, as shown
     codes: tuple[str, ...] = ()  # the codes of the findings that say why (manual, bridge)
+    # manifests of the way applied beside the release (a recipe's ResourceClaimTemplates
+    # the chart cannot render), as shown: the proof adds them to the rendering after
+    applied: tuple[str, ...] = ()
+    # values keys that turn GPUs on, off in the chart's values (set at install time): the
+    # proof renders a variant with each set to true
+    enable_keys: tuple[str, ...] = ()
 
     @property
     def shown_way(self) -> str:
@@ -58,4 +64,6 @@ class ChartPlan:
             "valuesOverlay": self.values_overlay,
             "files": list(self.files),
             "codes": list(self.codes),
+            "applied": list(self.applied),
+            "enableKeys": list(self.enable_keys),
         }

@@ -164,6 +164,13 @@ CODES: dict[str, Code] = _table(
     Code("DRA247", W, "values file sets the GPU key in a shape the template edit cannot follow"),
     Code("DRA248", W, "Helm chart migration not proven by rendering"),
     Code("DRA249", W, "Helm chart left as it is: its migration changes a file outside the paths"),
+    Code(
+        "DRA290",
+        N,
+        "kustomize name reference configuration written for renamed ResourceClaimTemplates",
+        writes="kustomize name reference configuration(s) for renamed templates",
+    ),
+    Code("DRA291", E, "nothing written: a Helm chart of the run is not proven by rendering"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),

@@ -292,18 +292,39 @@ def test_a_tpu_workload_is_no_risk_of_the_gpu_migration(tmp_path: Path) -> None:
     assert "DRA104" not in risks
 
 
-def test_an_overlay_that_renames_templates_keeps_its_base_unwritten(tmp_path: Path) -> None:
+def test_an_overlay_that_renames_templates_gets_the_name_reference(tmp_path: Path) -> None:
     files = {
         "base/job.yaml": job(),
         "base/kustomization.yaml": "resources: [job.yaml]\n",
         "prod/kustomization.yaml": "namePrefix: prod-\nresources: [../base]\n",
     }
     result = run(tmp_path, ["convert", "--write", "."], files)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "base/job.yaml").read_text() != job()
+    assert "prod/kustomization.yaml:1:1: DRA290 info:" in result.stderr, result.stderr
+    assert (
+        (tmp_path / "prod/kustomization.yaml")
+        .read_text()
+        .endswith("configurations:\n  - dra-name-reference.yaml\n")
+    )
+    assert "resourceClaimTemplateName" in (tmp_path / "prod/dra-name-reference.yaml").read_text()
+
+
+def test_an_overlay_outside_the_run_that_renames_templates_keeps_its_base_unwritten(
+    tmp_path: Path,
+) -> None:
+    """The hook's form: one staged file, the overlay read from the context only."""
+    files = {
+        "base/job.yaml": job(),
+        "base/kustomization.yaml": "resources: [job.yaml]\n",
+        "prod/kustomization.yaml": "namePrefix: prod-\nresources: [../base]\n",
+    }
+    result = run(tmp_path, ["convert", "--write", "--context", ".", "base/job.yaml"], files)
     assert result.exit_code == 1, result.output
     assert (tmp_path / "base/job.yaml").read_text() == job()  # not written
     found = [line for line in result.stderr.splitlines() if "DRA219" in line]
     assert any(line.startswith("base/job.yaml:") for line in found), result.stderr
-    assert any(line.startswith("prod/kustomization.yaml:") for line in found), result.stderr
+    assert not (tmp_path / "prod/dra-name-reference.yaml").exists()
 
 
 def test_validate_sees_a_renamed_template_reference(tmp_path: Path) -> None:

@@ -378,7 +378,30 @@ def test_an_overlay_that_renames_with_the_name_reference_configuration(
     assert "name: prod-llm-gpu\n" not in built  # the base's template: not in this build
 
 
-def test_a_renaming_overlay_without_it_holds_the_unit(tmp_path: Path) -> None:
+def test_a_renaming_overlay_without_it_gets_it_and_is_proven(tmp_path: Path, tools: Path) -> None:
+    """The overlay renames, patches the count and lists no name reference: the
+    conversion writes dra-name-reference.yaml with the unit (DRA290), and the real
+    kubectl proves its build (the pods refer to the renamed templates)."""
+    _tree(
+        tmp_path,
+        {
+            "base/kustomization.yaml": "resources:\n  - deployment.yaml\n",
+            "base/deployment.yaml": BASE,
+            "overlays/prod/kustomization.yaml": (
+                "namePrefix: prod-\nresources:\n  - ../../base\npatches:\n  - path: gpu.yaml\n"
+            ),
+            "overlays/prod/gpu.yaml": _patch(4),
+        },
+    )
+    stderr, _changed = _proven(tmp_path, tools)
+    assert "overlays/prod/kustomization.yaml:1:1: DRA290 info:" in stderr, stderr
+    built = _build(tmp_path / "overlays" / "prod", tools).decode()
+    assert (
+        "name: prod-llm-gpu-x4" in built and "resourceClaimTemplateName: prod-llm-gpu-x4" in built
+    )
+
+
+def test_a_renaming_overlay_outside_the_run_holds_the_unit(tmp_path: Path) -> None:
     _tree(
         tmp_path,
         {
@@ -391,7 +414,7 @@ def test_a_renaming_overlay_without_it_holds_the_unit(tmp_path: Path) -> None:
         },
     )
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
-    done = run_cli(["convert", "--write", "."], tmp_path)
+    done = run_cli(["convert", "--write", "--context", ".", "base/deployment.yaml"], tmp_path)
     stderr = done.stderr.decode()
     assert done.returncode == 1 and "DRA219" in stderr, stderr
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before

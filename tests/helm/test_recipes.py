@@ -107,6 +107,10 @@ def _without_gpus(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         for _at, pod in _pods(obj):
             pod.pop("resourceClaims", None)
+            kept = [t for t in pod.get("tolerations") or [] if t.get("key") not in GPU_NAMES]
+            pod.pop("tolerations", None)
+            if kept:
+                pod["tolerations"] = kept
             for container in pod["containers"] + pod.get("initContainers", []):
                 resources = container.get("resources")
                 if not isinstance(resources, dict):
@@ -163,6 +167,11 @@ def _check_migrated(
                 wanted_class = choice.device_class
                 assert request["exactly"]["count"] == count
                 assert request["exactly"]["deviceClassName"] == wanted_class
+                # the toleration convert writes (DRA224): the pod keeps its GPU nodes
+                assert any(
+                    t.get("key") == resource and t.get("operator") == "Exists"
+                    for t in pod.get("tolerations") or []
+                ), pod.get("tolerations")
                 migrated += 1
             if obj["kind"] == "RayCluster":
                 group = _group_of(obj, at)
@@ -277,12 +286,15 @@ def test_ollama_with_mig_or_outside_the_range_gets_no_recipe(tmp_path: Path) -> 
     )
 
 
-def test_a_values_file_without_gpus_is_nothing_of_the_recipe(tmp_path: Path) -> None:
+def test_ollama_with_gpus_off_gets_the_switch_for_when_they_are_on(tmp_path: Path) -> None:
+    """GPUs off in values.yaml (turned on at install time): the switch is set all the
+    same, and the plan says which key turns GPUs on (the proof renders it)."""
     folder = _copy("ollama", tmp_path)
     values = folder / "values.yaml"
     values.write_text(values.read_text().replace("    enabled: true\n", "    enabled: false\n", 1))
-    with pytest.raises(recipes.NotFit, match="no GPUs through the keys the recipe edits"):
-        _plan(folder)
+    edit = _plan(folder)
+    assert edit is not None and edit.plan.enable_keys == ("ollama.gpu.enabled",)
+    assert "draEnabled: true" in edit.changed[str(values)].decode()
 
 
 # --- ray-cluster -----------------------------------------------------------------
@@ -299,7 +311,7 @@ def test_ray_cluster_groups_get_claims_and_templates_beside_the_values(
     assert edit is not None
     plan = edit.plan
     assert (plan.way, plan.recipe, plan.compare) == (RECIPE, "ray-cluster", "claims")
-    assert "worker.resources.limits.nvidia\\.com/gpu" in plan.count_keys
+    assert plan.count_keys == ()  # the count moves into the template and num-gpus
     _golden(f"ray-cluster-{mode}", folder, edit)
     _write(edit)
     overlay = [folder / "values-dra.yaml"] if mode == "file" else []
@@ -353,6 +365,8 @@ def test_ray_cluster_before_resource_claims_gets_no_recipe(tmp_path: Path) -> No
     folder = _copy("ray-cluster", tmp_path)
     chart_yaml = folder / "Chart.yaml"
     chart_yaml.write_text(chart_yaml.read_text().replace("version: 1.7.0", "version: 1.5.1"))
+    values = folder / "values.yaml"  # 1.5.1's values have no resourceClaims
+    values.write_text(values.read_text().replace("resourceClaims: []", "other: []"))
     assert _plan(folder) is None
 
 
@@ -369,7 +383,7 @@ def test_llm_d_roles_are_migrated_by_the_accelerator_switch(
     assert edit is not None
     plan = edit.plan
     assert (plan.way, plan.recipe) == (RECIPE, "llm-d-modelservice")
-    assert plan.count_keys == ("decode.parallelism", "prefill.parallelism")
+    assert plan.count_keys == ("decode.parallelism.tensor",)  # prefill sets its own
     (note,) = edit.findings
     assert "sets accelerator.dra" in note.message
     assert "drops prefill.containers[0].resources.limits.nvidia\\.com/gpu" in note.message
@@ -491,3 +505,20 @@ def test_an_alias_on_a_key_the_recipe_edits_is_refused_with_its_position(
         _plan(folder)
     problem = raised.value.finding
     assert (problem.code, problem.path) == ("DRA008", "chart/values.yaml")
+
+
+def test_ray_cluster_is_recognised_by_what_its_values_offer(tmp_path: Path) -> None:
+    """kuberay's default branch says version 1.1.0 in Chart.yaml while its values carry
+    resourceClaims: the recipe serves it; a 1.1.0 without them is told why not."""
+    folder = _copy("ray-cluster", tmp_path)
+    chart_yaml = folder / "Chart.yaml"
+    chart_yaml.write_text(chart_yaml.read_text().replace("version: 1.7.0", "version: 1.1.0"))
+    edit = _plan(folder)
+    assert edit is not None and edit.plan.recipe == "ray-cluster"
+    values = folder / "values.yaml"
+    values.write_text(values.read_text().replace("resourceClaims: []", "other: []"))
+    assert _plan(folder) is None
+    why = recipes.unserved(_chart(folder))
+    assert why.endswith(
+        "not 1.1.0, and its values.yaml has no head.resourceClaims or worker.resourceClaims"
+    ), why

@@ -314,8 +314,9 @@ def _unsafe(
         (
             '              {{- include "inference.gpu" . | nindent 14 }}',
             '{{- define "inference.gpu" -}}\nnvidia.com/gpu: {{ .Values.gpu.count }}\n{{- end }}\n',
-            "a GPU line in a helper define",
-            "gpu.count",
+            'the helper "inference.gpu" included in limits: the edit follows a helper that '
+            "renders a container's resources, or their limits and requests",
+            "",
         ),
         (
             "              nvidia.com/gpu: {{ $gpus }}",

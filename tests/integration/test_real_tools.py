@@ -94,22 +94,17 @@ def test_helm_chart_sources_are_migrated_and_render_as_before_with_the_switch_of
     assert b"resourceClaimTemplateName: demo-inference-gpu" in on
 
 
-NAME_REFERENCE = """\
-nameReference:
-- kind: ResourceClaimTemplate
-  fieldSpecs:
-  - {kind: Deployment, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}
-"""
-
-
-def test_name_prefix_needs_the_documented_name_reference(tools: Path, tmp_path: Path) -> None:
+def test_name_prefix_gets_the_name_reference_the_conversion_writes(
+    tools: Path, tmp_path: Path
+) -> None:
     work = tmp_path / "kustomize"
     shutil.copytree(EXAMPLES / "kustomize" / "base", work / "base")
     (work / "prod").mkdir()
     (work / "prod" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: prod-\n")
     before = (work / "base" / "deployment.yaml").read_bytes()
-    done = run_cli(["convert", "--write", "."], work)
-    assert b"prod/kustomization.yaml:3:1: DRA219" in done.stderr
+    # the hook's form: the overlay read from the context, not the run's to write
+    done = run_cli(["convert", "--write", "--context", ".", "base/deployment.yaml"], work)
+    assert b"base/deployment.yaml:4:9: DRA219" in done.stderr, done.stderr
     # an error on the overlay keeps the base it would break unwritten
     assert (work / "base" / "deployment.yaml").read_bytes() == before
 
@@ -119,15 +114,17 @@ def test_name_prefix_needs_the_documented_name_reference(tools: Path, tmp_path: 
         pod = next(o for o in built if o["kind"] == "Deployment")["spec"]["template"]["spec"]
         return template["metadata"]["name"], pod["resourceClaims"][0]["resourceClaimTemplateName"]
 
-    (work / "prod" / "dra-name-reference.yaml").write_text(NAME_REFERENCE)
-    configured = (
-        "resources:\n- ../base\nnamePrefix: prod-\nconfigurations:\n- dra-name-reference.yaml\n"
-    )
-    (work / "prod" / "kustomization.yaml").write_text(configured)
+    # the overlay among the run's files: the conversion writes the configuration (DRA290)
     done = run_cli(["convert", "--write", "."], work)
+    assert b"prod/kustomization.yaml:3:1: DRA290" in done.stderr, done.stderr
     assert b"DRA219" not in done.stderr and done.returncode == 0, done.stderr
+    assert (
+        (work / "prod" / "kustomization.yaml")
+        .read_text()
+        .endswith("configurations:\n  - dra-name-reference.yaml\n")
+    )
     name, ref = refs()
-    assert name.startswith("prod-") and ref == name  # the documented fix, real kustomize
+    assert name.startswith("prod-") and ref == name  # real kustomize
     assert b"DRA219" not in run_cli(["convert", "--check", "."], work).stderr
     # without it, the real build breaks the reference: what DRA219 says, validate too
     (work / "prod" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: prod-\n")

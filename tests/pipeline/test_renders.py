@@ -168,7 +168,10 @@ def _verify(
     out: dict[str, list[str]] = {}
     for f in report.findings:
         out.setdefault(f.code, []).append(f.format())
-    assert passed is ("DRA244" not in out), out  # what verify says: the run may write
+    # what verify says: the run may write; a chart not proven (DRA248) is not written
+    assert passed is not ({"DRA244", "DRA248"} & set(out)), out
+    accepted = renders.verdict(report.findings, accept_unproven=True)
+    assert accepted is ("DRA244" not in out), out  # --accept-unproven: DRA248 is written
     return out
 
 
@@ -240,7 +243,7 @@ def test_a_chart_helm_cannot_render(
             "    repository: https://charts.bitnami.com/bitnami\n"
         )
     found = _verify(tmp_path, _report(chart, _template_edit(chart), _plan()), helm, monkeypatch)
-    assert set(found) == {"DRA248"}, found
+    assert set(found) == {"DRA248", "DRA291"}, found  # DRA291: nothing is written
     (first,) = found["DRA248"]  # one a chart
     assert first.startswith(
         f"{CHART}/Chart.yaml:1:1: DRA248 warning: chart inference 0.4.0 "
@@ -273,6 +276,10 @@ spec:
             claims:
               - name: accelerator
               {{- end }}
+      {{- with .Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
       {{- if .Values.gpu.draEnabled }}
       resourceClaims:
         - name: accelerator
@@ -299,13 +306,19 @@ spec:
 OWN_VALUES = "gpu:\n  number: 1\n  draEnabled: false\n  draDriverClass: gpu.nvidia.com\n"
 
 
-def _recipe_chart(root: Path, driver_class: str = "gpu.nvidia.com") -> tuple[Path, Report]:
+# the toleration ExtendedResourceToleration gave the pod before (convert writes it, DRA224)
+OWN_TOLERATION = "tolerations:\n  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
+
+
+def _recipe_chart(
+    root: Path, driver_class: str = "gpu.nvidia.com", tolerations: str = OWN_TOLERATION
+) -> tuple[Path, Report]:
     chart = root / "charts" / "ollama"
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: ollama\nversion: 1.12.0\n")
     (chart / "values.yaml").write_text(OWN_VALUES)
     (chart / "templates" / "deployment.yaml").write_text(OWN_SWITCH)
-    overlay = f"gpu:\n  draEnabled: true\n  draDriverClass: {driver_class}\n"
+    overlay = f"gpu:\n  draEnabled: true\n  draDriverClass: {driver_class}\n{tolerations}"
     plan = ChartPlan(
         root="charts/ollama",
         name="ollama",
@@ -339,6 +352,23 @@ def test_a_recipe_with_a_values_overlay_compares_the_claims(
     assert not (chart / "values-dra.yaml").exists()
 
 
+def test_a_recipe_without_the_toleration_convert_writes_differs(
+    tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The proof compares whole objects, not only the claims: the conversion of the
+    rendering before writes the GPU toleration (DRA224), the chart's switch alone does
+    not, and the migration is not proven."""
+    _chart, report = _recipe_chart(tmp_path, tolerations="")
+    found = _verify(tmp_path, report, helm, monkeypatch)
+    assert set(found) == {"DRA244"}, found
+    (error,) = found["DRA244"]
+    assert (
+        "Deployment dra-migrate/release-ollama differs at /spec/template/spec/tolerations: "
+        '[{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}] '
+        "expected, nothing after (compare: claims)"
+    ) in error, error
+
+
 def test_the_same_recipe_compared_exactly_differs(
     tmp_path: Path, helm: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -359,7 +389,7 @@ def test_a_recipe_with_the_wrong_device_class(
     found = _verify(tmp_path, report, helm, monkeypatch)
     (error,) = found["DRA244"]
     assert (
-        "Deployment dra-migrate/release-ollama differs at /spec/template/spec/containers/0/(allocated)/0/deviceClassName"
+        "Deployment dra-migrate/release-ollama differs at /spec/template/spec/containers/0/(allocated)/0/spec/devices/requests/0/deviceClassName"
         in error
     ), error
     assert '"gpu.nvidia.com" expected, "gpu.example.com" after (compare: claims)' in error, error
@@ -488,7 +518,7 @@ def test_a_chart_that_renders_differently_each_time(
         "stringData:\n  token: {{ randAlphaNum 24 | quote }}\n"
     )
     found = _verify(tmp_path, _report(chart, _template_edit(chart), _plan()), helm, monkeypatch)
-    assert set(found) == {"DRA248"}, found
+    assert set(found) == {"DRA248", "DRA291"}, found  # DRA291: nothing is written
     (warning,) = found["DRA248"]
     assert "helm template renders it differently each time with default values (line " in warning
     assert "  token: " in warning and "randAlphaNum, now or uuidv4" in warning, warning
@@ -521,7 +551,10 @@ def test_a_vendored_chart_whose_values_are_the_parents(
         "charts/stack/values.yaml",
         Status.CHANGED,
         original=values.encode(),
-        converted=(values + "    draEnabled: true\n").encode(),
+        converted=(
+            values + "    draEnabled: true\n  tolerations:\n"
+            "    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
+        ).encode(),
     )
     found = _verify(tmp_path, Report([edited], charts=[plan]), helm, monkeypatch)
     assert set(found) == {"DRA245"}, found
@@ -662,10 +695,10 @@ def test_claims_compare_an_extended_resource_left_beside_the_claim() -> None:
     """A chart that renders the claim and keeps the device-plugin limit asks twice."""
     both = OWN.replace(b"{memory: 8Gi}", b"{memory: 8Gi, nvidia.com/gpu: 2}")
     found = renders.claims_difference(CONVERTED, both, _gpu)
-    assert found.startswith(
-        "Deployment ml/llm differs at /spec/template/spec/containers/0/(allocated): "
+    assert found == (
+        "Deployment ml/llm differs at /spec/template/spec/containers/0/(allocated)/0/"
+        'extendedResource: nothing expected, "nvidia.com/gpu" after'
     ), found
-    assert '"1 item(s)" expected, "2 item(s)" after' in found, found
 
 
 def test_the_first_byte_that_differs() -> None:

@@ -15,7 +15,7 @@ Examples of the DRA5xx codes run through ``report`` (``deviceclasses`` for
 DRA501 to DRA509); a ``# args: ...`` first line gives their options, and a
 ``nodes.yaml`` file is passed with ``--nodes``. A convert example may have a
 ``# args:`` line too (``--verify-builds``: the examples of DRA231 and DRA232 run
-with the real kubectl on PATH; ``--verify-helm``: those of DRA245 and DRA248 with the
+with the real kubectl on PATH; ``--verify-helm``: those of DRA245, DRA248 and DRA291 with the
 real helm); when it names files of the example, only those are passed (DRA249).
 Codes whose input cannot be shown as text (unreadable, non-UTF-8, binary files,
 tabs, an explicit empty path, a generated oversized pod) are built by the
@@ -63,7 +63,7 @@ DEVICE_CODES = ("DRA340", "DRA341", "DRA342", "DRA343", "DRA344", "DRA351")
 # Examples that build kustomizations (convert --verify-builds): the real kubectl on PATH.
 KUBECTL_CODES = ("DRA231", "DRA232")
 # Examples that render Helm charts (convert --verify-helm): the real helm on PATH.
-HELM_CODES = ("DRA245", "DRA248")
+HELM_CODES = ("DRA245", "DRA248", "DRA291")
 
 ACCOMPANYING = "DRA224"  # the toleration note of every converted pod that has none
 
