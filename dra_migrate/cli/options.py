@@ -80,6 +80,39 @@ class PathType(click.ParamType):
         return [CompletionItem(incomplete, type="file" if self.file_okay else "dir")]
 
 
+# what users of kubectl and pluto type after -o: a format, never a file they mean to write
+FORMAT_NAMES = frozenset((*FORMATS, "yaml", "md", "wide", "name"))
+
+
+class OutputFile(PathType):
+    """-o/--output: a file to write, in a folder that exists (no folder is made for it:
+    a mistyped folder is a usage error, never a tree created in silence), and never a
+    bare format name (``-o json`` is what kubectl and pluto users type for a format)."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, as_path=True)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = os.fspath(value)
+        if text in FORMAT_NAMES:
+            fmt = "markdown" if text == "md" else text
+            self.fail(
+                f"{text!r} is a format: did you mean --format {fmt}? (-o names the file to "
+                f"write; for a file of that name: -o ./{text})",
+                param,
+                ctx,
+            )
+        folder = os.path.dirname(text) or "."
+        if text and not os.path.isdir(folder):
+            self.fail(
+                f"folder {quote_path(folder)} does not exist (create it first: dra-migrate "
+                "makes no folder for --output)",
+                param,
+                ctx,
+            )
+        return super().convert(value, param, ctx)
+
+
 class AtLeast(click.ParamType):
     """A number option's check: an int or float no lower than ``low``."""
 
@@ -189,7 +222,7 @@ def output_option(help: str = "Write to FILE (atomically) instead of stdout.") -
         "--output",
         "-o",
         metavar="FILE",
-        type=PathType(dir_okay=False, as_path=True),
+        type=OutputFile(),
         help=help,
     )
 
