@@ -63,3 +63,45 @@ def test_output_into_a_missing_folder_is_refused_and_nothing_is_created(repo: Pa
     assert done.exit_code == 2, done.output
     assert "missing/dir does not exist" in done.stderr
     assert not (repo / "missing").exists()
+
+
+def _configure(repo: Path, selector: str, drivers: str = "") -> None:
+    (repo / ".dra-migrate.yaml").write_text(
+        "resources:\n"
+        "- name: nvidia.com/gpu\n"
+        "  deviceClass: gpu.nvidia.com\n"
+        "  rules:\n"
+        "  - when: {namespaces: [ml]}\n"
+        "    selectors:\n"
+        f"    - {selector}\n" + drivers
+    )
+
+
+@pytest.mark.parametrize("command", ["convert", "scan", "validate", "report"])
+def test_a_selector_on_a_name_the_driver_does_not_publish_fails_at_the_config_line(
+    repo: Path, command: str
+) -> None:
+    _configure(repo, "device.attributes['gpu.nvidia.com'].migProfile == '1g.10gb'")
+    done = invoke([command, "."])
+    assert done.exit_code == 2, done.output
+    assert ".dra-migrate.yaml:7:7: invalid configuration at resources.0.rules.0.selectors.0" in (
+        done.stderr
+    )
+    assert "migProfile" in done.stderr and "use profile" in done.stderr  # what it publishes
+    assert "DRA901" not in done.output  # never reported against the manifests
+
+
+def test_a_capacity_looked_up_as_an_attribute_fails_at_the_config_line(repo: Path) -> None:
+    _configure(repo, "device.attributes['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0")
+    done = invoke(["convert", "."])
+    assert done.exit_code == 2, done.output
+    assert ".dra-migrate.yaml:7:7:" in done.stderr
+
+
+def test_a_name_the_configuration_declares_for_its_driver_is_accepted(repo: Path) -> None:
+    _configure(
+        repo,
+        "device.attributes['gpu.example.com'].tier == 'gold'",
+        "drivers:\n  gpu.example.com: {attributes: [tier]}\n",
+    )
+    assert invoke(["scan", "."]).exit_code == 0
