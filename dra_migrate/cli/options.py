@@ -184,8 +184,18 @@ def compose(*decorators: Decorator) -> Decorator:
 # --- the options ---
 
 
+def complete_paths(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+    """The shell completes PATHS as files and folders (its own listing, click's ``file``
+    type), as it does for --config and --context."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="file")]
+
+
 def paths_argument(help_name: str = "PATHS") -> Decorator:
-    return click.argument("paths", nargs=-1, metavar=f"[{help_name}]...")
+    return click.argument(
+        "paths", nargs=-1, metavar=f"[{help_name}]...", shell_complete=complete_paths
+    )
 
 
 def config_option(help: str) -> Decorator:

@@ -201,3 +201,20 @@ def test_an_unknown_option_is_refused_with_a_suggestion(repo: Path) -> None:
     assert done.exit_code == 2
     assert "unrecognized arguments: --chek (did you mean --check" in done.stderr
     assert done.stderr.startswith("Usage: dra-migrate convert [OPTIONS] [PATHS]...")
+
+
+def test_completion_of_finding_codes_and_paths() -> None:
+    # explain DRA22<TAB>: the codes that start so, in the table's order
+    codes = complete("bash", "dra-migrate explain DRA22", "2")
+    from dra_migrate.report.findings import CODES
+
+    expected = [f"plain,{c}" for c in CODES if c.startswith("DRA22")]
+    assert codes == expected and len(expected) > 1
+    assert complete("bash", "dra-migrate explain dra22", "2") == expected  # any case
+    assert complete("bash", "dra-migrate explain 22", "2") == expected
+    # zsh shows each code's title beside it
+    zsh = complete("zsh", "dra-migrate explain DRA222", "2")
+    assert zsh[:3] == ["plain", "DRA222", CODES["DRA222"].title]
+    # PATHS: the shell's own file completion, in every command that takes them
+    for command in ("scan", "convert", "validate", "report", "deviceclasses"):
+        assert complete("bash", f"dra-migrate {command} exa", "2") == ["file,exa"]
