@@ -150,6 +150,7 @@ def convert(
                     write_through_links,
                     written,
                     diff=not report_on_stdout,
+                    paint=run.colors_stdout(options.color),
                 )
     except KeyboardInterrupt:
         _interrupted(written)
@@ -169,7 +170,7 @@ def convert(
         for s in report.suppressed:
             run.err(f"{s.finding.format()} [suppressed by {escape(s.source)}]")
     if not quiet:
-        run.err(_summary(report, mode, check, output_dir))
+        run.err_lines(_summary(report, mode, check, output_dir), options.color)
     sys.exit(status)
 
 
@@ -254,13 +255,16 @@ def _files_out(
     through_links: bool,
     written: list[str],
     diff: bool = True,
+    paint: bool = False,
 ) -> list[str]:
     """Write or print every changed file; ``written`` collects the paths written."""
     if not any(r.status is Status.CHANGED for r in report.files):
         return written  # nothing to write or show: the writer (and difflib) stay unloaded
     shows_diffs = diff and output_dir is None and mode != "write" and (mode == "diff" or not check)
     with run.verbatim() if shows_diffs else contextlib.nullcontext():
-        return _files_written(report, mode, check, output_dir, roots, through_links, written, diff)
+        return _files_written(
+            report, mode, check, output_dir, roots, through_links, written, diff, paint
+        )
 
 
 def _files_written(
@@ -272,6 +276,7 @@ def _files_written(
     through_links: bool,
     written: list[str],
     diff: bool,
+    paint: bool,
 ) -> list[str]:
     from dra_migrate.convert import writer
 
@@ -338,9 +343,14 @@ def _files_written(
                 )
         elif diff and (mode == "diff" or not check):
             assert result.original is not None
-            run.out(
-                writer.unified_diff(result.path, result.original, result.converted, result.regions)
+            text = writer.unified_diff(
+                result.path, result.original, result.converted, result.regions
             )
+            if paint:  # on a terminal: git's colours (never in a pipe, so git apply reads it)
+                from dra_migrate.report.terminal import paint_diff
+
+                text = paint_diff(text)
+            run.out(text)
     return written
 
 

@@ -42,6 +42,29 @@ def err(line: str) -> None:
     sys.stderr.flush()
 
 
+def err_lines(text: str, color: str = "auto") -> None:
+    """Lines of prose for stderr: wrapped at spaces to a terminal's width on one (or
+    with ``--color always``), as they are elsewhere (``terminal.lines_to``)."""
+    if color != "always" and not _isatty(sys.stderr):  # no rich: one line each
+        err(text)
+        return
+    from dra_migrate.report import terminal
+
+    sys.stdout.flush()
+    terminal.lines_to(text, sys.stderr, color, os.environ)
+
+
+def colors_stdout(color: str) -> bool:
+    """Whether what goes to stdout gets colours: ``--color always``, or ``auto`` on a
+    terminal without NO_COLOR (``terminal.wants_color``; --color already holds
+    NO_COLOR)."""
+    if color == "never" or (color == "auto" and not _isatty(sys.stdout)):
+        return False
+    from dra_migrate.report import terminal
+
+    return terminal.wants_color(sys.stdout, color, os.environ)
+
+
 def hook_mode() -> bool:
     """Run by pre-commit, which sets PRE_COMMIT=1 for every hook it runs
     (pre_commit/commands/run.py): a run that passes prints nothing there, so that a

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.helpers.cli_runner import invoke
 
@@ -105,3 +108,46 @@ def test_a_name_the_configuration_declares_for_its_driver_is_accepted(repo: Path
         "drivers:\n  gpu.example.com: {attributes: [tier]}\n",
     )
     assert invoke(["scan", "."]).exit_code == 0
+
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def test_convert_summary_wraps_at_spaces_on_a_terminal(repo: Path) -> None:
+    plain = invoke(["convert", "--color", "never", "."])
+    laid = invoke(["convert", "--color", "always", "."], env={"COLUMNS": "50"})
+    summary = [line for line in plain.stderr.splitlines() if line.startswith("dra-migrate:")]
+    assert max(len(line) for line in summary) > 50  # there is something to wrap
+    wrapped = SGR.sub("", laid.stderr).splitlines()
+    tail = wrapped[-len(summary) * 3 :]
+    assert all(len(line) <= 50 for line in tail), tail
+    # every word whole: the wrapped text is the plain text, re-spaced
+    assert " ".join(" ".join(tail).split()).endswith(" ".join(" ".join(summary).split()))
+
+
+def test_the_diff_is_coloured_on_request_and_plain_in_a_pipe(repo: Path) -> None:
+    plain = invoke(["convert", "."])  # CliRunner's stdout is no terminal: as git apply reads
+    assert "\x1b[" not in plain.stdout
+    painted = invoke(["convert", "--color", "always", "."])
+    assert "\x1b[32m+          claims:\x1b[m" in painted.stdout
+    assert "\x1b[31m-            nvidia.com/gpu: 1\x1b[m" in painted.stdout
+    assert "\x1b[1m--- a/infer.yaml\x1b[m" in painted.stdout
+    assert SGR.sub("", painted.stdout) == plain.stdout  # the text itself unchanged
+    never = invoke(["convert", "--color", "auto", "."], env={"NO_COLOR": "1"})
+    assert "\x1b[" not in never.stdout
+
+
+@given(st.lists(st.sampled_from(["-- x", "++ y", " z", "-", "+", "--- a", "+++ b"]), max_size=8))
+def test_a_painted_diff_is_the_diff_and_counts_its_hunks(body: list[str]) -> None:
+    from dra_migrate.report.terminal import paint_diff
+
+    removed = sum(1 for line in body if not line.startswith("+"))
+    added = sum(1 for line in body if not line.startswith("-"))
+    hunk = [line if line[:1] in "+-" else " " + line for line in body]
+    diff = f"--- a/f\n+++ b/f\n@@ -1,{removed} +1,{added} @@\n" + "".join(
+        line + "\n" for line in hunk
+    )
+    painted = paint_diff(diff)
+    assert SGR.sub("", painted) == diff
+    for line in painted.splitlines()[3:]:  # inside the hunk: never a file header's bold
+        assert not line.startswith("\x1b[1m")
