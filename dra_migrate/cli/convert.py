@@ -163,9 +163,12 @@ def convert(
     quiet = options.quiet
     if not (report_on_stdout and options.fmt == "github"):  # annotations are the findings:
         # the log never shows one twice
-        findings = report.all_findings
-        shown = [f for f in findings if not quiet or f.severity.value == "error"]
-        run.print_findings(shown, options.color)
+        from dra_migrate.report import noise
+
+        severity = "error" if quiet else options.severity
+        run.print_findings(
+            noise.shown(report.all_findings, severity, options.every_note), options.color
+        )
     if options.show_suppressed and not quiet and not (report_on_stdout and options.fmt == "github"):
         for s in report.suppressed:
             run.err(f"{s.finding.format()} [suppressed by {escape(s.source)}]")

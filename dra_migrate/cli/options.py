@@ -298,6 +298,25 @@ common_options = compose(
     color_option,
 )
 
+# what the text view lists of the findings (report/noise.py): scan, convert, validate,
+# report
+text_view_options = compose(
+    click.option(
+        "--severity",
+        type=Choice(["info", "warning", "error"]),
+        default="info",
+        metavar="[info|warning|error]",
+        help="The least severity the text view lists (default info: all; the other "
+        "formats and the counts keep every finding).",
+    ),
+    click.option(
+        "--every-note",
+        is_flag=True,
+        help="List each note of a code that repeats (by default 3 or more notes of one "
+        "code are one line: their count and the first places).",
+    ),
+)
+
 # where the report goes and what it covers: scan, convert and validate
 workflow_options = compose(
     format_option(),
@@ -307,6 +326,7 @@ workflow_options = compose(
         is_flag=True,
         help="List the findings that ignore comments and config entries silence.",
     ),
+    text_view_options,
 )
 
 # the severities that fail a run (report/model.py FAIL_ON): convert and validate
@@ -425,7 +445,7 @@ def resolve(params: dict[str, Any], **run: Any) -> RunOptions:
     kube_version: str | None = params.pop("kube_version")
     max_file_size: str | None = params.pop("max_file_size")
     strategy: str | None = params.pop("strategy", None)
-    for name in ("fmt", "output", "show_suppressed", "quiet"):
+    for name in ("fmt", "output", "show_suppressed", "severity", "every_note", "quiet"):
         if name in params:
             run[name] = params.pop(name)
     run["color"] = color(params.pop("color"))

@@ -129,6 +129,7 @@ def show_text(report: Report, command: str, options: RunOptions, stream: IO[str]
 def emit_report(report: Report, command: str, options: RunOptions, terminal: bool = True) -> None:
     """The chosen format to --output (and the text view to the terminal), or to stdout."""
     report.show_suppressed = options.show_suppressed
+    report.severity, report.every_note = options.severity, options.every_note
     if options.output is None:
         if not terminal:
             return
@@ -144,6 +145,7 @@ def emit_report(report: Report, command: str, options: RunOptions, terminal: boo
 
 def emit(report: Report, command: str, options: RunOptions) -> None:
     """A report in its format to stdout, or atomically to -o/--output (nothing else)."""
+    report.severity, report.every_note = options.severity, options.every_note
     if options.output is not None:
         write_output(renderer(options.fmt)(report, command), options.output)
     elif options.fmt == "text":

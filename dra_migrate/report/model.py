@@ -176,6 +176,8 @@ class Report:
     suppressed: list[Suppressed] = field(default_factory=list)  # counted, never lost
     changes_fail: bool = False  # convert --check: a file that would change fails the run
     show_suppressed: bool = False  # text, Markdown and GitHub list suppressed findings
+    severity: str = "info"  # the least severity the text view lists (report/noise.py)
+    every_note: bool = False  # the text view lists repeated notes each (report/noise.py)
     stream: bool = False  # convert -: the converted stream went to stdout (no file to write)
     api_version: str = ""  # the resource.k8s.io version written (convert, scan)
     config_path: str = ""  # the mapping file used, "" for the built-in mapping
