@@ -96,6 +96,12 @@ class Total:
         }
 
 
+def total(totals: list[Total], workloads: int) -> Total:
+    """The row under a table of totals: the workloads of the plan (a workload with two
+    resources is a row of each, once here) and the GPUs of every row."""
+    return Total("Total", workloads, sum(t.gpus for t in totals), sum(t.per_node for t in totals))
+
+
 @dataclass(frozen=True, slots=True)
 class Unanalysed:
     path: str
