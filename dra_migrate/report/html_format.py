@@ -61,7 +61,7 @@ class Stack:
 def wave_stacks(plan: MigrationPlan) -> tuple[list[Stack], list[tuple[str, str]]]:
     """The GPUs each wave moves, stacked by namespace, and the legend (namespace,
     colour): the namespaces with the most GPUs a colour each, the rest one grey."""
-    by_wave: list[tuple[Wave, dict[str, int], int]] = []
+    by_wave: list[tuple[Wave, Counter[str], int]] = []
     overall: Counter[str] = Counter()
     for wave in plan.waves:
         gpus: Counter[str] = Counter()
