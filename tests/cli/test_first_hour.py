@@ -151,3 +151,15 @@ def test_a_painted_diff_is_the_diff_and_counts_its_hunks(body: list[str]) -> Non
     assert SGR.sub("", painted) == diff
     for line in painted.splitlines()[3:]:  # inside the hunk: never a file header's bold
         assert not line.startswith("\x1b[1m")
+
+
+def test_deviceclasses_needs_a_path_as_every_command_or_says_whole_mapping(repo: Path) -> None:
+    done = invoke(["deviceclasses"])
+    assert done.exit_code == 2
+    assert "no path given" in done.stderr and "--whole-mapping" in done.stderr
+    # with the path: what the repository asks for (NVIDIA only), not every vendor
+    asked = invoke(["deviceclasses", "--strategy", "bridge", "--kube-version", "1.36", "."])
+    whole = invoke(["deviceclasses", "--whole-mapping", "--strategy", "bridge"])
+    assert asked.exit_code == whole.exit_code == 0, asked.output + whole.output
+    assert "amd.com" not in asked.stdout and "amd.com" in whole.stdout
+    assert invoke(["deviceclasses", "--whole-mapping", "."]).exit_code == 2

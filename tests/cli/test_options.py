@@ -145,7 +145,7 @@ def test_inventory_context_is_a_usage_error_that_names_kube_context(repo: Path) 
         ["convert", "--check", "."],
         ["validate", "."],
         ["report", "."],
-        ["deviceclasses", "--strategy", "bridge", "--kube-version", "1.36"],
+        ["deviceclasses", "--whole-mapping", "--strategy", "bridge", "--kube-version", "1.36"],
         ["inventory", "dump.yaml"],
     ],
     ids=lambda args: args[0],
@@ -174,7 +174,7 @@ def test_quiet_leaves_only_errors_on_stderr(repo: Path) -> None:
 def test_deviceclasses_as_json_is_the_list_of_the_yaml(repo: Path) -> None:
     import yaml
 
-    args = ("deviceclasses", "--strategy", "bridge", "--kube-version", "1.36")
+    args = ("deviceclasses", "--whole-mapping", "--strategy", "bridge", "--kube-version", "1.36")
     as_yaml = run(repo, *args)
     as_json = run(repo, *args, "--format", "json")
     assert as_yaml.exit_code == as_json.exit_code == 0, as_json.output
