@@ -503,7 +503,15 @@ def test_section_title_and_severity(code: str) -> None:
         assert section.trigger is not None, f"{code}: a 'Passes:' example needs a trigger"
 
 
-@pytest.mark.parametrize("code", [c for c in CODES if c not in EXEMPT])
+@pytest.mark.parametrize(
+    "code",
+    [
+        # those that run the real kubectl or helm are marked so (the fast set skips them)
+        pytest.param(c, marks=pytest.mark.tools) if c in KUBECTL_CODES + HELM_CODES else c
+        for c in CODES
+        if c not in EXEMPT
+    ],
+)
 def test_trigger_produces_the_code(
     code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:

@@ -10,10 +10,13 @@ import pytest
 from tests.conftest import REPO, run_cli
 from tests.helpers import browser
 
-pytestmark = pytest.mark.skipif(
-    browser.find() is None,
-    reason="chromium not installed (apt-get install chromium; .ci/run installs it)",
-)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        browser.find() is None,
+        reason="chromium not installed (apt-get install chromium; .ci/run installs it)",
+    ),
+]
 
 STAGES = (
     "Stage 1: Inventory",
