@@ -73,6 +73,19 @@ def _render(report: Report, command: str) -> str:
                 if n > 1
             },
             fence="`" * max(3, max((len(r) + 1 for r in runs), default=0)),
+            command_fence="`"
+            * max(
+                3,
+                max(
+                    (
+                        len(r) + 1
+                        for w in plan.waves
+                        for c in w.commands
+                        for r in re.findall(r"`+", c)
+                    ),
+                    default=0,
+                ),
+            ),
             version=__version__,
         )
     findings = report.all_findings

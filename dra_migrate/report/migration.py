@@ -182,6 +182,9 @@ class Wave:
     workloads: tuple[str, ...]  # Workload.display, in rank order
     gpus: int
     rollback: tuple[str, ...]
+    # what its workloads need first (migration/waves.py), and the commands that move it
+    prerequisites: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -189,6 +192,8 @@ class Wave:
             "title": self.title,
             "workloads": list(self.workloads),
             "gpus": self.gpus,
+            "prerequisites": list(self.prerequisites),
+            "commands": list(self.commands),
             "rollback": list(self.rollback),
         }
 

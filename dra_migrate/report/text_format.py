@@ -543,6 +543,14 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
                 name += f" in {w.path}:{w.line}"
             factors = ", ".join(w.risk_factors) or "no risk factor"
             say(f"  - {name} [{w.strategy}] risk {w.risk}: {factors}")
+        if wave.prerequisites:
+            say("  Needs first:")
+            for need in wave.prerequisites:
+                say(f"    {need}")
+        if wave.commands:
+            say("  Run:")
+            for command in wave.commands:
+                say(f"    {command}")
         say("  Rollback:")
         for step in wave.rollback:
             say(f"    {step}")
