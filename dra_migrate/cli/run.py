@@ -233,6 +233,12 @@ def execute(options: RunOptions, sink: Callable[[FileResult], None] | None = Non
                 lambda scoped: many_files.run(scoped),
             )
     report.findings.extend(options.notes)
+    whole = options.only is None and not options.context and options.changed_since is None
+    if whole and options.settings.config.path is not None:
+        from dra_migrate.convert import rules_used
+
+        if rules_used.covers(options.paths, options.settings.config):
+            report.findings += rules_used.unused_rules(options.settings.config, report.inventory)
     report.api_version = options.settings.target
     report.config_path = options.settings.config.path or ""
     return report

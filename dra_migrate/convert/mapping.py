@@ -531,6 +531,19 @@ def parse_size(value: int | str) -> int:
     return size
 
 
+def rule_positions(path: StrPath) -> dict[tuple[int, int], tuple[int, int]]:
+    """(resource index, rule index) -> (line, column) of each rule of the configuration
+    at ``path`` (loaded before: read again only to say where a rule is)."""
+    from dra_migrate.manifests import trees
+
+    data, root = _read(path, str(path), check=False)
+    out = {}
+    for i, resource in enumerate(data.get("resources") or ()):
+        for j in range(len(resource.get("rules") or ())):
+            out[(i, j)] = trees.position(trees.node_at(root, ("resources", i, "rules", j)))
+    return out
+
+
 def _class_definition(data: Mapping[str, Any], root: Node | None, index: int) -> ClassDefinition:
     from dra_migrate.manifests import trees
 

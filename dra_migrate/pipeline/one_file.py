@@ -561,6 +561,7 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
                     driver_config=bool(choice and choice.config),
                     shared=bool(choice and choice.shared),
                     rule=bool(choice and choice.rule is not None),
+                    rule_index=choice.rule if choice else None,
                 )
             )
     return rows

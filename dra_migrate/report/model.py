@@ -96,6 +96,7 @@ class InventoryItem(Location):
     driver_config: bool = False  # the mapping adds opaque driver configuration
     shared: bool = False  # a time-sliced share of a GPU (mapping ``shared: true``)
     rule: bool = False  # a context rule of the mapping chose the class or selectors
+    rule_index: int | None = None  # which rule of its mapping (convert/rules_used.py)
     # the code of the finding that keeps it on the device plugin ("": convert rewrites
     # it): a refusal (DRA106, DRA215, ...), a blocked file, an ignore of DRA401
     kept: str = ""

@@ -163,3 +163,35 @@ def test_deviceclasses_needs_a_path_as_every_command_or_says_whole_mapping(repo:
     assert asked.exit_code == whole.exit_code == 0, asked.output + whole.output
     assert "amd.com" not in asked.stdout and "amd.com" in whole.stdout
     assert invoke(["deviceclasses", "--whole-mapping", "."]).exit_code == 2
+
+
+RULE_ON_A_TYPO = """\
+resources:
+- name: nvidia.com/gpu
+  deviceClass: gpu.nvidia.com
+  rules:
+  - when: {namespaces: [ml]}
+    selectors: ["device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"]
+  - when:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HMB3}
+    deviceClass: h100.nvidia.com
+"""
+
+
+@pytest.mark.parametrize("command", ["scan", "convert", "report"])
+def test_a_rule_that_matches_no_workload_of_the_run_says_so(repo: Path, command: str) -> None:
+    (repo / ".dra-migrate.yaml").write_text(RULE_ON_A_TYPO)
+    done = invoke([command, "."])
+    said = [line for line in done.output.splitlines() if "DRA532" in line]
+    assert len(said) == 1, done.output  # the first rule matches Deployment ml/infer
+    assert said[0].startswith(".dra-migrate.yaml:7:5: DRA532 info: rule 2 of nvidia.com/gpu")
+
+
+def test_a_run_that_reads_part_of_the_repository_says_nothing_of_unused_rules(
+    repo: Path,
+) -> None:
+    (repo / ".dra-migrate.yaml").write_text(RULE_ON_A_TYPO)
+    (repo / "sub").mkdir()
+    (repo / "sub" / "other.yaml").write_text(DEPLOYMENT.replace("namespace: ml", "namespace: x"))
+    for args in (["scan", "sub"], ["scan", "sub/other.yaml"], ["scan", "--context", ".", "sub"]):
+        assert "DRA532" not in invoke(args).output, args
