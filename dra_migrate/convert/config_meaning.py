@@ -67,3 +67,27 @@ def release_problem(domain: str, release: str) -> str | None:
     if release not in releases:
         return f"{domain} release {release!r} is not one the catalog knows: {', '.join(releases)}"
     return None
+
+
+def label_problem(key: str, value: str) -> str | None:
+    """Why a rule's ``labels`` or ``nodeSelector`` entry can match no object: its key is
+    not a label key, or its value not a label value (the API server stores no such
+    label). A value with spaces is the common case: GPU Feature Discovery writes
+    ``nvidia.com/gpu.product`` as NVML's name with its spaces as dashes
+    (NVIDIA/gpu-feature-discovery, mig-strategy.go, since moved into
+    NVIDIA/k8s-device-plugin: ``strings.Replace(model, " ", "-", -1)``)."""
+    from dra_migrate.k8s.names import LABEL_VALUE, MAX_LABEL_NAME, qualified_key_problem
+
+    wrong = qualified_key_problem(key)
+    if wrong:
+        return f"{key!r} is not a label key: {wrong}"
+    if len(value) <= MAX_LABEL_NAME and LABEL_VALUE.fullmatch(value):
+        return None
+    said = (
+        f"{value!r} is not a label value (at most 63 alphanumeric characters, '-', '_' or "
+        "'.', starting and ending with an alphanumeric one): no node or workload has it"
+    )
+    dashed = "-".join(value.split())
+    if dashed != value and len(dashed) <= MAX_LABEL_NAME and LABEL_VALUE.fullmatch(dashed):
+        said += f"; did you mean {dashed!r}? (GPU Feature Discovery writes spaces as dashes)"
+    return said

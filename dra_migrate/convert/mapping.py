@@ -614,6 +614,7 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
     DNS subdomain once filled, every selector is CEL. An error points at its line."""
     from dra_migrate.convert.config_meaning import (
         declared_names,
+        label_problem,
         release_problem,
         selector_problem,
     )
@@ -652,6 +653,15 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
             (("resources", i, "rules", j), rule)
             for j, rule in enumerate(resource.get("rules") or ())
         ]
+        for j, rule in enumerate(resource.get("rules") or ()):
+            when = rule.get("when") or {}
+            for field in ("labels", "nodeSelector"):
+                for key, values in (when.get(field) or {}).items():
+                    listed = values if isinstance(values, list) else [values]
+                    for value in listed:
+                        problem = label_problem(str(key), str(value))
+                        if problem:
+                            fail(("resources", i, "rules", j, "when", field, key), problem)
         for where, choice in choices:
             texts = [((*where, "deviceClass"), choice.get("deviceClass"))] + [
                 ((*where, "selectors", k), s) for k, s in enumerate(choice.get("selectors") or ())

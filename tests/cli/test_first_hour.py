@@ -195,3 +195,27 @@ def test_a_run_that_reads_part_of_the_repository_says_nothing_of_unused_rules(
     (repo / "sub" / "other.yaml").write_text(DEPLOYMENT.replace("namespace: ml", "namespace: x"))
     for args in (["scan", "sub"], ["scan", "sub/other.yaml"], ["scan", "--context", ".", "sub"]):
         assert "DRA532" not in invoke(args).output, args
+
+
+@pytest.mark.parametrize(
+    ("when", "said"),
+    [
+        (
+            "nodeSelector: {nvidia.com/gpu.product: [NVIDIA H100 80GB HBM3]}",
+            "did you mean 'NVIDIA-H100-80GB-HBM3'?",
+        ),
+        ("labels: {team: a b c d}", "did you mean 'a-b-c-d'?"),
+        ("labels: {'bad key!': x}", "'bad key!' is not a label key"),
+    ],
+)
+def test_rule_values_no_label_can_hold_fail_at_the_config_line(
+    repo: Path, when: str, said: str
+) -> None:
+    (repo / ".dra-migrate.yaml").write_text(
+        "resources:\n- name: nvidia.com/gpu\n  deviceClass: gpu.nvidia.com\n  rules:\n"
+        f"  - when: {{{when}}}\n    deviceClass: h100.nvidia.com\n"
+    )
+    done = invoke(["scan", "."])
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith("dra-migrate: error: .dra-migrate.yaml:5:")
+    assert said in done.stderr
