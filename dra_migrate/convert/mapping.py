@@ -655,13 +655,13 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
         ]
         for j, rule in enumerate(resource.get("rules") or ()):
             when = rule.get("when") or {}
-            for field in ("labels", "nodeSelector"):
-                for key, values in (when.get(field) or {}).items():
+            for part in ("labels", "nodeSelector"):
+                for key, values in (when.get(part) or {}).items():
                     listed = values if isinstance(values, list) else [values]
                     for value in listed:
                         problem = label_problem(str(key), str(value))
                         if problem:
-                            fail(("resources", i, "rules", j, "when", field, key), problem)
+                            fail(("resources", i, "rules", j, "when", part, key), problem)
         for where, choice in choices:
             texts = [((*where, "deviceClass"), choice.get("deviceClass"))] + [
                 ((*where, "selectors", k), s) for k, s in enumerate(choice.get("selectors") or ())
