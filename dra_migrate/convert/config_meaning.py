@@ -7,6 +7,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 # CEL problems that make a selector wrong whatever driver publishes the devices
@@ -91,3 +92,16 @@ def label_problem(key: str, value: str) -> str | None:
     if dashed != value and len(dashed) <= MAX_LABEL_NAME and LABEL_VALUE.fullmatch(dashed):
         said += f"; did you mean {dashed!r}? (GPU Feature Discovery writes spaces as dashes)"
     return said
+
+
+def rule_label_problems(rules: Any) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """(path under the rules, message) of each ``labels`` or ``nodeSelector`` entry of
+    a resource's rules that no label can hold (``label_problem``)."""
+    for j, rule in enumerate(rules):
+        when = rule.get("when") or {}
+        for part in ("labels", "nodeSelector"):
+            for key, values in (when.get(part) or {}).items():
+                for value in values if isinstance(values, list) else [values]:
+                    problem = label_problem(str(key), str(value))
+                    if problem:
+                        yield (j, "when", part, key), problem

@@ -614,8 +614,8 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
     DNS subdomain once filled, every selector is CEL. An error points at its line."""
     from dra_migrate.convert.config_meaning import (
         declared_names,
-        label_problem,
         release_problem,
+        rule_label_problems,
         selector_problem,
     )
     from dra_migrate.manifests import trees
@@ -653,15 +653,8 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
             (("resources", i, "rules", j), rule)
             for j, rule in enumerate(resource.get("rules") or ())
         ]
-        for j, rule in enumerate(resource.get("rules") or ()):
-            when = rule.get("when") or {}
-            for part in ("labels", "nodeSelector"):
-                for key, values in (when.get(part) or {}).items():
-                    listed = values if isinstance(values, list) else [values]
-                    for value in listed:
-                        problem = label_problem(str(key), str(value))
-                        if problem:
-                            fail(("resources", i, "rules", j, "when", part, key), problem)
+        for where, wrong in rule_label_problems(resource.get("rules") or ()):
+            fail(("resources", i, "rules", *where), wrong)
         for where, choice in choices:
             texts = [((*where, "deviceClass"), choice.get("deviceClass"))] + [
                 ((*where, "selectors", k), s) for k, s in enumerate(choice.get("selectors") or ())
