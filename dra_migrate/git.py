@@ -120,6 +120,7 @@ VALUE_OPTIONS = frozenset(
         "--page-size",
         "--request-timeout",
         "--resource-slices",
+        "--severity",
         "--stdin-filename",
         "--strategy",
         "--target",

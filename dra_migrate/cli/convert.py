@@ -168,6 +168,7 @@ def convert(
                     write_through_links,
                     written,
                     diff=not report_on_stdout,
+                    paint=run.colors_stdout(options.color),
                 )
     except KeyboardInterrupt:
         _interrupted(written)
@@ -180,14 +181,17 @@ def convert(
     quiet = options.quiet
     if not (report_on_stdout and options.fmt == "github"):  # annotations are the findings:
         # the log never shows one twice
-        findings = report.all_findings
-        shown = [f for f in findings if not quiet or f.severity.value == "error"]
-        run.print_findings(shown, options.color)
+        from dra_migrate.report import noise
+
+        severity = "error" if quiet else options.severity
+        run.print_findings(
+            noise.shown(report.all_findings, severity, options.every_note), options.color
+        )
     if options.show_suppressed and not quiet and not (report_on_stdout and options.fmt == "github"):
         for s in report.suppressed:
             run.err(f"{s.finding.format()} [suppressed by {escape(s.source)}]")
     if not quiet:
-        run.err(_summary(report, mode, check, output_dir))
+        run.err_lines(_summary(report, mode, check, output_dir), options.color)
     sys.exit(status)
 
 
@@ -272,13 +276,16 @@ def _files_out(
     through_links: bool,
     written: list[str],
     diff: bool = True,
+    paint: bool = False,
 ) -> list[str]:
     """Write or print every changed file; ``written`` collects the paths written."""
     if not any(r.status is Status.CHANGED for r in report.files):
         return written  # nothing to write or show: the writer (and difflib) stay unloaded
     shows_diffs = diff and output_dir is None and mode != "write" and (mode == "diff" or not check)
     with run.verbatim() if shows_diffs else contextlib.nullcontext():
-        return _files_written(report, mode, check, output_dir, roots, through_links, written, diff)
+        return _files_written(
+            report, mode, check, output_dir, roots, through_links, written, diff, paint
+        )
 
 
 def _files_written(
@@ -290,6 +297,7 @@ def _files_written(
     through_links: bool,
     written: list[str],
     diff: bool,
+    paint: bool,
 ) -> list[str]:
     from dra_migrate.convert import writer
 
@@ -356,9 +364,14 @@ def _files_written(
                 )
         elif diff and (mode == "diff" or not check):
             assert result.original is not None
-            run.out(
-                writer.unified_diff(result.path, result.original, result.converted, result.regions)
+            text = writer.unified_diff(
+                result.path, result.original, result.converted, result.regions
             )
+            if paint:  # on a terminal: git's colours (never in a pipe, so git apply reads it)
+                from dra_migrate.report.terminal import paint_diff
+
+                text = paint_diff(text)
+            run.out(text)
     return written
 
 

@@ -28,17 +28,32 @@ if TYPE_CHECKING:
 @strategy_option
 @output_option()
 @format_option(("yaml", "json"), "yaml (the default), or json: one List of the classes.")
-def deviceclasses(**params: Any) -> None:
+@click.option(
+    "--whole-mapping",
+    is_flag=True,
+    help="The classes of every resource the mapping names (the built-in mapping: every "
+    "vendor's), without reading a repository: no PATHS.",
+)
+def deviceclasses(whole_mapping: bool, **params: Any) -> None:
     """Render the DeviceClasses the mapping needs (deviceClasses in the configuration, and
     with --strategy bridge or auto one class with extendedResourceName per bridged resource).
 
-    PATHS are optional: given, the classes follow what the repository asks for."""
+    As every command, it reads PATHS (. for the current folder): the classes follow what
+    they ask for. --whole-mapping renders those of the whole mapping instead."""
     from dra_migrate.migration import stages
     from dra_migrate.migration.deviceclasses import classes_for_mapping as deviceclasses_of_mapping
 
-    scan_repo = bool(params["paths"])
-    params["paths"] = params["paths"] or (".",)
+    scan_repo = not whole_mapping
     try:
+        if whole_mapping and params["paths"]:
+            raise ConfigError("--whole-mapping reads no repository: drop the paths")
+        if not whole_mapping and not params["paths"]:
+            raise ConfigError(
+                "no path given (use . for the current folder; --whole-mapping for the "
+                "classes of the whole mapping, without reading a repository)"
+            )
+        if whole_mapping:  # the configuration is still found from the current folder
+            params["paths"] = (".",)
         options = resolve(params, edit=False)
         settings = stages.PlanSettings(
             options.settings.strategy, options.settings.kube_version, options.settings.target

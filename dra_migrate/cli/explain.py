@@ -17,12 +17,30 @@ from dra_migrate.cli import run
 from dra_migrate.cli.options import Command
 from dra_migrate.report.findings import CODES, inert
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _CODE = re.compile(r"(?:dra)?(\d{3})", re.IGNORECASE)
 SUGGESTIONS = 3  # codes a "did you mean" names at most
 
 
+def complete_code(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+    """``explain DRA22<TAB>``: the codes that start so (``dra22`` and ``22`` too), each
+    with its title for the shells that show one."""
+    from click.shell_completion import CompletionItem
+
+    typed = incomplete.strip().upper()
+    prefix = typed if typed.startswith("DRA") or not typed.isdigit() else f"DRA{typed}"
+    return [
+        CompletionItem(code, help=spec.title)
+        for code, spec in CODES.items()
+        if code.startswith(prefix)
+    ]
+
+
 @click.command("explain", cls=Command)
-@click.argument("code", required=False, metavar="[CODE]")
+@click.argument("code", required=False, metavar="[CODE]", shell_complete=complete_code)
 def explain(code: str | None) -> None:
     """Print the documentation of a finding code (DRA222), or list the codes."""
     from dra_migrate.report import docs

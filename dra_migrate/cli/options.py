@@ -80,6 +80,39 @@ class PathType(click.ParamType):
         return [CompletionItem(incomplete, type="file" if self.file_okay else "dir")]
 
 
+# what users of kubectl and pluto type after -o: a format, never a file they mean to write
+FORMAT_NAMES = frozenset((*FORMATS, "yaml", "md", "wide", "name"))
+
+
+class OutputFile(PathType):
+    """-o/--output: a file to write, in a folder that exists (no folder is made for it:
+    a mistyped folder is a usage error, never a tree created in silence), and never a
+    bare format name (``-o json`` is what kubectl and pluto users type for a format)."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, as_path=True)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = os.fspath(value)
+        if text in FORMAT_NAMES:
+            fmt = "markdown" if text == "md" else text
+            self.fail(
+                f"{text!r} is a format: did you mean --format {fmt}? (-o names the file to "
+                f"write; for a file of that name: -o ./{text})",
+                param,
+                ctx,
+            )
+        folder = os.path.dirname(text) or "."
+        if text and not os.path.isdir(folder):
+            self.fail(
+                f"folder {quote_path(folder)} does not exist (create it first: dra-migrate "
+                "makes no folder for --output)",
+                param,
+                ctx,
+            )
+        return super().convert(value, param, ctx)
+
+
 class AtLeast(click.ParamType):
     """A number option's check: an int or float no lower than ``low``."""
 
@@ -151,8 +184,18 @@ def compose(*decorators: Decorator) -> Decorator:
 # --- the options ---
 
 
+def complete_paths(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+    """The shell completes PATHS as files and folders (its own listing, click's ``file``
+    type), as it does for --config and --context."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="file")]
+
+
 def paths_argument(help_name: str = "PATHS") -> Decorator:
-    return click.argument("paths", nargs=-1, metavar=f"[{help_name}]...")
+    return click.argument(
+        "paths", nargs=-1, metavar=f"[{help_name}]...", shell_complete=complete_paths
+    )
 
 
 def config_option(help: str) -> Decorator:
@@ -189,7 +232,7 @@ def output_option(help: str = "Write to FILE (atomically) instead of stdout.") -
         "--output",
         "-o",
         metavar="FILE",
-        type=PathType(dir_okay=False, as_path=True),
+        type=OutputFile(),
         help=help,
     )
 
@@ -255,6 +298,25 @@ common_options = compose(
     color_option,
 )
 
+# what the text view lists of the findings (report/noise.py): scan, convert, validate,
+# report
+text_view_options = compose(
+    click.option(
+        "--severity",
+        type=Choice(["info", "warning", "error"]),
+        default="info",
+        metavar="[info|warning|error]",
+        help="The least severity the text view lists (default info: all; the other "
+        "formats and the counts keep every finding).",
+    ),
+    click.option(
+        "--every-note",
+        is_flag=True,
+        help="List each note of a code that repeats (by default 3 or more notes of one "
+        "code are one line: their count and the first places).",
+    ),
+)
+
 # where the report goes and what it covers: scan, convert and validate
 workflow_options = compose(
     format_option(),
@@ -264,6 +326,7 @@ workflow_options = compose(
         is_flag=True,
         help="List the findings that ignore comments and config entries silence.",
     ),
+    text_view_options,
 )
 
 # the severities that fail a run (report/model.py FAIL_ON): convert and validate
@@ -382,7 +445,7 @@ def resolve(params: dict[str, Any], **run: Any) -> RunOptions:
     kube_version: str | None = params.pop("kube_version")
     max_file_size: str | None = params.pop("max_file_size")
     strategy: str | None = params.pop("strategy", None)
-    for name in ("fmt", "output", "show_suppressed", "quiet"):
+    for name in ("fmt", "output", "show_suppressed", "severity", "every_note", "quiet"):
         if name in params:
             run[name] = params.pop(name)
     run["color"] = color(params.pop("color"))

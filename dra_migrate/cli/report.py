@@ -18,6 +18,7 @@ from dra_migrate.cli.options import (
     output_option,
     resolve,
     strategy_option,
+    text_view_options,
 )
 from dra_migrate.report.findings import ConfigError
 
@@ -35,6 +36,7 @@ FORMATS = ("text", "markdown", "html", "json")
 @common_options
 @format_option(FORMATS, "Report format (json: schemas/report.schema.json). Default: text.")
 @output_option()
+@text_view_options
 @strategy_option
 @click.option(
     "--resource-slices",

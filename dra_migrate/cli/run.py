@@ -42,6 +42,29 @@ def err(line: str) -> None:
     sys.stderr.flush()
 
 
+def err_lines(text: str, color: str = "auto") -> None:
+    """Lines of prose for stderr: wrapped at spaces to a terminal's width on one (or
+    with ``--color always``), as they are elsewhere (``terminal.lines_to``)."""
+    if color != "always" and not _isatty(sys.stderr):  # no rich: one line each
+        err(text)
+        return
+    from dra_migrate.report import terminal
+
+    sys.stdout.flush()
+    terminal.lines_to(text, sys.stderr, color, os.environ)
+
+
+def colors_stdout(color: str) -> bool:
+    """Whether what goes to stdout gets colours: ``--color always``, or ``auto`` on a
+    terminal without NO_COLOR (``terminal.wants_color``; --color already holds
+    NO_COLOR)."""
+    if color == "never" or (color == "auto" and not _isatty(sys.stdout)):
+        return False
+    from dra_migrate.report import terminal
+
+    return terminal.wants_color(sys.stdout, color, os.environ)
+
+
 def hook_mode() -> bool:
     """Run by pre-commit, which sets PRE_COMMIT=1 for every hook it runs
     (pre_commit/commands/run.py): a run that passes prints nothing there, so that a
@@ -106,6 +129,7 @@ def show_text(report: Report, command: str, options: RunOptions, stream: IO[str]
 def emit_report(report: Report, command: str, options: RunOptions, terminal: bool = True) -> None:
     """The chosen format to --output (and the text view to the terminal), or to stdout."""
     report.show_suppressed = options.show_suppressed
+    report.severity, report.every_note = options.severity, options.every_note
     if options.output is None:
         if not terminal:
             return
@@ -121,6 +145,7 @@ def emit_report(report: Report, command: str, options: RunOptions, terminal: boo
 
 def emit(report: Report, command: str, options: RunOptions) -> None:
     """A report in its format to stdout, or atomically to -o/--output (nothing else)."""
+    report.severity, report.every_note = options.severity, options.every_note
     if options.output is not None:
         write_output(renderer(options.fmt)(report, command), options.output)
     elif options.fmt == "text":
@@ -208,6 +233,12 @@ def execute(options: RunOptions, sink: Callable[[FileResult], None] | None = Non
                 lambda scoped: many_files.run(scoped),
             )
     report.findings.extend(options.notes)
+    whole = options.only is None and not options.context and options.changed_since is None
+    if whole and options.settings.config.path is not None:
+        from dra_migrate.convert import rules_used
+
+        if rules_used.covers(options.paths, options.settings.config):
+            report.findings += rules_used.unused_rules(options.settings.config, report.inventory)
     report.api_version = options.settings.target
     report.config_path = options.settings.config.path or ""
     return report

@@ -531,6 +531,19 @@ def parse_size(value: int | str) -> int:
     return size
 
 
+def rule_positions(path: StrPath) -> dict[tuple[int, int], tuple[int, int]]:
+    """(resource index, rule index) -> (line, column) of each rule of the configuration
+    at ``path`` (loaded before: read again only to say where a rule is)."""
+    from dra_migrate.manifests import trees
+
+    data, root = _read(path, str(path), check=False)
+    out = {}
+    for i, resource in enumerate(data.get("resources") or ()):
+        for j in range(len(resource.get("rules") or ())):
+            out[(i, j)] = trees.position(trees.node_at(root, ("resources", i, "rules", j)))
+    return out
+
+
 def _class_definition(data: Mapping[str, Any], root: Node | None, index: int) -> ClassDefinition:
     from dra_migrate.manifests import trees
 
@@ -592,8 +605,6 @@ def _read(path: StrPath, display: str, check: bool = True) -> tuple[dict[str, An
     return data, root
 
 
-# CEL problems that make a selector wrong whatever driver publishes the devices
-_CEL_ERRORS = ("syntax", "too-long", "not-bool", "undeclared", "unknown-function", "unknown-field")
 _SAMPLE = "x1"  # stands for a captured placeholder value while checking
 
 
@@ -601,7 +612,12 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
     """What the schema cannot say, checked before any file is read: every name pattern
     compiles, every placeholder used is captured by the name, every device class is a
     DNS subdomain once filled, every selector is CEL. An error points at its line."""
-    from dra_migrate.cel import check_selector
+    from dra_migrate.convert.config_meaning import (
+        declared_names,
+        release_problem,
+        rule_label_problems,
+        selector_problem,
+    )
     from dra_migrate.manifests import trees
 
     def fail(path: tuple[Any, ...], message: str) -> None:
@@ -610,6 +626,7 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
             f"invalid configuration at {'.'.join(map(str, path))}: {message}", display, line, col
         )
 
+    published = declared_names(data.get("drivers"))
     strategy = data.get("strategy")
     for key in (strategy.get("workloads") or {}) if isinstance(strategy, dict) else ():
         if not 1 <= key.count("/") <= 2 or not all(key.split("/")):
@@ -636,6 +653,8 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
             (("resources", i, "rules", j), rule)
             for j, rule in enumerate(resource.get("rules") or ())
         ]
+        for where, wrong in rule_label_problems(resource.get("rules") or ()):
+            fail(("resources", i, "rules", *where), wrong)
         for where, choice in choices:
             texts = [((*where, "deviceClass"), choice.get("deviceClass"))] + [
                 ((*where, "selectors", k), s) for k, s in enumerate(choice.get("selectors") or ())
@@ -651,29 +670,14 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
                     if len(filled) > 253 or not DNS_SUBDOMAIN.fullmatch(filled):
                         fail(path, f"{text!r} is not a lower-case DNS subdomain")
                     continue
-                problems = [p for p in check_selector(filled) if p.code in _CEL_ERRORS]
-                if problems:
-                    fail(path, f"the selector is not valid CEL: {problems[0].message}")
+                problem = selector_problem(filled, published)
+                if problem:
+                    fail(path, problem)
     for domain, spec in (data.get("drivers") or {}).items():
         if isinstance(spec, str):
-            _check_release(domain, spec, lambda message, d=domain: fail(("drivers", d), message))
-
-
-def _check_release(domain: str, release: str, fail: Any) -> None:
-    """``drivers: {domain: release}`` names a catalogued driver and one of its releases."""
-    from dra_migrate.k8s.catalog import load_catalog
-
-    info = load_catalog().domains.get(domain)
-    if info is None or not info.releases:
-        known = sorted(d for d, i in load_catalog().domains.items() if i.releases)
-        fail(
-            f"{domain} is not a driver whose releases the catalog knows ({', '.join(known)}); "
-            "for another driver give its names: {attributes: [...], capacity: [...]}"
-        )
-        return
-    releases = [r.release for r in info.releases]
-    if release not in releases:
-        fail(f"{domain} release {release!r} is not one the catalog knows: {', '.join(releases)}")
+            problem = release_problem(domain, spec)
+            if problem:
+                fail(("drivers", domain), problem)
 
 
 def _check_schema(data: dict[str, Any], root: Node, display: str, raw: bytes) -> None:

@@ -191,6 +191,8 @@ def quota(workload: locate.Workload, settings: Settings, path: str) -> list[Find
     counting = minor >= QUOTA_FROM and gates.enabled("DRAExtendedResource")
     release = f"Kubernetes 1.{minor}" + ("" if kube else " (assumed: no --kube-version)")
     found: list[Finding] = []
+    # namespace/name: the plan (migration/waves.py) tells the waves of that namespace
+    quota_name = f"{workload.namespace}/{workload.name}" if workload.namespace else workload.name
     for key, key_node, value in entries(trees.get_path(workload.root, "spec", "hard")):
         resource = key.removeprefix("requests.").removeprefix("limits.")
         if not _reported(config, resource):
@@ -208,7 +210,7 @@ def quota(workload: locate.Workload, settings: Settings, path: str) -> list[Find
             continue  # the API server charges claims of the class to requests.<resource>
         if bridged and counting:
             message = (
-                f"ResourceQuota {workload.name} limits {key}: {amount}; claims from "
+                f"ResourceQuota {quota_name} limits {key}: {amount}; claims from "
                 f"DeviceClass {device_class}, which maps {resource} (extendedResourceName), "
                 f"count against it only from Kubernetes 1.{QUOTA_FROM} with "
                 f"DRAExtendedResource on (the default from 1.{GATES['DRAExtendedResource'].on}), "
@@ -217,7 +219,7 @@ def quota(workload: locate.Workload, settings: Settings, path: str) -> list[Find
             hint = f"pass --kube-version to check your release; in every release, {per_class}"
         elif counting:
             message = (
-                f"ResourceQuota {workload.name} limits {key}: {amount}, which claims from "
+                f"ResourceQuota {quota_name} limits {key}: {amount}, which claims from "
                 f"DeviceClass {device_class} do not count against in {release}: the class "
                 f"has no extendedResourceName {resource}"
             )
@@ -232,7 +234,7 @@ def quota(workload: locate.Workload, settings: Settings, path: str) -> list[Find
                 else f"claims count against requests.{resource} only from 1.{QUOTA_FROM}"
             )
             message = (
-                f"ResourceQuota {workload.name} limits {key}: {amount}, which DRA claims do "
+                f"ResourceQuota {quota_name} limits {key}: {amount}, which DRA claims do "
                 f"not count against in {release}: {why}"
             )
             hint = per_class

@@ -49,7 +49,7 @@ _TO_YAML = re.compile(r"toYaml\s+(?P<arg>\S+)\s*\|\s*nindent\s+(?P<n>\d+)")
 _ROOT_FIELDS = re.compile(r"(?<![\w$)\]])\.(Values|Chart|Release|Capabilities|Template)\b")
 BRIDGE_HINT = (
     "the bridge keeps the chart as it is: a DeviceClass with extendedResourceName serves "
-    "the extended resource (dra-migrate deviceclasses --strategy bridge); or change the "
+    "the extended resource (dra-migrate deviceclasses --strategy bridge .); or change the "
     "template by hand"
 )
 

@@ -292,7 +292,7 @@ def _bridge(chart: Chart, why: str) -> ChartEdit:
         f"chart {chart.name} {chart.version} is left on the device plugin ({why}): a "
         "DeviceClass with extendedResourceName serves its extended resource requests",
         "make sure such a class exists on the cluster (the driver's own on "
-        "resource.k8s.io/v1, or dra-migrate deviceclasses --strategy bridge); a values "
+        "resource.k8s.io/v1, or dra-migrate deviceclasses --strategy bridge .); a values "
         "recipe or the chart's own DRA switch, when it gains one, migrates it",
     )
     plan = ChartPlan(chart.display, chart.name, chart.version, BRIDGE, codes=("DRA242",))

@@ -115,3 +115,17 @@ def whole_count(text: str) -> int | None:
     if value is None or value < 0 or value.denominator != 1:
         return None
     return int(value)
+
+
+MAX_MILLI = INT64_MAX // 1000  # resource.MaxMilliValue: the largest milli-value int64 holds
+
+
+def whole_milli(value: Fraction) -> bool:
+    """Whether ``value`` is a whole number of milli-units that int64 holds."""
+    thousandths = value * 1000
+    return thousandths.denominator == 1 and abs(value) <= MAX_MILLI
+
+
+def rounded_up(value: Fraction) -> int:
+    """resource.Quantity.Value(): rounded up, away from zero."""
+    return -((-value.numerator) // value.denominator) if value >= 0 else -rounded_up(-value)

@@ -81,6 +81,9 @@ ALPHA_ERAS = (
 )
 
 
+FIRST_MINOR_TEXT = "1.32"  # the first release whose DRA API dra-migrate writes (v1beta1)
+
+
 def target_for(minor: int) -> str:
     """The newest resource.k8s.io version a release serves."""
     if minor >= 34:
@@ -90,14 +93,15 @@ def target_for(minor: int) -> str:
     if minor == 32:
         return "v1beta1"
     had = next((what for first, last, what in ALPHA_ERAS if first <= minor <= last), None)
+    lead = f"Kubernetes 1.{minor} is not supported: dra-migrate needs Kubernetes {FIRST_MINOR_TEXT} or later"
     if had is not None:
         raise ConfigError(
-            f"Kubernetes 1.{minor} has {had}: it is not absent, but dra-migrate does not support alpha APIs "
-            "(their objects changed shape in every release): it writes resource.k8s.io "
-            "v1beta1 and later, served from Kubernetes 1.32; upgrade the cluster first"
+            f"{lead} (it writes resource.k8s.io v1beta1 and later); upgrade the cluster first. "
+            f"1.{minor} has {had}: it is not absent, but dra-migrate does not support alpha APIs "
+            "(their objects changed shape in every release)"
         )
     raise ConfigError(
-        f"Kubernetes 1.{minor} has no Dynamic Resource Allocation (the first alpha API "
+        f"{lead}. 1.{minor} has no Dynamic Resource Allocation (the first alpha API "
         "arrived in 1.26, the first beta, which dra-migrate can write, in 1.32)"
     )
 

@@ -20,7 +20,7 @@ from typing import Any
 from dra_migrate.convert.mapping import Config
 from dra_migrate.convert.unconverted import quota_prerequisite
 from dra_migrate.migration import deviceclasses as dc
-from dra_migrate.migration import strategy
+from dra_migrate.migration import strategy, waves
 from dra_migrate.migration.capacity import per_pod, place
 from dra_migrate.migration.deviceclasses import Bridged, ClassPlan, plan_classes
 from dra_migrate.report.fields import location
@@ -200,8 +200,17 @@ def build(
         capacity, more = place(workloads, classes, live)
         found += more
     _rank(workloads)
-    waves = _waves(workloads, classes)
     all_findings = report.all_findings + found
+    waves.hold_back(workloads, all_findings, classes)  # unmet prerequisites rank higher
+    planned = waves.with_steps(
+        _waves(workloads, classes),
+        workloads,
+        all_findings,
+        classes,
+        report.files,
+        [c.root for c in report.charts],
+        waves.CommandSettings(settings.strategy, settings.kube_version, settings.target),
+    )
     plan = MigrationPlan(
         strategy=asked,
         kube_version=settings.kube_version,
@@ -225,7 +234,7 @@ def build(
         classes=[c.to_dict() for c in classes.classes],
         installed_classes=[c.to_dict() for c in classes.installed],
         classes_yaml=classes.yaml,
-        waves=waves,
+        waves=planned,
         risks=_risks(all_findings, report.inventory),
         kustomize_config=(
             name_reference_config({(w.api_version, w.kind) for w in workloads})
@@ -534,8 +543,8 @@ def risk_factors(w: Workload) -> list[tuple[int, str]]:
 
 
 def _rank(workloads: Sequence[Workload]) -> None:
-    for w in workloads:
-        factors = risk_factors(w)
+    ranked = waves.ranking(workloads, [risk_factors(w) for w in workloads])
+    for w, factors in zip(workloads, ranked, strict=True):
         w.risk = sum(weight for weight, _ in factors)
         w.risk_factors = [text for _, text in factors]
 
@@ -556,11 +565,11 @@ def _waves(workloads: Sequence[Workload], classes: ClassPlan) -> list[Wave]:
         if band:
             groups.append((title.capitalize(), band))
         low = high  # type: ignore[assignment]
-    waves = []
+    out = []
     for number, (title, members) in enumerate(groups, start=1):
         for w in members:
             w.wave = number
-        waves.append(
+        out.append(
             Wave(
                 number=number,
                 title=title,
@@ -569,7 +578,7 @@ def _waves(workloads: Sequence[Workload], classes: ClassPlan) -> list[Wave]:
                 rollback=tuple(_rollback(members, classes)),
             )
         )
-    return waves
+    return out
 
 
 def _rollback(members: Sequence[Workload], classes: ClassPlan) -> list[str]:

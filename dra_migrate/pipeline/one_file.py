@@ -323,7 +323,7 @@ def _bridged(rows: list[InventoryItem], settings: Settings, path: str) -> list[F
                 f"DeviceClass maps {resource}: no known driver installs one that does on "
                 f"resource.k8s.io/{settings.target}, and the repository defines none with "
                 "extendedResourceName",
-                "commit the classes dra-migrate deviceclasses --strategy bridge writes (and "
+                "commit the classes dra-migrate deviceclasses --strategy bridge . writes (and "
                 "name the file under strategy.deviceClasses), or rewrite it (strategy: rewrite)",
             )
         )
@@ -561,6 +561,7 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
                     driver_config=bool(choice and choice.config),
                     shared=bool(choice and choice.shared),
                     rule=bool(choice and choice.rule is not None),
+                    rule_index=choice.rule if choice else None,
                 )
             )
     return rows

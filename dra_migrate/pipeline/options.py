@@ -55,6 +55,8 @@ class RunOptions:
     fmt: str = "text"  # --format
     output: Path | None = None  # -o/--output
     show_suppressed: bool = False
+    severity: str = "info"  # --severity: the least severity the text view lists
+    every_note: bool = False  # --every-note: repeated notes each on a line of its own
     quiet: bool = False  # only errors on stderr
     color: str = "auto"  # --color, NO_COLOR applied: auto, always or never
     cluster: ClusterOptions = ClusterOptions()

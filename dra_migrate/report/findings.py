@@ -257,6 +257,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA521", N, "sidecar container with GPUs holds its own devices"),
     Code("DRA530", E, "workload would stay Pending: not enough devices in the ResourceSlices"),
     Code("DRA531", N, "GPUs asked for and devices published, per device class"),
+    Code("DRA532", N, "mapping rule that matched no workload of the run"),
     # 6xx: cluster mode: the live cluster (inventory --cluster, validate --cluster) or its dumps
     Code("DRA601", E, "no usable kubeconfig, context or in-cluster service account"),
     Code("DRA602", E, "API server unreachable"),

@@ -13,8 +13,9 @@ from typing import Any
 
 from dra_migrate import __version__
 from dra_migrate.package_data import jinja_environment
-from dra_migrate.report.findings import XML_INERT, Finding, inert, utf8
-from dra_migrate.report.migration import MigrationPlan, Total, Workload
+from dra_migrate.report.docs import FINDINGS_URL
+from dra_migrate.report.findings import CODES, XML_INERT, Finding, inert, utf8
+from dra_migrate.report.migration import MigrationPlan, Wave, Workload, total
 from dra_migrate.report.model import Report
 
 BAR_WIDTH = 360  # pixels of the longest bar
@@ -30,6 +31,69 @@ class Bar:
 def bars(items: list[tuple[str, int]]) -> list[Bar]:
     top = max((v for _, v in items), default=0) or 1
     return [Bar(label, value, max(2, round(BAR_WIDTH * value / top))) for label, value in items]
+
+
+# the stacks' colours, one a namespace (past the last: the rest, grey)
+PALETTE = ("#3b6fb6", "#2e8b57", "#c77d1a", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d")
+OTHERS = "other namespaces"
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    label: str  # the namespace
+    gpus: int
+    x: int  # pixels from the bar's start
+    width: int
+    color: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    """A wave's bar: its GPUs, stacked by namespace (workloads with one pod a node
+    counted aside: they have no fixed number)."""
+
+    label: str
+    gpus: int
+    per_node: int
+    segments: tuple[Segment, ...]
+
+
+def wave_stacks(plan: MigrationPlan) -> tuple[list[Stack], list[tuple[str, str]]]:
+    """The GPUs each wave moves, stacked by namespace, and the legend (namespace,
+    colour): the namespaces with the most GPUs a colour each, the rest one grey."""
+    by_wave: list[tuple[Wave, Counter[str], int]] = []
+    overall: Counter[str] = Counter()
+    for wave in plan.waves:
+        gpus: Counter[str] = Counter()
+        per_node = 0
+        for w in plan.members(wave):
+            if w.gpus is None:
+                per_node += 1
+            else:
+                gpus[w.namespace or "(no namespace)"] += w.gpus
+        overall.update(gpus)
+        by_wave.append((wave, gpus, per_node))
+    ranked = [name for name, _ in overall.most_common()]
+    named = ranked if len(ranked) <= len(PALETTE) else ranked[: len(PALETTE) - 1]
+    colors = {name: PALETTE[i] for i, name in enumerate(named)}
+    top = max((sum(g.values()) for _, g, _ in by_wave), default=0) or 1
+    stacks = []
+    for wave, gpus, per_node in by_wave:
+        parts: Counter[str] = Counter()
+        for name in ranked:  # the legend's order in every bar
+            if gpus[name]:
+                parts[name if name in colors else OTHERS] += gpus[name]
+        x, segments = 0, []
+        for name, value in parts.items():
+            width = max(2, round(BAR_WIDTH * value / top))
+            segments.append(Segment(name, value, x, width, colors.get(name, PALETTE[-1])))
+            x += width
+        label = f"Wave {wave.number}: {wave.title}"
+        stacks.append(Stack(label, sum(gpus.values()), per_node, tuple(segments)))
+    legend = [(name, colors[name]) for name in named]
+    if len(named) < len(ranked):
+        legend.append((OTHERS, PALETTE[-1]))
+    return stacks, legend
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,12 +141,6 @@ def finding_groups(findings: list[Finding]) -> list[FindingGroup]:
     return out
 
 
-def total(totals: list[Total], workloads: int) -> Total:
-    """The row under a table of totals: the workloads of the plan (a workload with two
-    resources is a row of each, once here) and the GPUs of every row."""
-    return Total("Total", workloads, sum(t.gpus for t in totals), sum(t.per_node for t in totals))
-
-
 def breaks(value: Any, after: str = "/") -> Any:
     """A path, escaped, that may break only after a ``/`` (``<wbr>``), never inside a
     name; a field path (``spec.template.spec``) with ``after="."``."""
@@ -91,10 +149,32 @@ def breaks(value: Any, after: str = "/") -> Any:
     return Markup(str(escape(_utf8(value))).replace(after, after + "<wbr>"))
 
 
+def code_link(code: str) -> Any:
+    """A finding code as a link to its section of docs/findings.md, its title on hover
+    (the code stays on one line)."""
+    from markupsafe import Markup, escape
+
+    spec = CODES.get(code)
+    if spec is None:  # not a code (a name): as text
+        return escape(code)
+    return Markup(
+        f'<a class="code finding-code" href="{FINDINGS_URL}#{code.lower()}" '
+        f'title="{escape(spec.title)}">{code}</a>'
+    )
+
+
+def code_meaning(code: str) -> str:
+    """What a code means, in the few words of its title."""
+    spec = CODES.get(code)
+    return spec.title if spec is not None else ""
+
+
 def render(report: Report, command: str) -> str:
     env = jinja_environment(autoescape=True)
     env.finalize = _utf8  # every value printed: a name that is not UTF-8 escaped
     env.filters["breaks"] = breaks
+    env.filters["code_link"] = code_link
+    env.filters["meaning"] = code_meaning
     plan = report.plan
     context: dict[str, Any] = {
         "report": report,
@@ -117,8 +197,8 @@ def render(report: Report, command: str) -> str:
                 name for name, n in Counter(w.display for w in plan.workloads).items() if n > 1
             },
             namespace_bars=bars([(t.key, t.gpus) for t in plan.namespaces]),
-            wave_bars=bars([(f"Wave {w.number}: {w.title}", len(w.workloads)) for w in plan.waves]),
         )
+        context["wave_stacks"], context["wave_legend"] = wave_stacks(plan)
     return inert(env.get_template("plan.html.j2").render(**context), XML_INERT)
 
 

@@ -21,6 +21,7 @@ from dra_migrate import __version__
 from dra_migrate.package_data import jinja_environment
 from dra_migrate.report.docs import FINDINGS_URL
 from dra_migrate.report.findings import CODES, XML_INERT, escape, inert
+from dra_migrate.report.migration import total
 from dra_migrate.report.model import Report
 
 _MARKDOWN = re.compile(r"([\\`*_\[\]|~:@])")
@@ -61,6 +62,8 @@ def _render(report: Report, command: str) -> str:
             summary=report.summary(),
             findings=report.all_findings,
             gpus=sum(t.gpus for t in plan.namespaces),
+            asked_total=total(plan.resources, len(plan.workloads)),
+            goes_total=total(plan.products, len(plan.workloads)),
             members={w.number: plan.members(w) for w in plan.waves},
             shared_names={
                 name
@@ -70,6 +73,19 @@ def _render(report: Report, command: str) -> str:
                 if n > 1
             },
             fence="`" * max(3, max((len(r) + 1 for r in runs), default=0)),
+            command_fence="`"
+            * max(
+                3,
+                max(
+                    (
+                        len(r) + 1
+                        for w in plan.waves
+                        for c in w.commands
+                        for r in re.findall(r"`+", c)
+                    ),
+                    default=0,
+                ),
+            ),
             version=__version__,
         )
     findings = report.all_findings

@@ -96,6 +96,12 @@ class Total:
         }
 
 
+def total(totals: list[Total], workloads: int) -> Total:
+    """The row under a table of totals: the workloads of the plan (a workload with two
+    resources is a row of each, once here) and the GPUs of every row."""
+    return Total("Total", workloads, sum(t.gpus for t in totals), sum(t.per_node for t in totals))
+
+
 @dataclass(frozen=True, slots=True)
 class Unanalysed:
     path: str
@@ -176,6 +182,9 @@ class Wave:
     workloads: tuple[str, ...]  # Workload.display, in rank order
     gpus: int
     rollback: tuple[str, ...]
+    # what its workloads need first (migration/waves.py), and the commands that move it
+    prerequisites: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -183,6 +192,8 @@ class Wave:
             "title": self.title,
             "workloads": list(self.workloads),
             "gpus": self.gpus,
+            "prerequisites": list(self.prerequisites),
+            "commands": list(self.commands),
             "rollback": list(self.rollback),
         }
 

@@ -96,6 +96,7 @@ class InventoryItem(Location):
     driver_config: bool = False  # the mapping adds opaque driver configuration
     shared: bool = False  # a time-sliced share of a GPU (mapping ``shared: true``)
     rule: bool = False  # a context rule of the mapping chose the class or selectors
+    rule_index: int | None = None  # which rule of its mapping (convert/rules_used.py)
     # the code of the finding that keeps it on the device plugin ("": convert rewrites
     # it): a refusal (DRA106, DRA215, ...), a blocked file, an ignore of DRA401
     kept: str = ""
@@ -176,6 +177,8 @@ class Report:
     suppressed: list[Suppressed] = field(default_factory=list)  # counted, never lost
     changes_fail: bool = False  # convert --check: a file that would change fails the run
     show_suppressed: bool = False  # text, Markdown and GitHub list suppressed findings
+    severity: str = "info"  # the least severity the text view lists (report/noise.py)
+    every_note: bool = False  # the text view lists repeated notes each (report/noise.py)
     stream: bool = False  # convert -: the converted stream went to stdout (no file to write)
     api_version: str = ""  # the resource.k8s.io version written (convert, scan)
     config_path: str = ""  # the mapping file used, "" for the built-in mapping

@@ -1,7 +1,8 @@
 """SARIF 2.1.0, for GitHub code scanning and other static-analysis dashboards.
 
-One rule per finding code (title, help text from docs/findings.md and a link to
-it), one result per finding with its region, and a ``partialFingerprints``
+One rule per finding code the results use (title, help text from docs/findings.md
+and a link to its section: a run with two results carries two rules, not the whole
+table), one result per finding with its region, and a ``partialFingerprints``
 entry that keeps a finding's identity when lines move: it hashes the code, the
 file and the message with positions taken out. Suppressed findings are
 results too, with a ``suppressions`` entry, so a dashboard shows them as
@@ -85,7 +86,8 @@ def _uri(path: str) -> str:
 
 
 def render(report: Report, command: str) -> str:
-    codes = sorted(CODES)
+    used = {f.code for f in report.all_findings} | {s.finding.code for s in report.suppressed}
+    codes = sorted(code for code in CODES if code in used)
     index = {code: i for i, code in enumerate(codes)}
     seen: Counter[str] = Counter()
     results = [_result(f, index, seen) for f in report.all_findings]

@@ -106,6 +106,53 @@ def findings_to(
     stream.flush()
 
 
+def lines_to(text: str, stream: IO[str], choice: str, environ: Mapping[str, str]) -> None:
+    """Lines of prose (``convert``'s summary) to ``stream``: on a terminal (or with
+    ``--color always``) each wrapped at spaces to its width, its continuation lines
+    indented, never cut inside a word; elsewhere as they are, one line each."""
+    if choice != "always" and not _isatty(stream):
+        stream.write(inert(text) + "\n")
+        stream.flush()
+        return
+    console = _RichConsole(max(terminal_width(stream, environ), MIN_WIDTH), color=False)
+    for line in text.split("\n"):
+        console.print(line)
+    stream.write(inert(console.text()))
+    stream.flush()
+
+
+# git diff's colours: file headers bold, hunk headers cyan, removals red, additions green
+_DIFF_COLORS = {"header": "\x1b[1m", "hunk": "\x1b[36m", "-": "\x1b[31m", "+": "\x1b[32m"}
+_RESET = "\x1b[m"
+_HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def paint_diff(diff: str) -> str:
+    """A unified diff in git's colours: SGR sequences around each line, its text
+    unchanged. A hunk's lines are counted from its header, so that a removed line
+    that reads ``-- x`` is a removal, not a file header."""
+    lines = []
+    old = new = 0  # lines of the current hunk still to come
+    for line in diff.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        kind = ""
+        if body.startswith("\\"):  # "\ No newline at end of file": no line of either side
+            pass
+        elif old or new:
+            kind = body[:1] if body[:1] in "+-" else ""
+            old -= kind != "+"
+            new -= kind != "-"
+        elif (hunk := _HUNK.match(body)) is not None:
+            kind = "hunk"
+            old = int(hunk[1] if hunk[1] is not None else 1)
+            new = int(hunk[2] if hunk[2] is not None else 1)
+        elif body.startswith(("--- ", "+++ ")):
+            kind = "header"
+        sgr = _DIFF_COLORS.get(kind, "")
+        lines.append(f"{sgr}{body}{_RESET}{line[len(body) :]}" if sgr else line)
+    return "".join(lines)
+
+
 def terminal_width(stream: object, environ: Mapping[str, str]) -> int:
     """``COLUMNS`` when set to a positive number, else the width of the terminal behind
     ``stream``, else ``DEFAULT_WIDTH``."""

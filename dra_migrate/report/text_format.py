@@ -217,7 +217,7 @@ def show(report: Report, command: str, console: Console) -> None:
         return
     rows = report.inventory
     if command != "scan":
-        for f in report.all_findings:
+        for f in _listed(report):
             console.finding(f)
         _suppressed(console, report)
         console.print(summary_line(report, command))
@@ -252,7 +252,7 @@ def show(report: Report, command: str, console: Console) -> None:
         )
     else:
         console.print("No extended GPU requests found.", "dim")
-    findings = report.all_findings
+    findings = _listed(report)
     if findings:
         console.print()
         for f in findings:
@@ -543,6 +543,14 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
                 name += f" in {w.path}:{w.line}"
             factors = ", ".join(w.risk_factors) or "no risk factor"
             say(f"  - {name} [{w.strategy}] risk {w.risk}: {factors}")
+        if wave.prerequisites:
+            say("  Needs first:")
+            for need in wave.prerequisites:
+                say(f"    {need}")
+        if wave.commands:
+            say("  Run:")
+            for command in wave.commands:
+                say(f"    {command}")
         say("  Rollback:")
         for step in wave.rollback:
             say(f"    {step}")
@@ -566,7 +574,9 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
             say(f"  {spot}")
     if not plan.risks:
         say("none found", "dim")
-    findings = report.all_findings
+    # the findings the risks do not already say, once (the risks name their places)
+    risked = {risk.code for risk in plan.risks}
+    findings = [f for f in _listed(report) if f.code not in risked]
     if findings:
         say()
         for f in findings:
@@ -577,6 +587,14 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
         f"{len(plan.workloads)} workload(s), {sum(t.gpus for t in plan.namespaces)} GPU(s); "
         f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} note(s)"
     )
+
+
+def _listed(report: Report) -> list[Finding]:
+    """The findings the text view lists: --severity's and worse, repeated notes once
+    unless --every-note (``noise.shown``)."""
+    from dra_migrate.report import noise
+
+    return noise.shown(report.all_findings, report.severity, report.every_note)
 
 
 def _suppressed(console: Console, report: Report) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from yaml.nodes import MappingNode, Node
 
 from dra_migrate.k8s.names import DNS_LABEL, DNS_SUBDOMAIN, qualified_key_problem
+from dra_migrate.k8s.quantity import rounded_up, whole_milli
 from dra_migrate.k8s.versions import GATES
 from dra_migrate.manifests import trees
 from dra_migrate.manifests.trees import entries, get, items
@@ -508,7 +509,7 @@ def request_policy(checker: Checker, policy: Node, capacity: Fraction, label: st
                 (high_node, high, "max"),
                 (step_node, step, "step"),
             )
-            if node is not None and value is not None and not _milli(value)
+            if node is not None and value is not None and not whole_milli(value)
         ]
         for node, what in unrepresentable:
             problems.append(
@@ -523,28 +524,14 @@ def request_policy(checker: Checker, policy: Node, capacity: Fraction, label: st
             if low + step > capacity:
                 problems.append((step_node, "one step from min is more than the capacity"))
             whole = not milli  # integer arithmetic: each value rounded up to a whole unit
-            base, stride = (_ceil(low), _ceil(step)) if whole else (low, step)
+            base, stride = (rounded_up(low), rounded_up(step)) if whole else (low, step)
             for value, what in ((default, "default"), (high, "max")):
                 if value is None:
                     continue
-                if ((_ceil(value) if whole else value) - base) % stride != 0:
+                if ((rounded_up(value) if whole else value) - base) % stride != 0:
                     problems.append((step_node, f"{what} is not min plus a multiple of step"))
     for node, message in problems:
         checker.add("DRA355", node, f"{label}: requestPolicy validRange: {message}")
-
-
-MAX_MILLI = (2**63 - 1) // 1000  # resource.MaxMilliValue
-
-
-def _milli(value: Fraction) -> bool:
-    """Whether ``value`` is a whole number of milli-units that int64 holds."""
-    thousandths = value * 1000
-    return thousandths.denominator == 1 and abs(value) <= MAX_MILLI
-
-
-def _ceil(value: Fraction) -> int:
-    """resource.Quantity.Value(): rounded up, away from zero."""
-    return -((-value.numerator) // value.denominator) if value >= 0 else -_ceil(-value)
 
 
 def _fractional_range(checker: Checker, range_node: Node, label: str) -> bool:

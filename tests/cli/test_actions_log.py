@@ -86,5 +86,8 @@ def test_every_finding_appears_once_in_an_actions_log(command: list[str], tmp_pa
         ANNOTATION.match(line) for line in stdout.splitlines() if "DRA" in line and "::" in line
     )
     # and the annotations are the findings of the run: the text view has the same ones
-    plain_out, plain_err = _log([*command, "--", str(REPO / "examples"), "bad.yaml"], tmp_path)
+    # (each note listed: by default repeated notes are one line)
+    plain_out, plain_err = _log(
+        [*command, "--every-note", "--", str(REPO / "examples"), "bad.yaml"], tmp_path
+    )
     assert set(_findings(plain_out, plain_err)) == set(seen)

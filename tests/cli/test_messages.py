@@ -58,7 +58,7 @@ def test_bare_deviceclasses_says_there_is_nothing_to_create_and_names_the_instal
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    done = invoke(["deviceclasses"])
+    done = invoke(["deviceclasses", "--whole-mapping"])
     assert done.exit_code == 0 and done.stdout == ""
     assert done.stderr.startswith(
         "dra-migrate: no DeviceClass to create: the mapping needs no class the drivers do "
@@ -66,9 +66,9 @@ def test_bare_deviceclasses_says_there_is_nothing_to_create_and_names_the_instal
     )
     assert "gpu.nvidia.com (driver gpu.nvidia.com)" in done.stderr
     assert "mig.nvidia.com (driver gpu.nvidia.com)" in done.stderr
-    assert invoke(["deviceclasses", "--quiet"]).stderr == ""
+    assert invoke(["deviceclasses", "--whole-mapping", "--quiet"]).stderr == ""
     # a class to create: the YAML, and no such line
-    made = invoke(["deviceclasses", "--strategy", "bridge"])
+    made = invoke(["deviceclasses", "--whole-mapping", "--strategy", "bridge"])
     assert "kind: DeviceClass" in made.stdout and "no DeviceClass to create" not in made.stderr
 
 

@@ -145,7 +145,7 @@ def test_inventory_context_is_a_usage_error_that_names_kube_context(repo: Path) 
         ["convert", "--check", "."],
         ["validate", "."],
         ["report", "."],
-        ["deviceclasses", "--strategy", "bridge", "--kube-version", "1.36"],
+        ["deviceclasses", "--whole-mapping", "--strategy", "bridge", "--kube-version", "1.36"],
         ["inventory", "dump.yaml"],
     ],
     ids=lambda args: args[0],
@@ -174,7 +174,7 @@ def test_quiet_leaves_only_errors_on_stderr(repo: Path) -> None:
 def test_deviceclasses_as_json_is_the_list_of_the_yaml(repo: Path) -> None:
     import yaml
 
-    args = ("deviceclasses", "--strategy", "bridge", "--kube-version", "1.36")
+    args = ("deviceclasses", "--whole-mapping", "--strategy", "bridge", "--kube-version", "1.36")
     as_yaml = run(repo, *args)
     as_json = run(repo, *args, "--format", "json")
     assert as_yaml.exit_code == as_json.exit_code == 0, as_json.output
@@ -201,3 +201,20 @@ def test_an_unknown_option_is_refused_with_a_suggestion(repo: Path) -> None:
     assert done.exit_code == 2
     assert "unrecognized arguments: --chek (did you mean --check" in done.stderr
     assert done.stderr.startswith("Usage: dra-migrate convert [OPTIONS] [PATHS]...")
+
+
+def test_completion_of_finding_codes_and_paths() -> None:
+    # explain DRA22<TAB>: the codes that start so, in the table's order
+    codes = complete("bash", "dra-migrate explain DRA22", "2")
+    from dra_migrate.report.findings import CODES
+
+    expected = [f"plain,{c}" for c in CODES if c.startswith("DRA22")]
+    assert codes == expected and len(expected) > 1
+    assert complete("bash", "dra-migrate explain dra22", "2") == expected  # any case
+    assert complete("bash", "dra-migrate explain 22", "2") == expected
+    # zsh shows each code's title beside it
+    zsh = complete("zsh", "dra-migrate explain DRA222", "2")
+    assert zsh[:3] == ["plain", "DRA222", CODES["DRA222"].title]
+    # PATHS: the shell's own file completion, in every command that takes them
+    for command in ("scan", "convert", "validate", "report", "deviceclasses"):
+        assert complete("bash", f"dra-migrate {command} exa", "2") == ["file,exa"]

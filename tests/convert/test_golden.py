@@ -41,7 +41,8 @@ def _run(workdir: Path, args: list[str]) -> tuple[int, list[str]]:
     old = os.getcwd()
     os.chdir(workdir)
     try:
-        result = invoke(["convert", "--write", "--jobs", "1", *args, "."])
+        # every finding on its line: the golden findings list each (--every-note)
+        result = invoke(["convert", "--write", "--jobs", "1", "--every-note", *args, "."])
     finally:
         os.chdir(old)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output

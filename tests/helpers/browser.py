@@ -72,18 +72,48 @@ addEventListener("load", () => {
       if (tops.size > 1) split.push(m[0]);
     }
   }
-  const out = document.createElement("pre");
-  out.id = "dra-migrate-measure";
-  out.textContent = JSON.stringify({height: document.documentElement.scrollHeight, split});
-  document.body.appendChild(out);
+  // what reaches past the right edge of the window: the page would scroll sideways
+  const room = document.documentElement.clientWidth;
+  const overflow = [];
+  for (const el of document.querySelectorAll("table, svg, pre, p, li, h2, h3")) {
+    const box = el.getBoundingClientRect();
+    // inside a box that scrolls aside (a pre, a table on a phone) it is that box's own
+    let scrolls = false;
+    for (let up = el; up && up !== document.body; up = up.parentElement) {
+      const x = getComputedStyle(up).overflowX;
+      if (x === "auto" || x === "scroll") scrolls = true;
+    }
+    if (box.right > room + 1 && !scrolls) {
+      const section = el.closest("section");
+      overflow.push((section ? section.id : "page") + " " + el.tagName.toLowerCase());
+    }
+  }
+  parent.postMessage(JSON.stringify({
+    height: document.documentElement.scrollHeight,
+    width: document.documentElement.scrollWidth,
+    room,
+    split,
+    overflow,
+  }), "*");
 });
 </script>"""
+# The page is measured in a frame of the width asked for (a window of Chromium is at
+# least 500 px wide, a phone's is 390): the frame's page says what it measured in a
+# message (file pages are each an origin of their own), and this page writes it down.
+_FRAME = """<!DOCTYPE html><html><body style="margin:0">
+<iframe src="{name}" width="{width}" height="900" style="border:0"></iframe>
+<pre id="dra-migrate-measure"></pre>
+<script>addEventListener("message", e => {{
+  document.getElementById("dra-migrate-measure").textContent = e.data;
+}});</script></body></html>"""
 _POLICY = re.compile(r'<meta http-equiv="Content-Security-Policy"[^>]*>')
 
 
 def measure(page: Path, width: int = 1280, open_details: bool = False) -> dict[str, Any]:
-    """The page laid out ``width`` CSS pixels wide: ``height`` (px, the whole page)
-    and ``split`` (the finding codes that wrap across lines); with ``open_details``,
+    """The page laid out ``width`` CSS pixels wide: ``height`` and ``width`` (px, the
+    whole page; ``room``: the window's width), ``split`` (the finding codes that wrap
+    across lines) and ``overflow`` (``section-id tag`` of each element that reaches
+    past the window's right edge, but in a box that scrolls aside); with ``open_details``,
     every folded part (``<details>``) unfolded, as a reader who opens them sees it."""
     text = _POLICY.sub("", page.read_text(encoding="utf-8"), count=1)
     if open_details:
@@ -91,7 +121,10 @@ def measure(page: Path, width: int = 1280, open_details: bool = False) -> dict[s
     with tempfile.TemporaryDirectory(prefix="dra-migrate-measure-") as folder:
         copy = Path(folder) / page.name
         copy.write_text(text.replace("</body>", _MEASURE + "</body>", 1), encoding="utf-8")
-        rendered = _run(copy, f"--window-size={width},900", "--dump-dom").stdout
+        frame = Path(folder) / "frame.html"
+        frame.write_text(_FRAME.format(name=html.escape(page.name), width=width))
+        window = f"--window-size={max(width, 500) + 20},900"
+        rendered = _run(frame, window, "--virtual-time-budget=30000", "--dump-dom").stdout
     found = re.search(r'<pre id="dra-migrate-measure">(.*?)</pre>', rendered, re.S)
     if found is None:
         raise AssertionError("the measuring script did not run")

@@ -409,7 +409,7 @@ def test_deviceclass_with_a_bidi_override_is_escaped(tmp_path: Path) -> None:
         '    description: "rlo \\u202e here"\n'
     )
     (tmp_path / ".dra-migrate.yaml").write_text(config)
-    done = run(tmp_path, "deviceclasses", "--strategy", "rewrite")
+    done = run(tmp_path, "deviceclasses", "--whole-mapping", "--strategy", "rewrite")
     assert done.exit_code == 0, done.output
     assert "\u202e" not in done.stdout
     assert "a\\u202eb" in done.stdout and "rlo \\u202e here" in done.stdout

@@ -22,7 +22,12 @@ from tests.cli.test_cli import DEPLOYMENT
 from tests.conftest import REPO
 from tests.helpers.invariants import claim_template
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+# one worker builds the hook environment once for all (pytest-xdist --dist loadgroup)
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.precommit,
+    pytest.mark.xdist_group("precommit"),
+]
 
 
 TEMPLATE = claim_template("shared-gpu")

@@ -126,6 +126,10 @@ def test_old_kube_version_says_what_it_had(tmp_path: Path, version: str, said: s
         assert done.returncode == 2
         err = done.stderr.decode()
         assert said in err, err
+        # the verdict first, then the history (issue 40)
+        lead = f"error: Kubernetes {version} is not supported: dra-migrate needs Kubernetes 1.32"
+        assert lead in err.splitlines()[0], err
+        assert err.index("not supported") < err.index(said)
         if version != "1.25":
             assert "not absent" in err and "does not support alpha APIs" in err
 

@@ -87,10 +87,10 @@ def test_injection_through_the_configuration(tmp_path: Path) -> None:
         "    selectors:\n"
         "      - \"device.driver == 'gpu.nvidia.com'\\n---\\nkind: Secret\"\n"
     )
-    done = run_cli(["deviceclasses"], tmp_path)
+    done = run_cli(["deviceclasses", "--whole-mapping"], tmp_path)
     assert done.returncode == 1  # the selector with a document marker does not compile
     assert b"DRA502" in done.stderr and done.stdout == b""
-    done = run_cli(["deviceclasses", "--output", "classes.yaml"], tmp_path)
+    done = run_cli(["deviceclasses", "--whole-mapping", "--output", "classes.yaml"], tmp_path)
     assert done.returncode == 1 and not (tmp_path / "classes.yaml").exists()
     (tmp_path / ".dra-migrate.yaml").write_text(
         "deviceClasses:\n"
@@ -100,7 +100,7 @@ def test_injection_through_the_configuration(tmp_path: Path) -> None:
         "    selectors:\n"
         "      - device.attributes['gpu.nvidia.com'].productName == 'a\\\"b'\n"
     )
-    done = run_cli(["deviceclasses"], tmp_path)
+    done = run_cli(["deviceclasses", "--whole-mapping"], tmp_path)
     assert done.returncode == 0, done.stderr
     objects = read_back(done.stdout.decode())
     assert [o["kind"] for o in objects] == ["DeviceClass"]
@@ -122,7 +122,10 @@ def test_rendered_classes_pass_validate(tmp_path: Path) -> None:
         "          kind: GpuConfig\n"
         "          sharing: {strategy: MPS, mpsConfig: {defaultActiveThreadPercentage: 50}}\n"
     )
-    done = run_cli(["deviceclasses", "--strategy", "bridge", "--kube-version", "1.36"], tmp_path)
+    done = run_cli(
+        ["deviceclasses", "--whole-mapping", "--strategy", "bridge", "--kube-version", "1.36"],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert b"DRA505" in done.stderr  # MPS needs the driver's MPSSupport gate
     (tmp_path / "classes.yaml").write_bytes(done.stdout)

@@ -69,17 +69,35 @@ def test_deviceclasses_follows_the_configured_strategy(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".dra-migrate.yaml").write_text("strategy:\n  resources:\n    amd.com/*: bridge\n")
-    done = invoke(["deviceclasses", "--config", ".dra-migrate.yaml"])
+    done = invoke(["deviceclasses", "--whole-mapping", "--config", ".dra-migrate.yaml"])
     assert done.exit_code == 0, done.output
     assert 'extendedResourceName: "amd.com/gpu"' in done.stdout
     assert "nvidia.com/gpu" not in done.stdout  # rewritten: no bridge class
     # --strategy bridge: every literal name, but nvidia.com/gpu is the driver's on v1
-    done = invoke(["deviceclasses", "--config", ".dra-migrate.yaml", "--strategy", "bridge"])
+    done = invoke(
+        [
+            "deviceclasses",
+            "--whole-mapping",
+            "--config",
+            ".dra-migrate.yaml",
+            "--strategy",
+            "bridge",
+        ]
+    )
     assert 'extendedResourceName: "nvidia.com/gpu"' not in done.stdout, done.output
     # on v1beta2 the driver's class maps nothing (its chart sets it only on v1): no DRA510
     # against it, and the class the bridge would need is one v1beta2 cannot hold (DRA501)
     done = invoke(
-        ["deviceclasses", "--strategy", "bridge", "--target", "v1beta2", "--kube-version", "1.33"]
+        [
+            "deviceclasses",
+            "--whole-mapping",
+            "--strategy",
+            "bridge",
+            "--target",
+            "v1beta2",
+            "--kube-version",
+            "1.33",
+        ]
     )
     assert "DRA510" not in done.output
     assert "DeviceClass gpu.extended.nvidia.com fails the resource.k8s.io/v1beta2 schema" in (

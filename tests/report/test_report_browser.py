@@ -10,10 +10,13 @@ import pytest
 from tests.conftest import REPO, run_cli
 from tests.helpers import browser
 
-pytestmark = pytest.mark.skipif(
-    browser.find() is None,
-    reason="chromium not installed (apt-get install chromium; .ci/run installs it)",
-)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        browser.find() is None,
+        reason="chromium not installed (apt-get install chromium; .ci/run installs it)",
+    ),
+]
 
 STAGES = (
     "Stage 1: Inventory",
@@ -82,3 +85,17 @@ def test_examples_page_is_short_and_keeps_every_code_whole(tmp_path: Path) -> No
         measured = browser.measure(page, width, open_details=True)
         assert measured["split"] == [], (width, measured["split"])
         assert measured["height"] > wide["height"]  # the findings, unfolded, were measured
+
+
+# phone, the width of the issue's overflowing stage 2 table, laptop, wide (issue 40)
+LAYOUT_WIDTHS = (390, 800, 1280, 1920)
+
+
+@pytest.mark.parametrize("width", LAYOUT_WIDTHS)
+def test_the_page_never_scrolls_sideways(tmp_path: Path, width: int) -> None:
+    page = _page(tmp_path, "--kube-version", "1.36", "examples")
+    measured = browser.measure(page, width, open_details=True)
+    assert measured["room"] <= width  # laid out at that width, not the window's least
+    assert measured["width"] <= measured["room"], measured  # no sideways scroll of the page
+    assert measured["overflow"] == [], measured["overflow"]  # nothing past the right edge
+    assert measured["split"] == []  # and every code whole
