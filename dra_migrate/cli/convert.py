@@ -122,12 +122,21 @@ def convert(
         report = run.execute(options, sink=stream.add if stream is not None else None)
     except ConfigError as error:
         run.fail_usage(error)
-    if build is not None:
-        builds.verify(report, options.paths, options.settings, build, options.excludes)
-        if any(f.code == "DRA231" for f in report.findings):  # nothing is written
-            mode, output_dir = (None if mode == "write" else mode), None
-    if render is not None and not renders.verify(report, options, render):
-        mode, output_dir = (None if mode == "write" else mode), None  # DRA244: none written
+    if build is not None or render is not None:
+        from dra_migrate.pipeline import processes
+
+        budget = processes.Budget()  # one time budget for every proof of the run
+        try:  # (SIGTERM too: processes.workspace; the proofs' folders are removed)
+            if build is not None:
+                builds.verify(
+                    report, options.paths, options.settings, build, options.excludes, budget
+                )
+                if any(f.code in ("DRA231", "DRA250") for f in report.findings):
+                    mode, output_dir = (None if mode == "write" else mode), None  # none written
+            if render is not None and not renders.verify(report, options, render, budget):
+                mode, output_dir = (None if mode == "write" else mode), None  # DRA244: none
+        except KeyboardInterrupt:
+            _interrupted([])
     report.changes_fail = check
     report.stream = options.stdin
     if check:

@@ -164,6 +164,8 @@ CODES: dict[str, Code] = _table(
     Code("DRA247", W, "values file sets the GPU key in a shape the template edit cannot follow"),
     Code("DRA248", W, "Helm chart migration not proven by rendering"),
     Code("DRA249", W, "Helm chart left as it is: its migration changes a file outside the paths"),
+    Code("DRA250", E, "proof refused: a symbolic link leaves the chart or the repository"),
+    Code("DRA251", W, "kustomize build not verified: a remote or missing base is never fetched"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),
