@@ -7,6 +7,7 @@ import difflib
 import os
 import stat
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from dra_migrate.report.findings import quote_path
 
@@ -249,6 +250,139 @@ class Refused(Exception):
         self.code, self.message = code, message
 
 
+@dataclass(slots=True)
+class Staged:
+    """A file of a write, staged: its folder (open, every step relative to it), its
+    name, the temporary file with the new bytes (``tmp``), and for a file replaced the
+    old one kept aside (``undo``: a hard link to it, else a copy) to put back. ``state``
+    is what the file is now: ``staged`` (as it was), ``written``, ``put back``, or
+    ``left written`` (it could not be put back)."""
+
+    shown: str  # the path as the run shows it
+    folder: int
+    name: str
+    expect: bytes | None = None  # what an existing file must still hold
+    created: bool = False
+    tmp: str | None = None
+    undo: str | None = None
+    state: str = "staged"
+
+
+class UnitFailed(Exception):
+    """A commit that stopped at ``failed`` (``cause``: a ``Refused`` or an ``OSError``,
+    or an interrupt); every file of it is as its ``state`` says."""
+
+    def __init__(self, failed: Staged, cause: BaseException, staged: list[Staged]) -> None:
+        super().__init__(str(cause))
+        self.failed, self.cause, self.staged = failed, cause, staged
+
+
+def commit(staged: list[Staged], written: list[str]) -> None:
+    """Put the staged files in place, in order (a unit: every file of it staged first),
+    with SIGINT and SIGTERM held until the unit is whole (a signal that comes meanwhile
+    is taken after, and ``written``, which lists each file as it is put in place, is
+    true when it is). On a failure, what was replaced is put back and what was created
+    removed, newest first, and ``UnitFailed`` says which file failed and the state of
+    each (``left written`` where even putting back failed). The temporary files and
+    the folders are released either way."""
+    done: list[Staged] = []
+    current = staged[0] if staged else None
+    try:
+        with signals_held():
+            try:
+                for current in staged:
+                    _place(current)
+                    done.append(current)
+                    written.append(current.shown)
+            except BaseException as exc:
+                _put_back(done, written)
+                assert current is not None
+                raise UnitFailed(current, exc, staged) from None
+    finally:
+        discard_all(staged)
+
+
+def _place(item: Staged) -> None:
+    assert item.tmp is not None
+    if item.created:
+        _link_new(item.folder, item.tmp, item.name)
+    else:
+        assert item.expect is not None
+        _unchanged(item.folder, item.name, item.expect)
+        os.replace(item.tmp, item.name, src_dir_fd=item.folder, dst_dir_fd=item.folder)
+    item.tmp = None
+    item.state = "written"
+
+
+def _put_back(done: list[Staged], written: list[str]) -> None:
+    """The files of ``done`` as they were, newest first: a replaced file's old one
+    renamed back over it, a created file removed."""
+    for item in reversed(done):
+        try:
+            if item.created:
+                os.unlink(item.name, dir_fd=item.folder)
+            else:
+                assert item.undo is not None
+                os.replace(item.undo, item.name, src_dir_fd=item.folder, dst_dir_fd=item.folder)
+                item.undo = None
+        except (OSError, AssertionError):
+            item.state = "left written"
+            continue
+        item.state = "put back"
+        with contextlib.suppress(ValueError):
+            written.remove(item.shown)
+
+
+def discard_all(staged: list[Staged]) -> None:
+    """Temporary and kept-aside files removed, folders closed."""
+    for item in staged:
+        for leftover in (item.tmp, item.undo):
+            if leftover is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover, dir_fd=item.folder)
+        item.tmp = item.undo = None
+        if item.folder >= 0:
+            with contextlib.suppress(OSError):
+                os.close(item.folder)
+            item.folder = -1
+
+
+def _keep_old(folder: int, name: str, original: bytes) -> str:
+    """The file ``name`` kept aside under a temporary name, to be put back: a hard link
+    to it (no byte copied, its inode and mode as they are), else a copy of
+    ``original`` with its mode."""
+    import secrets
+
+    while True:
+        keep = f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        try:
+            os.link(name, keep, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+            return keep
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here: a copy
+            return _stage_in(folder, name, original, None, PERMISSIONS)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held (blocked) while the block runs in the main thread; a
+    signal that comes meanwhile is delivered when it ends."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 TEMP_SUFFIX = ".dra-migrate"
 STALE_AFTER = 3600  # seconds: a temp file of ours without a live writer is removed after this
 
@@ -256,7 +390,23 @@ STALE_AFTER = 3600  # seconds: a temp file of ours without a live writer is remo
 def write_in_place(
     path: Path, data: bytes, original: bytes, roots: Sequence[Path], through_links: bool
 ) -> None:
-    """``--write``: replace ``path`` with ``data`` when it still holds ``original``.
+    """``--write`` of one file: ``stage_in_place`` and ``commit``."""
+    try:
+        commit([stage_in_place(path, data, original, roots, through_links)], [])
+    except UnitFailed as failed:
+        raise failed.cause from None
+
+
+def stage_in_place(
+    path: Path,
+    data: bytes,
+    original: bytes,
+    roots: Sequence[Path],
+    through_links: bool,
+    shown: str = "",
+) -> Staged:
+    """``--write``: stage the replacement of ``path`` with ``data`` (put in place by
+    ``commit`` when it still holds ``original``).
 
     A symbolic link is written through to its target only when the target lies
     under one of ``roots`` (the paths given) or ``through_links`` is set
@@ -290,17 +440,36 @@ def write_in_place(
             raise Refused("DRA012", "the file is no longer a regular file; not written")
         if not info.st_mode & stat.S_IWUSR:
             raise Refused("DRA014", "the file is read-only; not replaced (make it writable first)")
-        write_atomic(target, data, expect=original, folder=folder)
-    finally:
+    except BaseException:
         os.close(folder)
+        raise
+    staged = Staged(shown or str(path), folder, target.name, expect=original)
+    try:
+        staged.tmp = _stage_in(folder, target.name, data, None, PERMISSIONS)
+        staged.undo = _keep_old(folder, target.name, original)
+    except BaseException:
+        discard_all([staged])  # (closes the folder)
+        raise
+    return staged
 
 
 _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def write_new(path: Path, data: bytes, roots: Sequence[Path], through_links: bool) -> None:
+    """``--write`` of one new file: ``stage_new`` and ``commit``."""
+    try:
+        commit([stage_new(path, data, roots, through_links)], [])
+    except UnitFailed as failed:
+        raise failed.cause from None
+
+
+def stage_new(
+    path: Path, data: bytes, roots: Sequence[Path], through_links: bool, shown: str = ""
+) -> Staged:
     """``--write`` of a file the conversion adds (a kustomize overlay's templates): only
-    where no file of that name exists, in a folder under the paths given."""
+    where no file of that name exists, in a folder under the paths given; staged, put
+    in place by ``commit``."""
     from dra_migrate.repo.discover import real_path
 
     if os.path.lexists(path):
@@ -316,9 +485,12 @@ def write_new(path: Path, data: bytes, roots: Sequence[Path], through_links: boo
     try:
         if _exists_in(folder, path.name):
             raise Refused("DRA012", "a file of this name appeared during the run; not written")
-        write_atomic(folder_real / path.name, data, folder=folder, exclusive=True)
-    finally:
+        staged = Staged(shown or str(path), folder, path.name, created=True)
+        staged.tmp = _stage_in(folder, path.name, data, None, PERMISSIONS)
+    except BaseException:
         os.close(folder)
+        raise
+    return staged
 
 
 def _checked_folder(real: str) -> int:
@@ -428,6 +600,23 @@ def _write_in(
     keep: int,
     exclusive: bool = False,
 ) -> None:
+    tmp = _stage_in(folder, name, data, mode, keep)
+    try:
+        if expect is not None:
+            _unchanged(folder, name, expect)
+        if exclusive:
+            _link_new(folder, tmp, name)
+        else:
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=folder)
+        raise
+
+
+def _stage_in(folder: int, name: str, data: bytes, mode: int | None, keep: int) -> str:
+    """A temporary file beside ``name`` in ``folder`` holding ``data`` (written, its
+    mode set, synced); its name. An existing regular file's mode bits are kept."""
     with contextlib.suppress(FileNotFoundError):
         info = os.stat(name, dir_fd=folder, follow_symlinks=False)
         if stat.S_ISREG(info.st_mode):  # a link is replaced, not its target's mode copied
@@ -451,16 +640,11 @@ def _write_in(
             handle.flush()
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
-        if expect is not None:
-            _unchanged(folder, name, expect)
-        if exclusive:
-            _link_new(folder, tmp, name)
-        else:
-            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=folder)
         raise
+    return tmp
 
 
 def _link_new(folder: int, tmp: str, name: str) -> None:

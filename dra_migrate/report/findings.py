@@ -67,6 +67,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA013", E, "write through a symbolic link to outside the given paths", blocks=True),
     Code("DRA014", E, "read-only file not replaced", blocks=True),
     Code("DRA015", E, "output folder: collision or symbolic link, not written", blocks=True),
+    Code("DRA016", E, "unit of files half written: putting back failed", blocks=True),
     Code("DRA030", E, "excessive or recursive YAML aliasing", blocks=True),
     Code("DRA031", W, "GPU count with a leading zero: Kubernetes reads an octal number"),
     Code("DRA032", E, "line break only YAML sees (NEL, U+2028, U+2029, lone CR)", blocks=True),
