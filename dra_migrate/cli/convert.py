@@ -445,8 +445,8 @@ def _unit_failed(
                     result.path,
                     1,
                     1,
-                    f"unit {labels} half written: {failing.path} could not be written and "
-                    f"putting back failed; written: {', '.join(left)}; as it was: "
+                    f"unit {labels} is half written (putting back failed): {failing.path} "
+                    f"could not be written; left written: {', '.join(left)}; as it was: "
                     f"{', '.join(as_was) or 'none'}",
                     "restore the written files from version control (git checkout) and run again",
                 )

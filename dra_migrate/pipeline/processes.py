@@ -319,7 +319,7 @@ def copy_tree(
     links: dict[str, str] = {}  # a link's real path -> its real target (inside the area)
     items = _items(root, area, links, done, files)
     layout = os.path.commonpath(items) if len(items) > 1 else root
-    done.root = os.path.join(target, os.path.relpath(root, layout))
+    done.root = os.path.normpath(os.path.join(target, os.path.relpath(root, layout)))
     done.files = 0
     os.makedirs(target, mode=0o700)
     for item in items:
@@ -466,6 +466,7 @@ KUSTOMIZE_FAILURES = (
     ("no such file or directory", "a file it names does not exist"),
     ("failed to find unique target", "a patch's target is not in the build"),
     ("no matches for", "a patch's target is not in the build"),
+    ("unable to find one of 'kustomization", "a resource folder holds no kustomization"),
     ("must build at directory", "a resource is neither a file nor a kustomization folder"),
     ("yaml", "a file is not valid YAML for kustomize"),
 )
@@ -507,7 +508,9 @@ def kustomize_failure(outcome: Outcome, copy: str, shown: str) -> str:
         path = os.path.normpath(match.group(1).rstrip("."))
         for base in (copy, real):
             if inside(path, base) and path != base:
-                parts.append(f"at {os.path.join(shown, os.path.relpath(path, base))}")
+                parts.append(
+                    f"at {os.path.normpath(os.path.join(shown, os.path.relpath(path, base)))}"
+                )
                 break
         if parts[-1].startswith("at "):
             break
