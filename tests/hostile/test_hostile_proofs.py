@@ -249,7 +249,7 @@ def test_a_remote_kustomize_base_is_refused_before_any_build(
         line = f"  - path: {entry}\n" if field == "patches" else f"  - {entry}\n"
         text += f"{field}:\n{line}"
     kustomization.write_text(text)
-    done = _cli(["convert", "--verify-builds", "."], repo, _system_path() + f":{bin_dir}")
+    done = _cli(["convert", "--verify-builds", "."], repo, _system_path(bin_dir))
     assert "DRA251" in done.stderr, done.stderr
     assert f"names {entry!r}" in done.stderr, done.stderr
     assert not calls.exists(), calls.read_text()
@@ -390,7 +390,8 @@ def test_every_yaml_reader_refuses_an_alias_bomb() -> None:
 
 def test_the_chart_pass_reads_values_within_the_alias_limit(tmp_path: Path) -> None:
     """A values.yaml alias bomb (100 million nodes expanded) next to a GPU template:
-    the run ends with the finding, in bounded memory (a subprocess limited to 1 GiB)."""
+    the run ends with the finding, in bounded memory and CPU (a subprocess limited to
+    1 GiB and a minute of CPU; the chart pass used to take two minutes and 2.3 GB)."""
     repo = _chart_repo(tmp_path)
     values = repo / "chart" / "values.yaml"
     values.write_text(
@@ -399,6 +400,7 @@ def test_the_chart_pass_reads_values_within_the_alias_limit(tmp_path: Path) -> N
     script = (
         "import resource, sys\n"
         "resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))\n"
+        "resource.setrlimit(resource.RLIMIT_CPU, (60, 60))\n"
         "from dra_migrate.cli.app import cli\n"
         "sys.argv = ['dra-migrate', 'convert', '--jobs', '1', '.']\n"
         "cli.main()\n"
@@ -411,6 +413,7 @@ def test_the_chart_pass_reads_values_within_the_alias_limit(tmp_path: Path) -> N
         text=True,
         timeout=300,
     )
+    assert done.returncode == 1, (done.returncode, done.stderr)  # (not killed: SIGXCPU)
     assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, done.stderr
     assert "DRA030" in done.stderr, done.stderr
 
