@@ -128,6 +128,7 @@ class Outcome:
 
 _LIVE: set[object] = set()  # the processes of the proofs that are running
 _LIVE_LOCK = threading.Lock()
+_STOPPED = threading.Event()  # set by stop_all: no process starts until a new workspace
 
 
 def run(
@@ -140,6 +141,8 @@ def run(
 
     if timeout <= 0:
         return Outcome(None, why="not run: no time is left")
+    if _STOPPED.is_set():
+        return Outcome(None, why="not run: the run is stopping")
     try:
         process = subprocess.Popen(
             list(argv),
@@ -154,6 +157,8 @@ def run(
         return Outcome(None, why=f"cannot be started: {exc.strerror or type(exc).__name__}")
     with _LIVE_LOCK:
         _LIVE.add(process)
+    if _STOPPED.is_set():  # stopped while it started: it never runs on
+        _kill(process)
     out, err = bytearray(), bytearray()
     why = ""
     deadline = time.monotonic() + timeout
@@ -225,7 +230,9 @@ def _kill(process: object) -> None:
 
 
 def stop_all() -> None:
-    """Every process the proofs started that still runs: killed (an interrupted run)."""
+    """Every process the proofs started that still runs: killed (an interrupted run);
+    none starts after it until the next ``workspace``."""
+    _STOPPED.set()
     with _LIVE_LOCK:
         live = list(_LIVE)
     for process in live:
@@ -248,15 +255,16 @@ def workspace(prefix: str) -> Iterator[str]:
     with contextlib.suppress(ValueError):  # not the main thread: SIGTERM as it is
         previous = signal.signal(signal.SIGTERM, interrupt)
     folder = tempfile.mkdtemp(prefix=prefix)
+    _STOPPED.clear()
     try:
         yield folder
+    except BaseException:  # an interrupt (or a bug): no process of the proofs runs on
+        stop_all()
+        raise
     finally:
-        try:
-            stop_all()
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+        shutil.rmtree(folder, ignore_errors=True)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 # --- copies ------------------------------------------------------------------------------

@@ -287,16 +287,18 @@ def _shown(folder: str, like: str) -> str:
 
 def _values_files(folder: str, options: RunOptions) -> tuple[str, ...]:
     from dra_migrate.helm import chart
+    from dra_migrate.repo import discover
     from dra_migrate.report.findings import InputProblem
 
-    def read(path: str) -> bytes:
-        with open(path, "rb") as handle:
-            return handle.read()
+    def read(path: str) -> bytes:  # (regular files only, never blocking, bounded)
+        return discover.read_file(path, options.max_file_size)
 
     try:
         return chart.read(folder, folder, read, options.settings.config.helm).values_files
     except InputProblem as problem:
         raise NotProven(problem.finding.message) from None
+    except discover.Unreadable as problem:
+        raise NotProven(f"a file of the chart cannot be read: {problem}") from None
 
 
 def _defaults(folder: str) -> Any:
@@ -361,7 +363,7 @@ def _render_all(
     command: str,
     wanted: Sequence[tuple[str, tuple[str, ...]]],
     jobs: int | None,
-    run: _Runner | None = None,
+    runner: _Runner,
 ) -> Rendered:
     """Every rendering, on a pool of ``jobs`` threads (a helm process each); on an
     interrupt the processes are stopped before the pool is waited for."""
@@ -369,9 +371,6 @@ def _render_all(
         return {}
     from concurrent.futures import ThreadPoolExecutor
 
-    runner = run
-    if runner is None:
-        raise ValueError("a runner is needed")
     env = processes.environment(runner.home)
     workers = max(1, min(jobs or os.cpu_count() or 1, len(wanted)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
