@@ -512,18 +512,20 @@ def _failing_on(
     return calls
 
 
+@pytest.mark.parametrize("step", ["replace", "open"])
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EACCES])
 @pytest.mark.parametrize("kind", ["kustomize", "chart"])
 def test_a_unit_is_written_whole_or_not_at_all(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, kind: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, kind: str, step: str
 ) -> None:
-    """Disk full, a read-only file system or a permission error on the second file put
-    in place: every file of the unit is as it was, and the findings name the unit's
-    kind and the file that failed."""
+    """Disk full, a read-only file system or a permission error on the second file of a
+    unit, as its temporary file is made (``open``) or put in place (``replace``): every
+    file of the unit is as it was, and the findings name the unit's kind and the file
+    that failed."""
     repo = _overlay_repo(tmp_path) if kind == "kustomize" else _chart_repo(tmp_path)
     before = _snapshot(repo)
     monkeypatch.chdir(repo)
-    _failing_on(monkeypatch, "replace", 2, code)
+    _failing_on(monkeypatch, step, 2, code)
     done = invoke(["convert", "--write", "."])
     assert done.exit_code == 123, done.output
     assert _snapshot(repo) == before, done.stderr
