@@ -111,6 +111,7 @@ VALUE_OPTIONS = frozenset(
         "--kube-context",
         "--kube-version",
         "--kubeconfig",
+        "--list-timeout",
         "--max-file-size",
         "--max-pages",
         "--max-response-size",

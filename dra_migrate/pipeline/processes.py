@@ -80,9 +80,6 @@ def environment(home: str) -> dict[str, str]:
         "HELM_REGISTRY_CONFIG": os.path.join(home, "helm-registry.json"),
         "HELM_REPOSITORY_CONFIG": os.path.join(home, "helm-repositories.yaml"),
         "HELM_REPOSITORY_CACHE": os.path.join(home, "helm-repository-cache"),
-        "XDG_CACHE_HOME": os.path.join(home, "cache"),
-        "XDG_CONFIG_HOME": os.path.join(home, "config"),
-        "XDG_DATA_HOME": os.path.join(home, "data"),
         # kubectl: no kubeconfig (kustomize needs none; nothing reaches a cluster)
         "KUBECONFIG": os.path.join(home, "kubeconfig-none"),
     }
