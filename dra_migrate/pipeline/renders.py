@@ -63,7 +63,7 @@ class NotProven(Exception):
 
 
 class Refused(NotProven):
-    """A chart whose copy is refused (DRA250): a link that leaves it."""
+    """A chart whose copy is refused (DRA250): a link that leaves the repository."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,8 +163,9 @@ def _refused(plan: ChartPlan, why: str) -> Any:
         1,
         1,
         f"chart {plan.name} {plan.version} is not rendered: {why}; helm reads every file "
-        "of a chart, so nothing outside it may be copied for the proof; nothing is written",
-        "make the file a regular file of the chart (or a link to one inside it)",
+        "of a chart, and nothing outside the repository is copied for the proof; nothing "
+        "is written",
+        "make the file a regular file of the repository (or a link to one)",
     )
 
 
