@@ -6,8 +6,11 @@ object by object as ``convert -`` converts a stream, must equal the build of the
 tree as the run would write it (a copy in a temporary folder), up to the names the
 conversion gives ResourceClaimTemplates: a template is compared by what it asks
 for and by the pod claims that refer to it, never by its name (nor by the labels
-and annotations the kustomization's transformers give it). Kustomize is run as
-the user has it; nothing is written to the repository.
+and annotations the kustomization's transformers give it). Both builds run on
+copies of the repository's own files, offline and within the run's time budget
+(processes.py); a kustomization that names a remote base, or reads a file
+through a link out of the repository, is not built (DRA251, DRA250); nothing is
+written to the repository.
 """
 
 from __future__ import annotations
