@@ -285,8 +285,10 @@ def _files_written(
     from dra_migrate.convert import writer
 
     if mode == "write" and output_dir is None:
-        for group in _groups(report):
-            _write_unit(group, roots, through_links, written)
+        from dra_migrate.convert import unit_write
+
+        for group in unit_write.groups(report.files):
+            unit_write.write(group, roots, through_links, written)
         return written
     targets: dict[Path, list[FileResult]] = {}
     if output_dir is not None:
@@ -337,120 +339,6 @@ def _files_written(
                 writer.unified_diff(result.path, result.original, result.converted, result.regions)
             )
     return written
-
-
-def _groups(report: Report) -> list[list[FileResult]]:
-    """The changed files in units written whole: the files that share a unit (a
-    kustomize overlay with its base, a Helm chart's values and templates; a base two
-    overlays patch ties them together), each other file alone; in the run's order,
-    a unit's new files first."""
-    changed = [r for r in report.files if r.status is Status.CHANGED and r.converted is not None]
-    owner: dict[str, int] = {}  # a unit's label -> its group
-    groups: list[list[FileResult]] = []
-    for result in changed:
-        joined = sorted({owner[u] for u in result.units if u in owner})
-        if not joined:
-            groups.append([result])
-            index = len(groups) - 1
-        else:
-            index = joined[0]
-            for other in joined[1:]:  # a file that ties two groups: one group
-                groups[index].extend(groups[other])
-                groups[other] = []
-                for label, at in owner.items():
-                    if at == other:
-                        owner[label] = index
-            groups[index].append(result)
-        for label in result.units:
-            owner[label] = index
-    return [sorted(g, key=lambda r: not r.created) for g in groups if g]
-
-
-def _write_unit(
-    group: list[FileResult], roots: tuple[str, ...], through_links: bool, written: list[str]
-) -> None:
-    """``--write`` of one unit: every file staged (its new bytes beside it, the old one
-    kept aside), then all put in place (writer.commit); a file that cannot be staged or
-    put in place leaves every file of the unit as it was, and says so."""
-    from pathlib import Path  # a run that writes (resources.py)
-
-    from dra_migrate.convert import writer
-
-    paths = tuple(Path(p) for p in roots)
-    staged: list[writer.Staged] = []
-    current = group[0]
-    try:
-        for current in group:
-            assert current.converted is not None and current.original is not None
-            where = Path(current.path)
-            staged.append(
-                writer.stage_new(where, current.converted, paths, through_links, current.path)
-                if current.created
-                else writer.stage_in_place(
-                    where, current.converted, current.original, paths, through_links, current.path
-                )
-            )
-    except (writer.Refused, OSError) as exc:
-        writer.discard_all(staged)
-        _unit_failed(group, current, exc, {})
-        return
-    except BaseException:
-        writer.discard_all(staged)
-        raise
-    try:
-        writer.commit(staged, written)
-    except writer.UnitFailed as failed:
-        if not isinstance(failed.cause, (writer.Refused, OSError)):
-            raise failed.cause from None  # an interrupt: every file of the unit as it was
-        failing = next(r for r in group if r.path == failed.failed.shown)
-        _unit_failed(group, failing, failed.cause, {s.shown: s.state for s in failed.staged})
-
-
-def _unit_failed(
-    group: list[FileResult], failing: FileResult, exc: BaseException, states: dict[str, str]
-) -> None:
-    """The findings of a unit not written: the file that failed says why (its own code,
-    DRA009 for an error of the system), the others that they are as they were (DRA012)
-    or, where a file could not be put back, which file is in which state (DRA016)."""
-    from dra_migrate.convert import writer
-
-    if isinstance(exc, writer.Refused):
-        code, why = exc.code, exc.message
-    else:
-        assert isinstance(exc, OSError)
-        code, why = "DRA009", f"cannot write {failing.path}: {exc.strerror or exc}"
-    labels = ", ".join(sorted({u for r in group for u in r.units})) or "unit"
-    left = [path for path, state in states.items() if state == "left written"]
-    for result in group:
-        result.status = Status.FAILED
-        if result is failing:
-            result.findings.append(finding(code, result.path, 1, 1, why))
-        elif not left:
-            result.findings.append(
-                finding(
-                    "DRA012",
-                    result.path,
-                    1,
-                    1,
-                    f"not written: another file of its unit ({labels}), {failing.path}, could "
-                    "not be; every file of the unit is as it was",
-                )
-            )
-    if left:
-        as_was = [p for p, state in states.items() if state != "left written"]
-        for result in group:
-            result.findings.append(
-                finding(
-                    "DRA016",
-                    result.path,
-                    1,
-                    1,
-                    f"unit {labels} is half written (putting back failed): {failing.path} "
-                    f"could not be written; left written: {', '.join(left)}; as it was: "
-                    f"{', '.join(as_was) or 'none'}",
-                    "restore the written files from version control (git checkout) and run again",
-                )
-            )
 
 
 def _summary(report: Report, mode: str | None, check: bool, output_dir: Path | None) -> str:
