@@ -19,7 +19,7 @@ from dra_migrate.cli.options import (
     strategy_option,
     workflow_options,
 )
-from dra_migrate.report.findings import ConfigError, escape, finding, quote_path
+from dra_migrate.report.findings import ConfigError, escape, quote_path
 from dra_migrate.report.model import EXIT_INTERRUPTED, FileResult, Report, Status
 
 TYPE_CHECKING = False
@@ -284,56 +284,17 @@ def _files_written(
 ) -> list[str]:
     from dra_migrate.convert import writer
 
-    if mode == "write" and output_dir is None:
+    if mode == "write" or output_dir is not None:
         from dra_migrate.convert import unit_write
 
+        outputs = unit_write.collisions(report.files, output_dir) if output_dir else {}
         for group in unit_write.groups(report.files):
-            unit_write.write(group, roots, through_links, written)
+            unit_write.write(group, roots, through_links, written, output_dir, outputs)
         return written
-    targets: dict[Path, list[FileResult]] = {}
-    if output_dir is not None:
-        for result in report.files:
-            if result.status is Status.CHANGED:
-                targets.setdefault(writer.output_path(output_dir, result.path), []).append(result)
-    failed_units: set[str] = set()
-    # a unit's new files first: if one cannot be written, neither is the rest of its
-    # unit (the base and the patches would build pods that ask for nothing)
-    for result in sorted(report.files, key=lambda r: not r.created):
+    for result in report.files:
         if result.status is not Status.CHANGED or result.converted is None:
             continue
-        if output_dir is not None:
-            assert result.original is not None
-            try:
-                from pathlib import Path  # a run that writes (resources.py)
-
-                if result.units & failed_units:
-                    raise writer.Refused(
-                        "DRA012",
-                        "not written: another file of its unit "
-                        f"({', '.join(sorted(result.units & failed_units))}) could not be",
-                    )
-                target = writer.output_path(output_dir, result.path)
-                if len(targets[target]) > 1:
-                    others = ", ".join(r.path for r in targets[target] if r is not result)
-                    raise writer.Refused(
-                        "DRA015", f"{target} is also the output of {others}; none is written"
-                    )
-                with writer.signals_held():  # the summary of a signal is true for this file
-                    writer.write_copy(output_dir, result.path, result.converted, Path(result.path))
-                    written.append(str(target))
-            except writer.Refused as refused:
-                failed_units |= result.units
-                result.status = Status.FAILED
-                result.findings.append(finding(refused.code, result.path, 1, 1, refused.message))
-            except OSError as exc:
-                failed_units |= result.units
-                reason = exc.strerror or str(exc)
-                where = writer.output_path(output_dir, result.path)
-                result.status = Status.FAILED
-                result.findings.append(
-                    finding("DRA009", result.path, 1, 1, f"cannot write {where}: {reason}")
-                )
-        elif diff and (mode == "diff" or not check):
+        if diff and (mode == "diff" or not check):
             assert result.original is not None
             run.out(
                 writer.unified_diff(result.path, result.original, result.converted, result.regions)

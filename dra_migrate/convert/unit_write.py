@@ -17,6 +17,10 @@ from dra_migrate.convert import writer
 from dra_migrate.report.findings import finding
 from dra_migrate.report.model import FileResult, Status
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 def groups(files: list[FileResult]) -> list[list[FileResult]]:
     """The changed files in units written whole: the files that share a unit (a
@@ -45,12 +49,27 @@ def groups(files: list[FileResult]) -> list[list[FileResult]]:
     return [sorted(g, key=lambda r: not r.created) for g in groups if g]
 
 
+def collisions(files: list[FileResult], output_dir: Path) -> dict[Path, list[str]]:
+    """``--output-dir``: the paths of the changed files each output path would take."""
+    out: dict[Path, list[str]] = {}
+    for result in files:
+        if result.status is Status.CHANGED:
+            out.setdefault(writer.output_path(output_dir, result.path), []).append(result.path)
+    return out
+
+
 def write(
-    group: list[FileResult], roots: tuple[str, ...], through_links: bool, written: list[str]
+    group: list[FileResult],
+    roots: tuple[str, ...],
+    through_links: bool,
+    written: list[str],
+    output_dir: Path | None = None,
+    outputs: dict[Path, list[str]] | None = None,
 ) -> None:
-    """``--write`` of one unit: every file staged (its new bytes beside it, the old one
-    kept aside), then all put in place (writer.commit); a file that cannot be staged or
-    put in place leaves every file of the unit as it was, and says so."""
+    """``--write`` (or ``--output-dir``) of one unit: every file staged (its new bytes
+    beside it, the old one kept aside), then all put in place (writer.commit); a file
+    that cannot be staged or put in place leaves every file of the unit as it was, and
+    says so."""
     from pathlib import Path  # a run that writes (resources.py)
 
     paths = tuple(Path(p) for p in roots)
@@ -60,16 +79,33 @@ def write(
         for current in group:
             assert current.converted is not None and current.original is not None
             where = Path(current.path)
-            staged.append(
-                writer.stage_new(where, current.converted, paths, through_links, current.path)
-                if current.created
-                else writer.stage_in_place(
-                    where, current.converted, current.original, paths, through_links, current.path
+            if output_dir is not None:
+                target = writer.output_path(output_dir, current.path)
+                others = [p for p in (outputs or {}).get(target, []) if p != current.path]
+                if others:
+                    raise writer.Refused(
+                        "DRA015",
+                        f"{target} is also the output of {', '.join(others)}; none is written",
+                    )
+                staged.append(writer.stage_copy(output_dir, current.path, current.converted, where))
+            elif current.created:
+                staged.append(
+                    writer.stage_new(where, current.converted, paths, through_links, current.path)
                 )
-            )
+            else:
+                staged.append(
+                    writer.stage_in_place(
+                        where,
+                        current.converted,
+                        current.original,
+                        paths,
+                        through_links,
+                        current.path,
+                    )
+                )
     except (writer.Refused, OSError) as exc:
         writer.discard_all(staged)
-        _unit_failed(group, current, exc, {})
+        _unit_failed(group, current, exc, {}, output_dir)
         return
     except BaseException:
         writer.discard_all(staged)
@@ -80,11 +116,16 @@ def write(
         if not isinstance(failed.cause, (writer.Refused, OSError)):
             raise failed.cause from None  # an interrupt: every file of the unit as it was
         failing = next(r for r in group if r.path == failed.failed.shown)
-        _unit_failed(group, failing, failed.cause, {s.shown: s.state for s in failed.staged})
+        states = {s.shown: s.state for s in failed.staged}
+        _unit_failed(group, failing, failed.cause, states, output_dir)
 
 
 def _unit_failed(
-    group: list[FileResult], failing: FileResult, exc: BaseException, states: dict[str, str]
+    group: list[FileResult],
+    failing: FileResult,
+    exc: BaseException,
+    states: dict[str, str],
+    output_dir: Path | None,
 ) -> None:
     """The findings of a unit not written: the file that failed says why (its own code,
     DRA009 for an error of the system), the others that they are as they were (DRA012)
@@ -93,7 +134,8 @@ def _unit_failed(
         code, why = exc.code, exc.message
     else:
         assert isinstance(exc, OSError)
-        code, why = "DRA009", f"cannot write {failing.path}: {exc.strerror or exc}"
+        where = writer.output_path(output_dir, failing.path) if output_dir else failing.path
+        code, why = "DRA009", f"cannot write {where}: {exc.strerror or exc}"
     labels = ", ".join(sorted({u for r in group for u in r.units})) or "unit"
     left = [path for path, state in states.items() if state == "left written"]
     for result in group:

@@ -266,6 +266,7 @@ class Staged:
     tmp: str | None = None
     undo: str | None = None
     state: str = "staged"
+    record: str = ""  # what ``written`` lists (an --output-dir copy: its path); else shown
 
 
 class UnitFailed(Exception):
@@ -293,7 +294,7 @@ def commit(staged: list[Staged], written: list[str]) -> None:
                 for current in staged:
                     _place(current)
                     done.append(current)
-                    written.append(current.shown)
+                    written.append(current.record or current.shown)
             except BaseException as exc:
                 _put_back(done, written)
                 assert current is not None
@@ -307,8 +308,8 @@ def _place(item: Staged) -> None:
     if item.created:
         _link_new(item.folder, item.tmp, item.name)
     else:
-        assert item.expect is not None
-        _unchanged(item.folder, item.name, item.expect)
+        if item.expect is not None:  # (an --output-dir copy replaces what is there)
+            _unchanged(item.folder, item.name, item.expect)
         os.replace(item.tmp, item.name, src_dir_fd=item.folder, dst_dir_fd=item.folder)
     item.tmp = None
     item.state = "written"
@@ -319,13 +320,12 @@ def _put_back(done: list[Staged], written: list[str]) -> None:
     renamed back over it, a created file removed."""
     for item in reversed(done):
         try:
-            if item.created:
+            if item.undo is None:  # a new file (or a copy where there was none): removed
                 os.unlink(item.name, dir_fd=item.folder)
             else:
-                assert item.undo is not None
                 os.replace(item.undo, item.name, src_dir_fd=item.folder, dst_dir_fd=item.folder)
                 item.undo = None
-        except (OSError, AssertionError):
+        except OSError:
             item.state = "left written"
             continue
         item.state = "put back"
@@ -527,8 +527,18 @@ def _open_real_folder(real: str) -> int:
 
 
 def write_copy(output_dir: Path, display: str, data: bytes, source: Path | None) -> Path:
-    """``--output-dir``: write a converted copy; links inside the folder are never
-    followed (DRA015) and the copy gets the source's permission bits."""
+    """``--output-dir`` of one file: ``stage_copy`` and ``commit``."""
+    try:
+        commit([stage_copy(output_dir, display, data, source)], [])
+    except UnitFailed as failed:
+        raise failed.cause from None
+    return output_path(output_dir, display)
+
+
+def stage_copy(output_dir: Path, display: str, data: bytes, source: Path | None) -> Staged:
+    """``--output-dir``: stage a converted copy (put in place by ``commit``, what was
+    there kept aside); links inside the folder are never followed (DRA015) and the copy
+    gets the source's permission bits."""
     target = output_path(output_dir, display)
     here = output_dir
     for part in target.relative_to(output_dir).parts:
@@ -542,8 +552,23 @@ def write_copy(output_dir: Path, display: str, data: bytes, source: Path | None)
     if source is not None:
         with contextlib.suppress(OSError):
             mode = source.stat().st_mode & PERMISSIONS
-    write_atomic(target, data, mode=mode)
-    return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    folder = os.open(target.parent, _FOLDER_FLAGS)
+    staged = Staged(display, folder, target.name, record=str(target))
+    try:
+        staged.tmp = _stage_in(folder, target.name, data, mode, PERMISSIONS)
+        if _exists_in(folder, target.name):  # an earlier copy: kept aside, to put back
+            staged.undo = _keep_old(folder, target.name, _old_copy(folder, target.name))
+    except BaseException:
+        discard_all([staged])
+        raise
+    return staged
+
+
+def _old_copy(folder: int, name: str) -> bytes:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
 
 
 def _under(path: Path, root: Path) -> bool:

@@ -541,6 +541,25 @@ def test_a_unit_is_written_whole_or_not_at_all(
     assert "kustomize overlay unit" not in done.stderr or kind == "kustomize"
 
 
+def test_an_output_folder_gets_a_unit_whole_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--output-dir writes a unit's copies as one too: the second failing leaves the
+    output folder as it was (an earlier copy put back)."""
+    repo = _chart_repo(tmp_path)
+    out = tmp_path / "out"
+    (out / "chart" / "templates").mkdir(parents=True)
+    (out / "chart" / "templates" / "deployment.yaml").write_text("an earlier copy\n")
+    monkeypatch.chdir(repo)
+    _failing_on(monkeypatch, "replace", 2, errno.ENOSPC)
+    done = invoke(["convert", "--output-dir", str(out), "."])
+    assert done.exit_code == 123, done.output
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert files == ["chart/templates/deployment.yaml"], files
+    assert (out / "chart" / "templates" / "deployment.yaml").read_text() == "an earlier copy\n"
+    assert "another file of its unit (Helm chart chart)" in done.stderr, done.stderr
+
+
 def test_a_unit_that_cannot_be_put_back_says_which_file_is_in_which_state(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
