@@ -100,7 +100,7 @@ def verify(
         try:  # (links inside the repository kept, and what they point at copied)
             before_copy = processes.copy_tree(root, before_copy, repository).root
             after_copy = processes.copy_tree(root, after_copy, repository).root
-        except processes.TooLarge as exc:
+        except (processes.TooLarge, processes.Outside) as exc:
             report.findings.append(
                 finding(
                     "DRA232",

@@ -271,6 +271,11 @@ class TooLarge(Exception):
     """A copy past ``COPY_FILES`` files or ``COPY_BYTES`` bytes."""
 
 
+class Outside(Exception):
+    """A folder to copy whose real path is outside the area it may be copied from (a
+    chart folder that is a link out of the repository)."""
+
+
 @dataclass(slots=True)
 class Copied:
     """A copy: ``root``, the folder of the copy that is the folder copied; what it left
@@ -320,6 +325,8 @@ def copy_tree(
     name, never read."""
     root = os.path.realpath(source)
     area = os.path.realpath(within) if within else root
+    if not inside(root, area):
+        raise Outside(f"{source} leads outside the repository")
     done = Copied()
     links: dict[str, str] = {}  # a link's real path -> its real target (inside the area)
     items = _items(root, area, links, done, files)

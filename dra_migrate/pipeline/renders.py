@@ -255,6 +255,8 @@ def _copy(
                     target = os.path.realpath(target)
                 with open(target, "wb") as handle:
                     handle.write(data)
+    except processes.Outside:
+        raise Refused(f"{shown} is a symbolic link (or below one) outside the repository") from None
     except processes.TooLarge as exc:
         raise NotProven(f"the chart is too large to copy for the proof ({exc})") from None
     except OSError as exc:

@@ -113,6 +113,22 @@ def test_a_chart_link_to_dev_zero_is_refused_before_a_byte_is_copied(
     assert done.returncode == 1 and "DRA250" in done.stderr, done.stderr
 
 
+def test_a_chart_folder_linked_out_of_the_repository_is_refused(tmp_path: Path) -> None:
+    """The chart folder itself is a link to a folder outside the repository: nothing
+    of it is copied (the proof is refused: DRA250)."""
+    from dra_migrate.pipeline import processes, renders
+
+    repo = tmp_path / "repo"
+    shutil.copytree(CHART_EXAMPLE, tmp_path / "elsewhere" / "chart")
+    repo.mkdir()
+    (repo / "chart").symlink_to(tmp_path / "elsewhere" / "chart")
+    with pytest.raises(processes.Outside):
+        processes.copy_tree(repo / "chart", tmp_path / "copy", repo)
+    assert not (tmp_path / "copy").exists()
+    with pytest.raises(renders.Refused, match="outside the repository"):
+        renders._copy(str(repo / "chart"), "chart", str(tmp_path / "proof"), {}, str(repo))
+
+
 def test_a_copy_keeps_links_inside_as_links_and_never_opens_a_fifo(tmp_path: Path) -> None:
     from dra_migrate.pipeline import processes
 
