@@ -366,8 +366,9 @@ def _keep_old(folder: int, name: str, original: bytes) -> str:
 
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM held (blocked) while the block runs in the main thread; a
-    signal that comes meanwhile is delivered when it ends."""
+    """SIGINT and SIGTERM held while the block runs in the main thread: blocked there
+    (and one another thread takes meanwhile only noted); when the block ends, the
+    first one that came is raised again, for the handler that was in place."""
     import signal
     import threading
 
@@ -376,11 +377,21 @@ def signals_held() -> Iterator[None]:
     ):
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    held = (signal.SIGINT, signal.SIGTERM)
+    noted: list[int] = []
+    previous = {signum: signal.signal(signum, lambda n, _f: noted.append(n)) for signum in held}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, set(held))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        noted.extend(sorted(signal.sigpending() & set(held)))  # blocked, waiting
+        for signum in held:  # (delivered when unblocked: discarded, they are noted)
+            signal.signal(signum, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if noted:
+            signal.raise_signal(noted[0])
 
 
 TEMP_SUFFIX = ".dra-migrate"
