@@ -3,8 +3,8 @@ with its overlays' patches, kustomization and new templates: convert/overlays.py
 Helm chart's values and templates: helm/unit.py) written whole or not at all.
 
 Every file of a unit is staged first (its new bytes in a temporary file beside it,
-the old file kept aside: writer.stage_in_place, writer.stage_new), then all are put
-in place with SIGINT and SIGTERM held (writer.commit); a file that cannot be staged
+the old file kept aside: staging.stage_in_place, staging.stage_new), then all are put
+in place with SIGINT and SIGTERM held (staging.commit); a file that cannot be staged
 or put in place leaves every file of the unit as it was (what was replaced put back,
 what was created removed), and the findings say so, naming the unit's kind. Where
 even putting back fails, DRA016 says which file is in which state. A file of no
@@ -13,7 +13,7 @@ unit is a unit of one.
 
 from __future__ import annotations
 
-from dra_migrate.convert import writer
+from dra_migrate.convert import staging, writer
 from dra_migrate.report.findings import finding
 from dra_migrate.report.model import FileResult, Status
 
@@ -67,13 +67,13 @@ def write(
     outputs: dict[Path, list[str]] | None = None,
 ) -> None:
     """``--write`` (or ``--output-dir``) of one unit: every file staged (its new bytes
-    beside it, the old one kept aside), then all put in place (writer.commit); a file
+    beside it, the old one kept aside), then all put in place (staging.commit); a file
     that cannot be staged or put in place leaves every file of the unit as it was, and
     says so."""
     from pathlib import Path  # a run that writes (resources.py)
 
     paths = tuple(Path(p) for p in roots)
-    staged: list[writer.Staged] = []
+    staged: list[staging.Staged] = []
     current = group[0]
     try:
         for current in group:
@@ -87,14 +87,16 @@ def write(
                         "DRA015",
                         f"{target} is also the output of {', '.join(others)}; none is written",
                     )
-                staged.append(writer.stage_copy(output_dir, current.path, current.converted, where))
+                staged.append(
+                    staging.stage_copy(output_dir, current.path, current.converted, where)
+                )
             elif current.created:
                 staged.append(
-                    writer.stage_new(where, current.converted, paths, through_links, current.path)
+                    staging.stage_new(where, current.converted, paths, through_links, current.path)
                 )
             else:
                 staged.append(
-                    writer.stage_in_place(
+                    staging.stage_in_place(
                         where,
                         current.converted,
                         current.original,
@@ -104,15 +106,15 @@ def write(
                     )
                 )
     except (writer.Refused, OSError) as exc:
-        writer.discard_all(staged)
+        staging.discard_all(staged)
         _unit_failed(group, current, exc, {}, output_dir)
         return
     except BaseException:
-        writer.discard_all(staged)
+        staging.discard_all(staged)
         raise
     try:
-        writer.commit(staged, written)
-    except writer.UnitFailed as failed:
+        staging.commit(staged, written)
+    except staging.UnitFailed as failed:
         if not isinstance(failed.cause, (writer.Refused, OSError)):
             raise failed.cause from None  # an interrupt: every file of the unit as it was
         failing = next(r for r in group if r.path == failed.failed.shown)
