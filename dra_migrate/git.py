@@ -111,6 +111,7 @@ VALUE_OPTIONS = frozenset(
         "--kube-context",
         "--kube-version",
         "--kubeconfig",
+        "--list-timeout",
         "--max-file-size",
         "--max-pages",
         "--max-response-size",
@@ -139,6 +140,39 @@ SAFE = (
 )
 _trusted: set[str] | None = None  # real paths of the work trees git runs in (None: any)
 _tops: dict[str, str | None] = {}  # folder -> its work tree's top, as asked
+
+
+_programs: dict[tuple[str, str], str | None] = {}  # (name, PATH) -> what which found
+
+
+def absolute_path(path: str | None = None) -> list[str]:
+    """The absolute entries of ``PATH`` (or ``path``), in order: an empty entry, ``.``
+    or any relative one names the working folder, never searched for a program."""
+    value = os.environ.get("PATH", os.defpath) if path is None else path
+    return [entry for entry in value.split(os.pathsep) if entry and os.path.isabs(entry)]
+
+
+def which(name: str, path: str | None = None) -> str | None:
+    """The program ``name`` on ``PATH``, searched only in its absolute entries (as Go's
+    os/exec does since go1.19's ``exec.ErrDot``): a ``git``, ``helm`` or ``kubectl``
+    committed in a scanned repository never runs for an empty entry or ``.``."""
+    import stat
+
+    key = (name, os.environ.get("PATH", os.defpath) if path is None else path)
+    if key in _programs:
+        return _programs[key]
+    found = None
+    for folder in absolute_path(key[1]):
+        candidate = os.path.join(folder, name)
+        try:
+            info = os.stat(candidate)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and os.access(candidate, os.X_OK):
+            found = candidate
+            break
+    _programs[key] = found
+    return found
 
 
 def environment() -> dict[str, str]:
@@ -203,6 +237,10 @@ class Git:
         if not trusted(root):  # a repository of no trusted work tree: as no git at all
             self.code = -1
             return
+        program = which("git")
+        if program is None:  # no git on the absolute PATH entries: as no git at all
+            self.code = -1
+            return
         argv = [b"git", *SAFE, b"-C", os.fsencode(root), *args]
         source: IO[bytes] | None = None
         try:
@@ -217,8 +255,8 @@ class Git:
                     if source is not None
                     else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)
                 )
-                self.pid = os.posix_spawnp(
-                    "git",
+                self.pid = os.posix_spawn(
+                    program,
                     argv,
                     environment(),
                     file_actions=[
@@ -232,6 +270,7 @@ class Git:
 
                 self.process = subprocess.Popen(
                     argv,
+                    executable=program,
                     env=environment(),
                     stdin=subprocess.DEVNULL if source is None else source,
                     stdout=self.out,

@@ -41,12 +41,21 @@ def shared_dir(*parts: str) -> Path:
 TOOLS_BIN = REPO / ".ci-tools" / "bin"
 
 
+# the fixtures that run real programs, and the marker each gives the tests that use them,
+# so that the fast set (``-m "not (tools or ... or control_plane)"``, README) leaves
+# them out without a list to keep
+MARKED_BY_FIXTURE = {
+    "tools": pytest.mark.tools,  # the real kubectl and helm
+    "control_plane": pytest.mark.control_plane,  # the real API server and scheduler
+}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that asks for the real kubectl and helm is marked ``tools``, so that the
-    fast set (``-m "not tools ..."``, README) leaves it out without a list to keep."""
+    """A test that uses a fixture of ``MARKED_BY_FIXTURE`` gets its marker."""
     for item in items:
-        if "tools" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.tools)
+        for fixture in getattr(item, "fixturenames", ()):
+            if fixture in MARKED_BY_FIXTURE:
+                item.add_marker(MARKED_BY_FIXTURE[fixture])
 
 
 @pytest.fixture(scope="session")
@@ -80,13 +89,6 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
     from tests.helpers.control_plane import session_plane
 
     yield from session_plane(tmp_path_factory.mktemp("control-plane"))
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that uses the control plane is marked ``control_plane``."""
-    for item in items:
-        if "control_plane" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.control_plane)
 
 
 def run_cli(

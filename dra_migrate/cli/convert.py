@@ -19,7 +19,7 @@ from dra_migrate.cli.options import (
     strategy_option,
     workflow_options,
 )
-from dra_migrate.report.findings import ConfigError, escape, finding, quote_path
+from dra_migrate.report.findings import ConfigError, escape, quote_path
 from dra_migrate.report.model import EXIT_INTERRUPTED, FileResult, Report, Status
 
 TYPE_CHECKING = False
@@ -132,13 +132,24 @@ def convert(
         report = run.execute(options, sink=stream.add if stream is not None else None)
     except ConfigError as error:
         run.fail_usage(error)
-    if build is not None:
-        builds.verify(report, options.paths, options.settings, build, options.excludes)
-        if any(f.code == "DRA231" for f in report.findings):  # nothing is written
-            mode, output_dir = (None if mode == "write" else mode), None
-    if render is not None and not renders.verify(report, options, render, accept_unproven):
-        # DRA244, or DRA248 without --accept-unproven: none written
-        mode, output_dir = (None if mode == "write" else mode), None
+    if build is not None or render is not None:
+        from dra_migrate.pipeline import processes
+
+        budget = processes.Budget()  # one time budget for every proof of the run
+        try:  # (SIGTERM too: processes.workspace; the proofs' folders are removed)
+            if build is not None:
+                builds.verify(
+                    report, options.paths, options.settings, build, options.excludes, budget
+                )
+                if any(f.code in ("DRA231", "DRA250") for f in report.findings):
+                    mode, output_dir = (None if mode == "write" else mode), None  # none written
+            if render is not None and not renders.verify(
+                report, options, render, accept_unproven, budget
+            ):
+                # DRA244, DRA250, or DRA248 without --accept-unproven: none written
+                mode, output_dir = (None if mode == "write" else mode), None
+        except KeyboardInterrupt:
+            _interrupted([])
     report.changes_fail = check
     report.stream = options.stdin
     left_manual: list[Any] = []
@@ -301,68 +312,17 @@ def _files_written(
 ) -> list[str]:
     from dra_migrate.convert import writer
 
-    targets: dict[Path, list[FileResult]] = {}
-    if output_dir is not None:
-        for result in report.files:
-            if result.status is Status.CHANGED:
-                targets.setdefault(writer.output_path(output_dir, result.path), []).append(result)
-    failed_units: set[str] = set()
-    # a kustomize overlay's new files first: if one cannot be written, neither is the rest
-    # of its unit (the base and the patches would build pods that ask for nothing)
-    for result in sorted(report.files, key=lambda r: not r.created):
+    if mode == "write" or output_dir is not None:
+        from dra_migrate.convert import unit_write
+
+        outputs = unit_write.collisions(report.files, output_dir) if output_dir else {}
+        for group in unit_write.groups(report.files):
+            unit_write.write(group, roots, through_links, written, output_dir, outputs)
+        return written
+    for result in report.files:
         if result.status is not Status.CHANGED or result.converted is None:
             continue
-        if output_dir is not None or mode == "write":
-            assert result.original is not None
-            try:
-                from pathlib import Path  # a run that writes (resources.py)
-
-                if result.units & failed_units:
-                    raise writer.Refused(
-                        "DRA012",
-                        "not written: another file of its kustomize overlay unit "
-                        f"({', '.join(sorted(result.units & failed_units))}) could not be",
-                    )
-                if output_dir is None and result.created:
-                    writer.write_new(
-                        Path(result.path),
-                        result.converted,
-                        tuple(Path(p) for p in roots),
-                        through_links,
-                    )
-                    written.append(result.path)
-                    continue
-                if output_dir is None:
-                    writer.write_in_place(
-                        Path(result.path),
-                        result.converted,
-                        result.original,
-                        tuple(Path(p) for p in roots),
-                        through_links,
-                    )
-                    written.append(result.path)
-                    continue
-                target = writer.output_path(output_dir, result.path)
-                if len(targets[target]) > 1:
-                    others = ", ".join(r.path for r in targets[target] if r is not result)
-                    raise writer.Refused(
-                        "DRA015", f"{target} is also the output of {others}; none is written"
-                    )
-                writer.write_copy(output_dir, result.path, result.converted, Path(result.path))
-                written.append(str(target))
-            except writer.Refused as refused:
-                failed_units |= result.units
-                result.status = Status.FAILED
-                result.findings.append(finding(refused.code, result.path, 1, 1, refused.message))
-            except OSError as exc:
-                failed_units |= result.units
-                reason = exc.strerror or str(exc)
-                where = writer.output_path(output_dir, result.path) if output_dir else result.path
-                result.status = Status.FAILED
-                result.findings.append(
-                    finding("DRA009", result.path, 1, 1, f"cannot write {where}: {reason}")
-                )
-        elif diff and (mode == "diff" or not check):
+        if diff and (mode == "diff" or not check):
             assert result.original is not None
             text = writer.unified_diff(
                 result.path, result.original, result.converted, result.regions

@@ -378,9 +378,17 @@ cluster_options = compose(
     click.option(
         "--max-pages",
         type=AtLeast(int, 1),
-        default=10_000,
+        default=None,
         metavar="N",
-        help="Pages one list may take before it is refused (default: 10000).",
+        help="Pages one list may take before it is refused (default: what 150,000 objects, "
+        "the largest supported cluster's pods, take at the page size: 301 pages of 500).",
+    ),
+    click.option(
+        "--list-timeout",
+        type=AtLeast(float, 0.1),
+        default=300.0,
+        metavar="SECONDS",
+        help="Seconds for the whole reading of the cluster, every request and page (default: 300).",
     ),
     click.option(
         "--max-response-size",
@@ -397,6 +405,7 @@ CLUSTER = (
     "request_timeout",
     "page_size",
     "max_pages",
+    "list_timeout",
     "max_response_size",
 )
 

@@ -287,7 +287,9 @@ def unread(options: RunOptions, exc: Unreadable) -> Report:
 def connect(cluster: ClusterOptions) -> Any:
     """A live reader, or exit with the one line of its ClusterError."""
     from dra_migrate.cluster import ClusterError, Connection, LiveReader
+    from dra_migrate.cluster.live import default_max_pages
 
+    pages = cluster.max_pages or default_max_pages(cluster.page_size)
     try:
         return LiveReader(
             Connection(
@@ -296,7 +298,8 @@ def connect(cluster: ClusterOptions) -> Any:
                 timeout=cluster.request_timeout,
                 page_size=cluster.page_size,
                 max_response=cluster.max_response_size,
-                max_pages=cluster.max_pages,
+                max_pages=pages,
+                list_timeout=cluster.list_timeout,
             )
         )
     except ClusterError as error:

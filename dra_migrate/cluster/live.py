@@ -28,7 +28,20 @@ from dra_migrate.cluster.resources import (
 DEFAULT_PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RESPONSE = 64 * 2**20  # bytes of one answer (one page of a list)
-DEFAULT_MAX_PAGES = 10_000  # pages of one list: 5 million objects at the default page size
+# Kubernetes' largest supported cluster (kubernetes/website, content/en/docs/setup/
+# best-practices/cluster-large.md: no more than 5,000 nodes, 150,000 pods in total,
+# 110 pods per node): a list of more objects than that is not a cluster's
+LARGEST_LIST = 150_000
+DEFAULT_LIST_TIMEOUT = 300.0  # seconds for every request of a run's reading, together
+
+
+def default_max_pages(page_size: int) -> int:
+    """The pages a list of the largest supported cluster takes at ``page_size`` (and
+    one more: the server may end a list with an empty page)."""
+    return -(-LARGEST_LIST // page_size) + 1
+
+
+DEFAULT_MAX_PAGES = default_max_pages(500)  # 301 pages of 500
 _CHUNK = 1 << 16  # bytes read at a time from an answer
 
 
@@ -40,6 +53,7 @@ class Connection:
     page_size: int = DEFAULT_PAGE_SIZE
     max_response: int = DEFAULT_MAX_RESPONSE  # bytes of one answer
     max_pages: int = DEFAULT_MAX_PAGES  # pages of one list
+    list_timeout: float = DEFAULT_LIST_TIMEOUT  # seconds for the whole reading
 
 
 class LiveReader:
@@ -47,8 +61,12 @@ class LiveReader:
     only GET requests, each with a deadline and a size limit (``_request``)."""
 
     def __init__(self, connection: Connection) -> None:
+        import time
+
         rest = _client_rest()
         self.connection = connection
+        # one deadline for the whole reading (every request, every page of every list)
+        self.deadline = time.monotonic() + connection.list_timeout
         configuration, self.source, self.default_namespace = _configure(connection)
         self.configuration = configuration
         # the client's connection pool: its TLS (CA, client certificate), proxy, retries
@@ -84,6 +102,7 @@ class LiveReader:
         seen: set[str] = set()
         token: str | None = None
         for _page in range(self.connection.max_pages):
+            self._in_time(f"list {what}")
             query = {"limit": str(self.connection.page_size)}
             if token:
                 query["continue"] = token
@@ -121,6 +140,21 @@ class LiveReader:
             f"of {self.connection.page_size} (--max-pages), and the server has more",
             "a larger --page-size needs fewer pages; --max-pages raises the bound",
         )
+
+    def _left(self) -> float:
+        import time
+
+        return self.deadline - time.monotonic()
+
+    def _in_time(self, asked: str) -> None:
+        """DRA612 once the whole reading's deadline has passed."""
+        if self._left() <= 0:
+            raise ClusterError(
+                "DRA612",
+                f"{asked}: the cluster was not read within {self.connection.list_timeout:g} "
+                "seconds (--list-timeout, for every request of the run), and the server has more",
+                "a larger --page-size needs fewer requests; --list-timeout allows longer",
+            )
 
     def get(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         spec = RESOURCES[resource]
@@ -183,8 +217,11 @@ class LiveReader:
         exchange = _Exchange(self.pool, url, self._headers(), self.connection)
         worker = threading.Thread(target=exchange.run, name="dra-migrate-request", daemon=True)
         worker.start()
-        if not exchange.done.wait(self.connection.timeout):
+        self._in_time(asked)
+        wait = min(self.connection.timeout, self._left())
+        if not exchange.done.wait(wait):
             exchange.abandon()
+            self._in_time(asked)  # the whole reading's deadline, not this request's
             raise ClusterError(
                 "DRA602",
                 f"{asked}: the API server at {self.host} did not answer within "

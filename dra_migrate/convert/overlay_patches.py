@@ -83,6 +83,11 @@ class Unit:
     stopped: Blocked | None = None  # what kept it (and its bases) as it is
     bridged: set[str] = field(default_factory=set)  # patches left: their base is bridged
 
+    @property
+    def label(self) -> str:
+        """The unit as a write's findings name it: its kind and its kustomization."""
+        return f"kustomize overlay {self.display}"
+
 
 @dataclass(frozen=True, slots=True)
 class Patch:

@@ -140,7 +140,7 @@ def carry_out(
         if unit.files:
             for base in unit.bases:
                 if base in results:  # (a base that asks for no GPU is no result)
-                    results[base].units.add(unit.display)
+                    results[base].units.add(unit.label)
         for real, (display, new, old) in sorted(unit.files.items()):
             previous = results.get(real)
             keep = [f for f in (previous.findings if previous else []) if f.code != "DRA202"]
@@ -153,7 +153,7 @@ def carry_out(
                 original=old if old is not None else b"",
                 converted=new,
                 created=old is None,
-                units={unit.display},
+                units={unit.label},
             )
             if previous is not None:
                 results[real] = result

@@ -253,72 +253,7 @@ TEMP_SUFFIX = ".dra-migrate"
 STALE_AFTER = 3600  # seconds: a temp file of ours without a live writer is removed after this
 
 
-def write_in_place(
-    path: Path, data: bytes, original: bytes, roots: Sequence[Path], through_links: bool
-) -> None:
-    """``--write``: replace ``path`` with ``data`` when it still holds ``original``.
-
-    A symbolic link is written through to its target only when the target lies
-    under one of ``roots`` (the paths given) or ``through_links`` is set
-    (DRA013); a read-only file is not replaced (DRA014); a file that changed
-    or vanished since it was read is not written (DRA012, checked again just
-    before the rename).
-
-    What is checked is what is written: the target's folder is opened once,
-    along its real path with no link followed (``O_NOFOLLOW`` at every step),
-    and every later step is relative to that open folder. A folder swapped for
-    a link after the check is refused (DRA012), never written through.
-    """
-    from dra_migrate.repo.discover import real_path
-
-    if not os.path.lexists(path):
-        raise Refused("DRA012", "the file vanished during the run; not written")
-    target = real_path(path)  # through every link, of the file or of a folder above it
-    if not through_links and not any(_under(target, r) for r in roots):
-        raise Refused(
-            "DRA013",
-            f"this path leads through a symbolic link to {target}, outside the paths given; "
-            "not written (--write-through-links writes through it)",
-        )
-    folder = _checked_folder(str(target.parent))
-    try:
-        try:
-            info = os.stat(target.name, dir_fd=folder, follow_symlinks=False)
-        except FileNotFoundError:
-            raise Refused("DRA012", "the file vanished during the run; not written") from None
-        if not stat.S_ISREG(info.st_mode):
-            raise Refused("DRA012", "the file is no longer a regular file; not written")
-        if not info.st_mode & stat.S_IWUSR:
-            raise Refused("DRA014", "the file is read-only; not replaced (make it writable first)")
-        write_atomic(target, data, expect=original, folder=folder)
-    finally:
-        os.close(folder)
-
-
 _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def write_new(path: Path, data: bytes, roots: Sequence[Path], through_links: bool) -> None:
-    """``--write`` of a file the conversion adds (a kustomize overlay's templates): only
-    where no file of that name exists, in a folder under the paths given."""
-    from dra_migrate.repo.discover import real_path
-
-    if os.path.lexists(path):
-        raise Refused("DRA012", "a file of this name appeared during the run; not written")
-    folder_real = real_path(path.parent)
-    if not through_links and not any(_under(folder_real, r) for r in roots):
-        raise Refused(
-            "DRA013",
-            f"this folder leads through a symbolic link to {folder_real}, outside the paths "
-            "given; not written (--write-through-links writes through it)",
-        )
-    folder = _checked_folder(str(folder_real))
-    try:
-        if _exists_in(folder, path.name):
-            raise Refused("DRA012", "a file of this name appeared during the run; not written")
-        write_atomic(folder_real / path.name, data, folder=folder, exclusive=True)
-    finally:
-        os.close(folder)
 
 
 def _checked_folder(real: str) -> int:
@@ -352,26 +287,6 @@ def _open_real_folder(real: str) -> int:
         os.close(fd)
         raise
     return fd
-
-
-def write_copy(output_dir: Path, display: str, data: bytes, source: Path | None) -> Path:
-    """``--output-dir``: write a converted copy; links inside the folder are never
-    followed (DRA015) and the copy gets the source's permission bits."""
-    target = output_path(output_dir, display)
-    here = output_dir
-    for part in target.relative_to(output_dir).parts:
-        here = here / part
-        if here.is_symlink():
-            raise Refused(
-                "DRA015",
-                f"{here} in the output folder is a symbolic link; not followed, not written",
-            )
-    mode = None
-    if source is not None:
-        with contextlib.suppress(OSError):
-            mode = source.stat().st_mode & PERMISSIONS
-    write_atomic(target, data, mode=mode)
-    return target
 
 
 def _under(path: Path, root: Path) -> bool:
@@ -428,6 +343,23 @@ def _write_in(
     keep: int,
     exclusive: bool = False,
 ) -> None:
+    tmp = _stage_in(folder, name, data, mode, keep)
+    try:
+        if expect is not None:
+            _unchanged(folder, name, expect)
+        if exclusive:
+            _link_new(folder, tmp, name)
+        else:
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=folder)
+        raise
+
+
+def _stage_in(folder: int, name: str, data: bytes, mode: int | None, keep: int) -> str:
+    """A temporary file beside ``name`` in ``folder`` holding ``data`` (written, its
+    mode set, synced); its name. An existing regular file's mode bits are kept."""
     with contextlib.suppress(FileNotFoundError):
         info = os.stat(name, dir_fd=folder, follow_symlinks=False)
         if stat.S_ISREG(info.st_mode):  # a link is replaced, not its target's mode copied
@@ -451,16 +383,11 @@ def _write_in(
             handle.flush()
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
-        if expect is not None:
-            _unchanged(folder, name, expect)
-        if exclusive:
-            _link_new(folder, tmp, name)
-        else:
-            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=folder)
         raise
+    return tmp
 
 
 def _link_new(folder: int, tmp: str, name: str) -> None:

@@ -82,7 +82,7 @@ def _chart_yaml(root: str, display: str, read_bytes: Read) -> dict[str, object]:
     shown = os.path.join(display, CHART_FILE)
     try:
         source = sources.decode(shown, read_bytes(path))
-        roots = compose.compose_all(source.text)
+        roots = [doc.root for doc in compose.parse(source)]  # (the bounded loader)
     except InputProblem:
         raise
     except Exception as exc:  # an unreadable or malformed Chart.yaml holds the chart

@@ -37,7 +37,6 @@ from dra_migrate.helm import template_text as written
 from dra_migrate.helm.model import DONE, MANUAL, TEMPLATE, Chart, ChartEdit, Options, Read
 from dra_migrate.helm.template_shapes import Refused
 from dra_migrate.manifests import compose, sources
-from dra_migrate.manifests.trees import to_data
 from dra_migrate.report.findings import Finding, InputProblem, finding
 from dra_migrate.report.model import ChartPlan
 
@@ -155,8 +154,8 @@ def _values(chart: Chart, path: str, read_bytes: Read) -> tuple[str, str, object
     except Exception:  # an unreadable values file is read as empty
         return path, "", None
     try:
-        roots = compose.compose_all(text)
-        data = to_data(roots[0]) if roots and roots[0] is not None else None
+        docs = compose.load_data(text, path)  # (the bounded loader: no alias bomb)
+        data = docs[0] if docs else None
     except Exception:  # a values file that does not parse holds no keys the edit reads
         data = None
     return path, text, data

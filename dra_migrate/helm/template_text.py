@@ -12,6 +12,8 @@ from dra_migrate.helm import template_shapes as shapes
 from dra_migrate.helm.model import Options
 from dra_migrate.helm.template_shapes import VAR, Refused
 from dra_migrate.helm.template_values import gpu_patterns
+from dra_migrate.manifests import compose
+from dra_migrate.report.findings import InputProblem
 
 
 def splice(
@@ -393,9 +395,13 @@ def toleration(
         ln.text for ln in block
     ):
         raise Refused(shown, n + 1, "tolerations rendered in a shape the edit cannot follow")
-    import yaml
-
-    data = yaml.safe_load("\n".join(ln.text[indent:] for ln in block))
+    try:  # (the bounded loader every reader of YAML goes through)
+        docs = compose.load_data("\n".join(ln.text[indent:] for ln in block), shown)
+    except InputProblem:
+        raise Refused(
+            shown, n + 1, "tolerations rendered in a shape the edit cannot follow"
+        ) from None
+    data = docs[0] if docs else None
     tolerations = data.get("tolerations") if isinstance(data, dict) else None
     for t in tolerations if isinstance(tolerations, list) else ():
         if (

@@ -365,7 +365,7 @@ def _apply(
         result.status = Status.CHANGED
         result.created = created
         result.regions = None
-        result.units.add(display)
+        result.units.add(f"Helm chart {display}")  # (the unit written whole, by its kind)
         touched.add(real)
     if edit.plan.way in (DONE, RECIPE):  # the chart's own switch guards its GPU lines
         inside = (

@@ -92,6 +92,19 @@ def _composer(text: str) -> Any:
     return _PureComposer(text)
 
 
+def load_data(raw: bytes | str, path: str) -> list[Any]:
+    """Every document of a YAML stream as data, as Kubernetes reads it (go-yaml v2's
+    resolution, merge keys resolved; ``trees.to_data``), through the limits every
+    reader of YAML here applies (``parse``: go-yaml's alias limits, depth, duplicate
+    keys); ``InputProblem`` (a finding on ``path``) when the stream breaks one. The one
+    loader for YAML the tool reads as data: a 350-byte alias bomb costs nothing."""
+    from dra_migrate.manifests.sources import decode
+    from dra_migrate.manifests.trees import to_data
+
+    data = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
+    return [to_data(doc.root) for doc in parse(decode(path, data)) if doc.root is not None]
+
+
 def compose_all(text: str) -> list[Node | None]:
     """Every document's root node, None for an empty document."""
     loader = _composer(text)

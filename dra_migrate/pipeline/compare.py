@@ -23,9 +23,13 @@ def loaded(data: bytes) -> list[dict[str, Any]]:
     """The objects of a YAML stream (what kubectl kustomize or helm printed)."""
     import yaml
 
-    from dra_migrate.manifests.compose import DATA_LOADER
+    from dra_migrate.manifests.compose import load_data
+    from dra_migrate.report.findings import InputProblem
 
-    return [d for d in yaml.load_all(data, Loader=DATA_LOADER) if isinstance(d, dict)]
+    try:  # the bounded loader: a rendering's alias bomb is refused, never expanded
+        return [d for d in load_data(data, "(rendering)") if isinstance(d, dict)]
+    except InputProblem as problem:  # what callers catch from a stream that does not load
+        raise yaml.YAMLError(problem.finding.message) from None
 
 
 def keyed(objects: Iterable[dict[str, Any]]) -> dict[Key, Any]:

@@ -31,7 +31,8 @@ class ClusterOptions:
     kube_context: str | None = None  # --kube-context: the kubeconfig context
     request_timeout: float = 30.0  # seconds for each whole answer
     page_size: int = 500  # objects per list request
-    max_pages: int = 10_000  # pages one list may take
+    max_pages: int | None = None  # pages one list may take (None: live.default_max_pages)
+    list_timeout: float = 300.0  # seconds for the whole reading of the cluster
     max_response_size: int = 64 * 2**20  # bytes of one answer
 
 

@@ -28,14 +28,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
-import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from dra_migrate.helm.model import RECIPE, TEMPLATE
-from dra_migrate.manifests.compose import DATA_LOADER
-from dra_migrate.pipeline import compare, render_compare
+from dra_migrate.pipeline import compare, processes, render_compare
 from dra_migrate.pipeline.render_compare import (  # what the proof compares
     byte_difference,
     claims_difference,
@@ -50,23 +47,25 @@ if TYPE_CHECKING:
 
     from dra_migrate.pipeline.options import RunOptions
 
-TIMEOUT = 120  # seconds for one rendering
 RELEASE = "release"  # the release name of every rendering
 NAMESPACE = render_compare.NAMESPACE  # and its namespace (--namespace)
 PROVEN = (RECIPE, TEMPLATE)  # the ways that change a chart: the others are left as they are
 CHART_FILE = "Chart.yaml"
 DEFAULT_VALUES = ("values.yaml", "values.yml")  # what helm reads without -f
-_SKIPPED = (".git", "node_modules", ".venv", "__pycache__")
 AGAIN = "\0again"  # marks the second rendering of the same values (taken out of the command)
 
 
 def helm() -> str | None:
-    """The helm binary on PATH."""
-    return shutil.which("helm")
+    """The helm binary on PATH (absolute entries only: processes.which)."""
+    return processes.which("helm")
 
 
 class NotProven(Exception):
     """A chart the proof cannot be made for (DRA248), with the reason."""
+
+
+class Refused(NotProven):
+    """A chart whose copy is refused (DRA250): a link that leaves the repository."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +116,11 @@ Rendered = dict[tuple[str, tuple[str, ...]], tuple[bytes | None, str]]
 
 
 def verify(
-    report: Report, options: RunOptions, command: str, accept_unproven: bool = False
+    report: Report,
+    options: RunOptions,
+    command: str,
+    accept_unproven: bool = False,
+    budget: processes.Budget | None = None,
 ) -> bool:
     """Add DRA244 (a rendering after that differs or fails), DRA245 (the renderings
     proven) and DRA248 (a chart not proven, and why) to the run-level findings; False
@@ -131,19 +134,20 @@ def verify(
         for r in report.files
         if r.status is Status.CHANGED and r.converted is not None
     }
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="dra-migrate-renders-") as tmp:
+    with processes.workspace("dra-migrate-renders-") as tmp:
         proofs: list[Proof] = []
         for i, plan in enumerate(plans):
             try:
                 proofs.append(_prepare(plan, os.path.join(tmp, str(i)), changed, options))
+            except Refused as why:
+                found.append(_refused(plan, str(why)))
             except NotProven as why:
                 found.append(_not_proven(plan, str(why)))
             except Exception as exc:  # a bug: said, never a traceback, and nothing written
                 found.append(_internal(plan, exc))
         wanted = sorted({key for proof in proofs for key in proof.renders()})
-        rendered = _render_all(command, wanted, options.jobs)
+        run = _Runner(command, os.path.join(tmp, "home"), budget or processes.Budget(), options)
+        rendered = _render_all(command, wanted, options.jobs, run)
         for proof in proofs:
             try:
                 found.extend(_check(proof, rendered, options))
@@ -152,7 +156,7 @@ def verify(
     unproven = [f for f in found if f.code == "DRA248"]
     if unproven and not accept_unproven and verdict(found, True):
         found.append(_held_unproven(unproven))
-    report.findings.extend(found)
+    report.findings.extend(_with_binary(f, command) for f in found)
     return verdict(found, accept_unproven)
 
 
@@ -172,11 +176,32 @@ def _held_unproven(unproven: list[Any]) -> Any:
 
 
 def verdict(found: Iterable[Any], accept_unproven: bool) -> bool:
-    """Whether the run may write: not after DRA244 (a rendering after differs) or
-    DRA900 (the proof itself failed), nor after DRA248 (a chart the proof could not
+    """Whether the run may write: not after DRA244 (a rendering after differs),
+    DRA250 (a link out of the repository refused the proof) or DRA900 (the proof
+    itself failed), nor after DRA248 (a chart the proof could not
     render: not a proof) unless the user accepts unproven charts (--accept-unproven)."""
-    blocking = ("DRA244", "DRA900") if accept_unproven else ("DRA244", "DRA900", "DRA248")
+    blocking = ("DRA244", "DRA250", "DRA900") + (() if accept_unproven else ("DRA248",))
     return not any(f.code in blocking for f in found)
+
+
+def _with_binary(found: Any, command: str) -> Any:
+    """A proof's finding names the helm binary that made it."""
+    if found.code not in ("DRA244", "DRA245", "DRA248"):
+        return found
+    return dataclasses.replace(found, message=f"{found.message} (helm: {command})")
+
+
+def _refused(plan: ChartPlan, why: str) -> Any:
+    return finding(
+        "DRA250",
+        os.path.join(plan.root, CHART_FILE),
+        1,
+        1,
+        f"chart {plan.name} {plan.version} is not rendered: {why}; helm reads every file "
+        "of a chart, and nothing outside the repository is copied for the proof; nothing "
+        "is written",
+        "make the file a regular file of the repository (or a link to one)",
+    )
 
 
 def _internal(plan: ChartPlan, exc: Exception) -> Any:
@@ -210,24 +235,7 @@ def _prepare(plan: ChartPlan, tmp: str, changed: dict[str, bytes], options: RunO
         raise NotProven(f"{plan.root} has no {CHART_FILE}")
     folder = _rendered_folder(root, [os.path.realpath(f) for f in plan.files])
     shown = plan.root if folder == root else _shown(folder, plan.root)
-    before, after = os.path.join(tmp, "before"), os.path.join(tmp, "after")
-    ignore = shutil.ignore_patterns(*_SKIPPED)
-    try:  # what links point at is copied: helm follows them (a charts/ link to a library)
-        shutil.copytree(folder, before, ignore=ignore)
-        shutil.copytree(folder, after, ignore=ignore)
-        for real, data in changed.items():
-            if _inside(real, folder):
-                target = os.path.join(after, os.path.relpath(real, folder))
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                with open(target, "wb") as handle:
-                    handle.write(data)
-    except shutil.Error as exc:  # (source, copy, why) of each file that could not be
-        source = str(exc.args[0][0][0])
-        what = "is a link to nothing" if not os.path.exists(source) else "cannot be read"
-        shown_source = os.path.join(shown, os.path.relpath(source, folder))
-        raise NotProven(f"the chart cannot be copied: {shown_source} {what}") from None
-    except OSError as exc:
-        raise NotProven(f"the chart cannot be copied: {exc.strerror or exc}") from None
+    before, after = _copy(folder, shown, tmp, changed, processes.repository(options.paths))
     overlay = os.path.realpath(plan.values_overlay) if plan.values_overlay else ""
     if overlay and not _inside(overlay, folder):
         raise NotProven(f"its values overlay {plan.values_overlay} is outside {shown}")
@@ -306,6 +314,47 @@ def _template_names(value: Any) -> Iterable[str]:
             yield from _template_names(item)
 
 
+def _copy(
+    folder: str, shown: str, tmp: str, changed: dict[str, bytes], repository: str
+) -> tuple[str, str]:
+    """The chart folder copied twice (the repository's own files only, links kept as
+    links: processes.copy_tree), the run's bytes written into the second copy; the two
+    chart folders. A link that leaves the repository refuses the proof (``Refused``):
+    helm would read what it points at (``.Files.Get``, a template), and its error
+    would carry it."""
+    try:
+        copied = processes.copy_tree(folder, os.path.join(tmp, "before"), repository)
+        if copied.links_out:
+            link, target = copied.links_out[0]
+            more = len(copied.links_out) - 1
+            raise Refused(
+                f"{os.path.join(shown, link)} is a symbolic link to {target!r}, outside the "
+                f"repository{f' (and {more} other link(s))' if more else ''}"
+            )
+        if copied.dangling:
+            raise NotProven(
+                f"the chart cannot be copied: {os.path.join(shown, copied.dangling[0])} is a "
+                "link to nothing"
+            )
+        after = processes.copy_tree(folder, os.path.join(tmp, "after"), repository).root
+        for real, data in changed.items():
+            if _inside(real, folder):
+                target = os.path.join(after, os.path.relpath(real, folder))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                if os.path.islink(target):  # a link inside the copy: its file is written
+                    target = os.path.realpath(target)
+                with open(target, "wb") as handle:
+                    handle.write(data)
+    except processes.Outside:
+        raise Refused(f"{shown} is a symbolic link (or below one) outside the repository") from None
+    except processes.TooLarge as exc:
+        raise NotProven(f"the chart is too large to copy for the proof ({exc})") from None
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise NotProven(f"the chart cannot be copied: {why}") from None
+    return copied.root, after
+
+
 def _rendered_folder(root: str, files: Sequence[str]) -> str:
     """The chart folder that holds every file the way changes: the chart's, or the
     parent chart's when a vendored chart's values are the parent's."""
@@ -331,27 +380,31 @@ def _shown(folder: str, like: str) -> str:
 
 def _values_files(folder: str, options: RunOptions) -> tuple[str, ...]:
     from dra_migrate.helm import chart
+    from dra_migrate.repo import discover
     from dra_migrate.report.findings import InputProblem
 
-    def read(path: str) -> bytes:
-        with open(path, "rb") as handle:
-            return handle.read()
+    def read(path: str) -> bytes:  # (regular files only, never blocking, bounded)
+        return discover.read_file(path, options.max_file_size)
 
     try:
         return chart.read(folder, folder, read, options.settings.config.helm).values_files
     except InputProblem as problem:
         raise NotProven(problem.finding.message) from None
+    except discover.Unreadable as problem:
+        raise NotProven(f"a file of the chart cannot be read: {problem}") from None
 
 
 def _defaults(folder: str) -> Any:
     """The chart's values.yaml as data ({} when it has none or it does not load)."""
-    import yaml
+    from dra_migrate.manifests.compose import load_data
+    from dra_migrate.repo import discover
+    from dra_migrate.report.findings import InputProblem
 
-    try:
-        with open(os.path.join(folder, "values.yaml"), "rb") as handle:
-            return yaml.load(handle, Loader=DATA_LOADER) or {}
-    except (OSError, yaml.YAMLError):
+    try:  # (a regular file of the copy, read as any file: bounded, then the bounded loader)
+        docs = load_data(discover.read_file(os.path.join(folder, "values.yaml")), "values.yaml")
+    except (discover.Unreadable, InputProblem):
         return {}
+    return (docs[0] if docs else None) or {}
 
 
 def _raise(values: Any, key: str) -> str:
@@ -399,50 +452,67 @@ def _json(value: str) -> str:
     """A set_keys value (YAML) as the JSON --set-json takes."""
     import json
 
-    import yaml
+    from dra_migrate.manifests.compose import load_data
+    from dra_migrate.report.findings import InputProblem
 
     try:
-        data = yaml.load(value, Loader=DATA_LOADER)
-    except yaml.YAMLError:
+        docs = load_data(value, "(value)")
+        data = docs[0] if docs else None
+    except InputProblem:
         data = value
     return json.dumps(data, separators=(",", ":"), default=str)
 
 
+@dataclass(frozen=True, slots=True)
+class _Runner:
+    """How every helm process of a run is started: the binary, the environment (a home
+    in the proofs' folder, offline: processes.environment), the run's time budget, the
+    file stage's size limit for what it prints."""
+
+    command: str
+    home: str
+    budget: processes.Budget
+    options: RunOptions
+
+
 def _render_all(
-    command: str, wanted: Sequence[tuple[str, tuple[str, ...]]], jobs: int | None
+    command: str,
+    wanted: Sequence[tuple[str, tuple[str, ...]]],
+    jobs: int | None,
+    runner: _Runner,
 ) -> Rendered:
-    """Every rendering, on a pool of ``jobs`` threads (a helm process each)."""
+    """Every rendering, on a pool of ``jobs`` threads (a helm process each); on an
+    interrupt the processes are stopped before the pool is waited for."""
     if not wanted:
         return {}
     from concurrent.futures import ThreadPoolExecutor
 
+    env = processes.environment(runner.home)
     workers = max(1, min(jobs or os.cpu_count() or 1, len(wanted)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        done = pool.map(lambda key: _render(command, *key), wanted)
-        return dict(zip(wanted, done, strict=True))
+        try:
+            done = pool.map(lambda key: _render(runner, env, *key), wanted)
+            return dict(zip(wanted, done, strict=True))
+        except BaseException:
+            processes.stop_all()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
-def _render(command: str, folder: str, args: tuple[str, ...]) -> tuple[bytes | None, str]:
+def _render(
+    run: _Runner, env: dict[str, str], folder: str, args: tuple[str, ...]
+) -> tuple[bytes | None, str]:
+    """One rendering: its stdout, or None and why in the tool's words (helm's stderr
+    holds what the chart read: processes.helm_failure says only what failed, where)."""
     values = [a for a in args if a != AGAIN]
-    argv = [command, "template", RELEASE, ".", "--namespace", NAMESPACE, *values]
-    try:
-        done = subprocess.run(argv, cwd=folder, capture_output=True, timeout=TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, str(exc)
-    if done.returncode != 0:
-        return None, _error(done.stderr.decode("utf-8", "replace"), done.returncode)
+    argv = [run.command, "template", RELEASE, ".", "--namespace", NAMESPACE, *values]
+    share = run.budget.next_share()
+    if share <= 0:
+        return None, run.budget.spent()
+    done = processes.run(argv, folder, env, share, run.options.max_file_size)
+    if done.stdout is None:
+        return None, processes.helm_failure(done, folder)
     return done.stdout, ""
-
-
-def _error(stderr: str, status: int) -> str:
-    """helm's error, not a warning before it: from its last line that starts with
-    ``Error`` to the end (a schema's violations follow on lines of their own), on one
-    line and bounded."""
-    lines = [x.strip() for x in stderr.strip().splitlines() if x.strip()]
-    starts = [i for i, x in enumerate(lines) if x.lower().startswith("error")]
-    text = " ".join(lines[starts[-1] if starts else max(len(lines) - 1, 0) :])
-    text = text or f"exit {status}"
-    return text if len(text) <= 400 else text[:397] + "..."
 
 
 def _check(proof: Proof, rendered: Rendered, options: RunOptions) -> list[Any]:

@@ -58,9 +58,12 @@ def _git(
 
     if not git.trusted(top):
         raise ConfigError(f"--changed-since: {top} is a repository inside the work tree")
+    program = git.which("git")  # (absolute PATH entries only)
+    if program is None:
+        raise ConfigError("--changed-since needs git on PATH")
     try:
         done = subprocess.run(
-            ["git", *(a.decode() for a in git.SAFE), *args],
+            [program, *(a.decode() for a in git.SAFE), *args],
             cwd=top,
             env={**git.environment(), **(config or {})},
             stdin=subprocess.DEVNULL,

@@ -67,6 +67,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA013", E, "write through a symbolic link to outside the given paths", blocks=True),
     Code("DRA014", E, "read-only file not replaced", blocks=True),
     Code("DRA015", E, "output folder: collision or symbolic link, not written", blocks=True),
+    Code("DRA016", E, "unit of files half written: putting back failed", blocks=True),
     Code("DRA030", E, "excessive or recursive YAML aliasing", blocks=True),
     Code("DRA031", W, "GPU count with a leading zero: Kubernetes reads an octal number"),
     Code("DRA032", E, "line break only YAML sees (NEL, U+2028, U+2029, lone CR)", blocks=True),
@@ -164,6 +165,8 @@ CODES: dict[str, Code] = _table(
     Code("DRA247", W, "values file sets the GPU key in a shape the template edit cannot follow"),
     Code("DRA248", W, "Helm chart migration not proven by rendering"),
     Code("DRA249", W, "Helm chart left as it is: its migration changes a file outside the paths"),
+    Code("DRA250", E, "proof refused: a symbolic link leaves the chart or the repository"),
+    Code("DRA251", W, "kustomize build not verified: a remote or missing base is never fetched"),
     Code(
         "DRA290",
         N,

@@ -19,9 +19,14 @@ def repository_root() -> Path:
     workspace = os.environ.get("GITHUB_WORKSPACE")
     if workspace and Path(workspace).is_dir():
         return Path(workspace).resolve()
+    from dra_migrate import git
+
+    program = git.which("git")  # (absolute PATH entries only)
     try:
+        if program is None:
+            raise OSError("no git on PATH")
         out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
+            [program, "rev-parse", "--show-toplevel"],
             capture_output=True,
             check=True,
             timeout=30,

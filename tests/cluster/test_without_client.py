@@ -118,5 +118,10 @@ def test_the_cli_defaults_are_the_connections() -> None:
     connection = Connection()
     assert defaults["request_timeout"] == connection.timeout
     assert defaults["page_size"] == connection.page_size
-    assert defaults["max_pages"] == connection.max_pages
+    # --max-pages: by default what the largest supported cluster takes at the page size
+    from dra_migrate.cluster.live import default_max_pages
+
+    assert defaults["max_pages"] is None
+    assert connection.max_pages == default_max_pages(defaults["page_size"])
+    assert defaults["list_timeout"] == connection.list_timeout
     assert defaults["max_response_size"] == connection.max_response

@@ -1,4 +1,4 @@
-"""``writer.write_new``: a file the conversion adds is written only where no file of
+"""``staging.write_new``: a file the conversion adds is written only where no file of
 that name exists, even one that appears between the check and the write."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from dra_migrate.convert import writer
+from dra_migrate.convert import staging, writer
 
 
 def test_a_new_file_is_written_whole_with_the_umask_mode(tmp_path: Path) -> None:
     target = tmp_path / "resourceclaimtemplates.yaml"
-    writer.write_new(target, b"kind: ResourceClaimTemplate\n", [tmp_path], False)
+    staging.write_new(target, b"kind: ResourceClaimTemplate\n", [tmp_path], False)
     assert target.read_bytes() == b"kind: ResourceClaimTemplate\n"
     assert [p.name for p in tmp_path.iterdir()] == [target.name]  # no temporary file left
     mask = os.umask(0o022)
@@ -25,7 +25,7 @@ def test_an_existing_file_is_never_replaced(tmp_path: Path) -> None:
     target = tmp_path / "resourceclaimtemplates.yaml"
     target.write_bytes(b"mine\n")
     with pytest.raises(writer.Refused) as refused:
-        writer.write_new(target, b"theirs\n", [tmp_path], False)
+        staging.write_new(target, b"theirs\n", [tmp_path], False)
     assert refused.value.code == "DRA012"
     assert target.read_bytes() == b"mine\n"
 
@@ -45,7 +45,7 @@ def test_a_file_that_appears_after_the_check_is_kept(
 
     monkeypatch.setattr(writer, "_exists_in", free_then_taken)
     with pytest.raises(writer.Refused) as refused:
-        writer.write_new(target, b"generated\n", [tmp_path], False)
+        staging.write_new(target, b"generated\n", [tmp_path], False)
     assert refused.value.code == "DRA012"
     assert target.read_bytes() == b"written meanwhile\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]

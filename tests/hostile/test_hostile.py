@@ -424,14 +424,14 @@ def test_sigterm_during_write_says_what_was_written(tmp_path: Path) -> None:
     script = (
         "import os, signal, sys\n"
         "from dra_migrate.cli import app as cli\nfrom dra_migrate.convert import writer\n"
-        "real = writer.write_atomic\n"
+        "real = writer._stage_in\n"
         "count = [0]\n"
         "def slow(*a, **k):\n"
         "    count[0] += 1\n"
         "    if count[0] == 3:\n"
         "        os.kill(os.getpid(), signal.SIGTERM)\n"
         "    return real(*a, **k)\n"
-        "writer.write_atomic = slow\n"
+        "writer._stage_in = slow\n"
         "sys.argv = ['dra-migrate', 'convert', '--write', '--jobs', '1', '.']\n"
         "cli.main()\n"
     )

@@ -61,7 +61,7 @@ CLUSTER_COMMANDS = {"DRA610": "validate"}
 SLICES = "slices.yaml"
 DEVICE_CODES = ("DRA340", "DRA341", "DRA342", "DRA343", "DRA344", "DRA351")
 # Examples that build kustomizations (convert --verify-builds): the real kubectl on PATH.
-KUBECTL_CODES = ("DRA231", "DRA232")
+KUBECTL_CODES = ("DRA231", "DRA232", "DRA250", "DRA251")
 # Examples that render Helm charts (convert --verify-helm): the real helm on PATH.
 HELM_CODES = ("DRA245", "DRA248", "DRA291")
 
@@ -75,6 +75,8 @@ EXEMPT = {
     "DRA900": "an internal error is a bug: no input is known to produce it",
     "DRA901": "generated objects are built from a mapping file that is schema-checked on load; "
     "a schema failure of the generated ResourceClaimTemplate is a bug with no known input",
+    "DRA016": "a unit is half written only when the file system refuses a rename back; "
+    "tests/hostile/test_hostile_proofs.py makes it refuse the second file and the put back",
     "DRA012": "a file changes during the run only through a second process racing the run; "
     "tests/hostile/test_hostile.py changes and deletes files between the read and the write",
     "DRA902": "generated text that loads back differently is a bug of the renderer: every "
@@ -285,6 +287,17 @@ def _link_outside(section: Section, root: Path) -> list[str]:
     return ["--write", "repo"]
 
 
+def _link_out_of_the_repository(section: Section, root: Path) -> list[str]:
+    """The example's files in ``repo``, and ``repo/cred.yaml`` a link to a file outside."""
+    assert section.trigger is not None
+    files = _encoded(section.trigger)
+    options = files.pop("# args", b"").decode().split()
+    _write(root / "repo", files)
+    _write(root, {"runner/cred.yaml": b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"})
+    (root / "repo" / "cred.yaml").symlink_to(root / "runner" / "cred.yaml")
+    return [*options, "repo"]
+
+
 def _read_only(section: Section, root: Path) -> list[str]:
     name, text = _only(section)
     _write(root, {name: text.encode("utf-8")})
@@ -398,6 +411,7 @@ BUILT: dict[str, Callable[[Section, Path], list[str]]] = {
     "DRA010": _fifo,
     "DRA011": _small_limit,
     "DRA013": _link_outside,
+    "DRA250": _link_out_of_the_repository,
     "DRA014": _read_only,
     "DRA015": _link_in_output,
     "DRA107": _too_many_requests,
