@@ -49,7 +49,8 @@ def verify(
     excludes: Sequence[str] = (),
     budget: processes.Budget | None = None,
 ) -> None:
-    """Add DRA231 (a build that differs or fails after the conversion), DRA232 (the
+    """Add DRA231 (a build that differs or fails after the conversion), DRA252 (one
+    not verified: not copied, or failing before the conversion), DRA232 (the
     builds proven equal, or one not verified), DRA250 (a build that reads a file
     outside the repository: not copied, not built) and DRA251 (a kustomization that
     names a remote or missing base: not built) to the report's run-level findings.
@@ -103,7 +104,7 @@ def verify(
         except (processes.TooLarge, processes.Outside) as exc:
             report.findings.append(
                 finding(
-                    "DRA232",
+                    "DRA252",
                     "",
                     0,
                     0,
@@ -114,7 +115,7 @@ def verify(
         except OSError as exc:
             report.findings.append(
                 finding(
-                    "DRA232",
+                    "DRA252",
                     "",
                     0,
                     0,
@@ -144,7 +145,7 @@ def verify(
             if before is None:
                 report.findings.append(
                     finding(
-                        "DRA232",
+                        "DRA252",
                         shown,
                         0,
                         0,

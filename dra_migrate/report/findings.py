@@ -167,6 +167,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA249", W, "Helm chart left as it is: its migration changes a file outside the paths"),
     Code("DRA250", E, "proof refused: a symbolic link leaves the chart or the repository"),
     Code("DRA251", W, "kustomize build not verified: a remote or missing base is never fetched"),
+    Code("DRA252", W, "kustomize build not verified: it could not be copied or built before"),
     Code(
         "DRA290",
         N,

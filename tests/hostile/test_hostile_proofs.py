@@ -189,7 +189,7 @@ def test_kustomize_errors_name_repository_paths_only(tmp_path: Path, tools: Path
         kustomization.read_text().replace("  - service.yaml\n", "  - service.yaml\n  - empty\n")
     )
     done = _cli(["convert", "--verify-builds", "."], repo, _system_path(tools))
-    lines = [x for x in done.stderr.splitlines() if "DRA232" in x and "not verified" in x]
+    lines = [x for x in done.stderr.splitlines() if "DRA252" in x and "not verified" in x]
     assert lines, done.stderr
     assert "a resource folder holds no kustomization" in lines[0], lines
     assert "at base/empty" in lines[0], lines
@@ -290,8 +290,8 @@ def test_the_proofs_have_one_time_budget(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(processes, "Budget", lambda: budget)
     monkeypatch.chdir(repo)
     monkeypatch.setenv("PATH", str(bin_dir))
-    done = invoke(["convert", "--verify-builds", "."])
-    said = [x for x in done.stderr.splitlines() if "DRA232" in x and "not verified" in x]
+    done = invoke(["convert", "--verify-builds", "--every-note", "."])
+    said = [x for x in done.stderr.splitlines() if "DRA252" in x and "not verified" in x]
     assert len(said) == 4, done.stderr  # the base and the three overlays
     assert "stopped: no answer within 1 seconds" in said[0], said
     assert any("the proofs' time budget of 1.5 seconds is spent" in x for x in said), said

@@ -61,7 +61,7 @@ CLUSTER_COMMANDS = {"DRA610": "validate"}
 SLICES = "slices.yaml"
 DEVICE_CODES = ("DRA340", "DRA341", "DRA342", "DRA343", "DRA344", "DRA351")
 # Examples that build kustomizations (convert --verify-builds): the real kubectl on PATH.
-KUBECTL_CODES = ("DRA231", "DRA232", "DRA250", "DRA251")
+KUBECTL_CODES = ("DRA231", "DRA232", "DRA250", "DRA251", "DRA252")
 # Examples that render Helm charts (convert --verify-helm): the real helm on PATH.
 HELM_CODES = ("DRA245", "DRA248", "DRA291")
 
