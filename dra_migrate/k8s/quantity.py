@@ -87,11 +87,13 @@ def too_large(text: str) -> bool:
     match = _QUANTITY.fullmatch(text)
     if match is None:
         return False
-    sign, whole, _fraction = _digits(match.group("number"))
-    if sign < 0 or not whole:
+    sign, whole, fraction = _digits(match.group("number"))
+    if sign < 0 or not (whole or fraction.strip("0")):
         return False
     exponent = _exponent(match.group("suffix") or "")
-    if len(whole) - 1 + exponent >= 19:  # at least 10**19, above INT64_MAX
+    # the power of ten of the first significant digit: 0.93e+19 is 9.3 * 10**18
+    first = len(whole) - 1 if whole else -(len(fraction) - len(fraction.lstrip("0")) + 1)
+    if first + exponent >= 19:  # at least 10**19, above INT64_MAX
         return True
     value = parse_quantity(text)
     return value is not None and value > INT64_MAX

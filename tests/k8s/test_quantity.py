@@ -48,3 +48,26 @@ def test_whole_counts(text: str, count: int | None) -> None:
 def test_integers_round_trip(n: int) -> None:
     assert whole_count(str(n)) == n
     assert whole_count(f"{n}000m") == n
+
+
+@pytest.mark.parametrize(
+    ("text", "above"),
+    [
+        ("0.93e+19", True),  # 9.3 * 10**18: no integer digit, yet above INT64_MAX
+        ("0.1e20", True),
+        (".95E19", True),
+        ("0.093e+20", True),
+        (".5e19", False),
+        ("0.01e20", False),
+        ("0.0e30", False),
+        ("9.3e18", True),
+        ("-0.93e+19", False),
+    ],
+)
+def test_too_large_without_integer_digits(text: str, above: bool) -> None:
+    """hypothesis found it: a number of no integer digit was never too large."""
+    from dra_migrate.k8s.quantity import INT64_MAX, too_large
+
+    assert too_large(text) is above
+    value = parse_quantity(text)
+    assert value is not None and (value > INT64_MAX) is above
