@@ -21,6 +21,7 @@ from types import MappingProxyType
 from dra_migrate.k8s.names import DNS_SUBDOMAIN
 from dra_migrate.package_data import package_file, schema_path
 from dra_migrate.repo import discover
+from dra_migrate.repo.sharing import Fleet, fleet_from_config
 from dra_migrate.report.findings import ConfigError, InputProblem
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
@@ -310,6 +311,10 @@ class Config:
     dra_schedulers: frozenset[str] = frozenset()
     strategy: StrategyConfig = StrategyConfig()  # strategy: rewrite, bridge or auto
     helm: HelmConfig = HelmConfig()  # helm: how chart sources are migrated
+    # sharing: the fleet's GPU sharing model (repo/sharing.py); the run adds what the
+    # repository's device plugin configurations say unless read_sharing is off
+    sharing: Fleet = Fleet()
+    read_sharing: bool = True
     # is_gpu's answers: every container of every file asks about the same few names
     # (kept out of comparisons, and new in a copy made by dataclasses.replace)
     _gpu: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -480,6 +485,8 @@ def load_config(path: StrPath | None) -> Config:
         dra_schedulers=frozenset(data.get("draSchedulers") or ()),
         strategy=_strategy(data.get("strategy"), str(path)),
         helm=_helm(data.get("helm"), str(path)),
+        sharing=fleet_from_config(data.get("sharing"), str(path)),
+        read_sharing=(data.get("sharing") or {}).get("readRepository", True),
     )
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from yaml.nodes import MappingNode, Node
 
-from dra_migrate.convert import controllers
+from dra_migrate.convert import controllers, sharing
 from dra_migrate.convert.asks import HAMI_RESOURCES, Ask
 from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.convert.naming import (
@@ -128,6 +128,11 @@ def plan_site(
             )
         )
         return None, findings
+    pool = sharing.apply(asks, ctx, config, path)  # the sharing model of its nodes
+    asks = pool.asks
+    findings += pool.findings
+    if pool.refused:
+        return None, findings
     fractional = _fractional(site, asks, ctx, config, path)
     if fractional:
         return None, findings + fractional
@@ -207,8 +212,8 @@ def _fractional(
     found = []
     products: list[str] = list(ctx.node_selector.get(PRODUCT_LABEL) or ())
     for ask in asks:
-        if ask.choice.config:  # the mapping gives it a sharing configuration
-            continue
+        if ask.choice.config or any(k == sharing.SHARES for k, _v in ask.choice.capacity):
+            continue  # the mapping gives it a sharing configuration, or the pool's shares
         resources = get(ask.container.node, "resources")
         domain = ask.resource.split("/", 1)[0]
         companions = sorted(

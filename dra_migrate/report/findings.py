@@ -164,6 +164,18 @@ CODES: dict[str, Code] = _table(
     Code("DRA247", W, "values file sets the GPU key in a shape the template edit cannot follow"),
     Code("DRA248", W, "Helm chart migration not proven by rendering"),
     Code("DRA249", W, "Helm chart left as it is: its migration changes a file outside the paths"),
+    # 26x: the fleet's GPU sharing model (repo/sharing.py, convert/sharing.py)
+    Code("DRA260", N, "time-sliced GPU converted to consumable shares of one device"),
+    Code(
+        "DRA261", W, "shared GPU left on the device plugin: the DRA driver in use cannot share it"
+    ),
+    Code("DRA262", W, "shared GPU left on the device plugin: replica counts differ between GPUs"),
+    Code("DRA263", W, "MPS-shared GPU left on the device plugin: claims of their own share no MPS"),
+    Code(
+        "DRA264", W, "shared GPU request the device plugin never placed on one GPU: left as it is"
+    ),
+    Code("DRA265", W, "MIG slice of an unknown profile (single strategy): left as it is"),
+    Code("DRA266", N, "MIG slice (single strategy) converted to the MIG device class"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),
@@ -250,6 +262,13 @@ CODES: dict[str, Code] = _table(
     Code("DRA521", N, "sidecar container with GPUs holds its own devices"),
     Code("DRA530", E, "workload would stay Pending: not enough devices in the ResourceSlices"),
     Code("DRA531", N, "GPUs asked for and devices published, per device class"),
+    # 54x: the plan's sharing model (migration/sharing.py)
+    Code("DRA540", N, "GPU sharing model of the fleet assumed: exclusive GPUs"),
+    Code(
+        "DRA541",
+        W,
+        "bridged extended resource is shared on the device plugin: not served by an exclusive DeviceClass",
+    ),
     # 6xx: cluster mode: the live cluster (inventory --cluster, validate --cluster) or its dumps
     Code("DRA601", E, "no usable kubeconfig, context or in-cluster service account"),
     Code("DRA602", E, "API server unreachable"),
