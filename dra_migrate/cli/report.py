@@ -94,9 +94,10 @@ def report(
             options.settings.strategy, options.settings.kube_version, options.settings.target
         )
         found_report = run.execute(options)
-        found_report.plan, found = stages.build(
-            found_report, options.settings.config, settings, live
-        )
+        config = many_files.with_sharing(  # the pools the repository's configs define
+            options.settings, options.paths, [*options.settings.config.exclude, *options.excludes]
+        ).config
+        found_report.plan, found = stages.build(found_report, config, settings, live)
     except ConfigError as error:
         run.fail_usage(error)
     found_report.findings.extend(found)

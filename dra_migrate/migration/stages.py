@@ -20,7 +20,7 @@ from typing import Any
 from dra_migrate.convert.mapping import Config
 from dra_migrate.convert.unconverted import quota_prerequisite
 from dra_migrate.migration import deviceclasses as dc
-from dra_migrate.migration import strategy
+from dra_migrate.migration import sharing, strategy
 from dra_migrate.migration.capacity import per_pod, place
 from dra_migrate.migration.deviceclasses import Bridged, ClassPlan, plan_classes
 from dra_migrate.report.fields import location
@@ -195,6 +195,8 @@ def build(
     classes = _classes(config, workloads, rows_of, settings, report.bridge_classes)
     found += classes.findings
     found += _device_plugin_nodes(workloads, rows_of, live)
+    bridged = {c.resource for w in workloads if w.strategy == strategy.BRIDGE for c in w.containers}
+    found += sharing.findings(config, workloads, bridged)  # DRA540, DRA541
     capacity = None
     if live is not None and live.devices:
         capacity, more = place(workloads, classes, live)
@@ -213,6 +215,7 @@ def build(
         unanalysed=_unanalysed(report),
         charts=list(report.charts),
         prerequisites=_prerequisites(workloads, classes, settings, minor, live, config)
+        + sharing.prerequisites(config, workloads)
         + strategy.auto_note(
             asked,
             [rows_of[_key_of(w)] for w in workloads],

@@ -139,6 +139,7 @@ def run(options: RunOptions) -> Report:
     if templates_elsewhere:
         settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
     settings, duplicated = _with_bridges(settings, bridges)
+    settings = with_sharing(settings, (*paths, *context), every_exclude)
     processed = kept.mapped([job for _i, job in work], settings, jobs, progress, _map)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
@@ -203,6 +204,21 @@ def _with_bridges(
         for c in strategy.duplicated_by_driver(found, settings.target)
     ]
     return dataclasses.replace(settings, bridges=tuple(found)), duplicated
+
+
+def with_sharing(settings: Settings, roots: Sequence[str], excludes: Sequence[str]) -> Settings:
+    """The settings with the sharing model the repository's device plugin
+    configurations define (repo/sharing.py) after the configuration's own pools."""
+    config = settings.config
+    if not config.read_sharing:
+        return settings
+    from dra_migrate.repo.sharing import read_repository
+
+    fleet, _files = read_repository(roots, excludes, config.max_file_size)
+    if not fleet.known:
+        return settings
+    merged = dataclasses.replace(config, sharing=config.sharing.merged(fleet))
+    return dataclasses.replace(settings, config=merged)
 
 
 def _defined_in(files: Iterable[str], limit: int) -> set[tuple[str, str]]:
