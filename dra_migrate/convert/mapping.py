@@ -313,7 +313,7 @@ class Config:
     helm: HelmConfig = HelmConfig()  # helm: how chart sources are migrated
     # sharing: the fleet's GPU sharing model (repo/sharing.py); the run adds what the
     # repository's device plugin configurations say unless read_sharing is off
-    sharing: Fleet = Fleet()
+    sharing: Fleet = field(default_factory=Fleet)
     read_sharing: bool = True
     # is_gpu's answers: every container of every file asks about the same few names
     # (kept out of comparisons, and new in a copy made by dataclasses.replace)

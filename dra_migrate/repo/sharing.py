@@ -227,11 +227,9 @@ def model_from_config(data: Any, source: str) -> SharingModel:
         "sharing" in data or "flags" in data or data.get("version") == "v1"
     ):
         raise NotAConfig(f"{source}: not a device plugin configuration")
-    flags = data.get("flags") if isinstance(data.get("flags"), Mapping) else {}
-    mig = str(flags.get("migStrategy") or "none")
-    sharing = data.get("sharing") if isinstance(data.get("sharing"), Mapping) else {}
-    mps = sharing.get("mps")
-    slicing = sharing.get("timeSlicing")
+    mig = str(_get(data, "flags", "migStrategy") or "none")
+    mps = _get(data, "sharing", "mps")
+    slicing = _get(data, "sharing", "timeSlicing")
     for kind, body in ((MPS, mps), (TIME_SLICING, slicing)):  # MPS wins (sharing.go)
         model = _replicated(kind, body, source)
         if model is not None:
