@@ -128,10 +128,8 @@ def plan_site(
             )
         )
         return None, findings
-    pool = sharing.apply(asks, ctx, config, path)  # the sharing model of its nodes
-    asks = pool.asks
-    findings += pool.findings
-    if pool.refused:
+    asks = sharing.apply(asks, ctx, config, path, findings) or []  # [] when refused
+    if not asks:  # the sharing model of its nodes (convert/sharing.py) refuses it
         return None, findings
     fractional = _fractional(site, asks, ctx, config, path)
     if fractional:

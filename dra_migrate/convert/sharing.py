@@ -55,16 +55,6 @@ SHARES = "shares"
 SHARES_GATE = "ConsumableShares"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Outcome:
-    """The asks as they are to be converted, the findings, and whether the pod spec is
-    refused (left on the device plugin)."""
-
-    asks: list[Ask]
-    findings: list[Finding]
-    refused: bool
-
-
 def driver_of(device_class: str) -> str | None:
     """The driver behind a DeviceClass the catalog knows (its chart installs it)."""
     from dra_migrate.k8s.catalog import load_catalog
@@ -106,21 +96,24 @@ def shares_problem(config: Config, device_class: str) -> str:
     return ""
 
 
-def apply(asks: Sequence[Ask], ctx: Context, config: Config, path: str) -> Outcome:
-    """The asks of one pod spec under the sharing model of the nodes it may land on."""
+def apply(
+    asks: Sequence[Ask], ctx: Context, config: Config, path: str, findings: list[Finding]
+) -> list[Ask] | None:
+    """The asks of one pod spec under the sharing model of the nodes it may land on,
+    its findings added to ``findings``; None when the pod spec is refused (left on the
+    device plugin)."""
     model = config.sharing.model_for(ctx.node_selector)
     out: list[Ask] = []
-    found: list[Finding] = []
     refused = False
     for ask in asks:
         if ask.choice.config or not model.applies_to(ask.resource):
             out.append(ask)  # exclusive, or the mapping gives its own sharing config
             continue
         changed, more, stop = _one(ask, model, config, path)
-        found += more
+        findings += more
         refused = refused or stop
         out.append(changed)
-    return Outcome(out, found, refused)
+    return None if refused else out
 
 
 def _one(
