@@ -1,0 +1,64 @@
+"""Stage 2 of the plan for a shared fleet: the pools' DRA driver settings, the GPU
+Operator's path and what reads the device plugin's view; DRA540 when the model was
+assumed, DRA541 when a bridge would serve a shared name with whole GPUs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import FIXTURES
+from tests.helpers.cli_runner import invoke
+
+CASES = FIXTURES / "convert"
+
+
+def _report(folder: Path, *args: str) -> dict[str, Any]:
+    old = os.getcwd()
+    os.chdir(folder)
+    try:
+        result = invoke(["report", "--format", "json", *args, "."])
+    finally:
+        os.chdir(old)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def _sharing(data: dict[str, Any]) -> list[dict[str, str]]:
+    needs = data["plan"]["stages"]["prerequisites"]["requirements"]
+    return [n for n in needs if n["topic"] == "GPU sharing"]
+
+
+def test_stage_2_gives_each_pool_its_driver_settings(tmp_path: Path) -> None:
+    shutil.copytree(CASES / "sharing-time-slicing-rename-per-node" / "input", tmp_path / "r")
+    data = _report(tmp_path / "r")
+    lines = {n["requirement"]: n["detail"] for n in _sharing(data)}
+    ts10 = next(d for r, d in lines.items() if "ts-shared-10" in r)
+    assert 'consumableShares: "10"' in ts10 and "ConsumableShares: true" in ts10
+    assert "CONSUMABLE_SHARES=10" in ts10  # the GPUCluster's spelling
+    assert any("one stack per node" in r for r in lines)
+    assert any("KUBERNETES_ENABLE_DRA" in d for d in lines.values())
+    codes = {f["code"] for f in data["findings"]}
+    assert "DRA540" not in codes  # the repository says how the fleet shares
+
+
+def test_an_unknown_fleet_is_assumed_exclusive_and_the_plan_says_so(tmp_path: Path) -> None:
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "  - name: c\n    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    data = _report(tmp_path)
+    assumed = [f for f in data["findings"] if f["code"] == "DRA540"]
+    assert assumed and "nvidia.com/gpu.sharing-strategy" in assumed[0]["hint"]
+    assert any("assumed" in n["requirement"] for n in _sharing(data))
+
+
+def test_a_bridge_of_a_shared_name_is_called_out(tmp_path: Path) -> None:
+    shutil.copytree(CASES / "sharing-ai-on-eks-time-slicing" / "input", tmp_path / "r")
+    data = _report(tmp_path / "r", "--strategy", "bridge", "--kube-version", "1.36")
+    bridged = [f for f in data["findings"] if f["code"] == "DRA541"]
+    assert bridged and "gpu-ts" in bridged[0]["message"]
