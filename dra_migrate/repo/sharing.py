@@ -52,6 +52,7 @@ STRATEGY_LABEL = "nvidia.com/gpu.sharing-strategy"
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 COUNT_LABEL = "nvidia.com/gpu.count"
+SHARED_PRODUCT = "-SHARED"  # the product label's suffix on a shared, not renamed GPU
 # GFD's nvidia.com/gpu.sharing-strategy values (api/config/v1/sharing.go)
 _LABEL_KINDS = {"time-slicing": TIME_SLICING, "mps": MPS}
 
@@ -199,7 +200,7 @@ def model_from_selector(
         return SharingModel(
             _LABEL_KINDS[strategy], max(replicas, 0), source=f"{where}: {STRATEGY_LABEL}"
         )
-    if product.endswith("-SHARED"):
+    if product.endswith(SHARED_PRODUCT):
         return SharingModel(TIME_SLICING, replicas, source=f"{where}: {PRODUCT_LABEL}")
     if replicas > 1:
         return SharingModel(TIME_SLICING, replicas, source=f"{where}: {REPLICAS_LABEL}")

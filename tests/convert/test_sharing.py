@@ -98,7 +98,7 @@ def test_gpu_feature_discovery_labels_say_the_model() -> None:
 
     ts = of({"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"})
     assert ts is not None and (ts.kind, ts.replicas) == (TIME_SLICING, 4)
-    shared = of({"nvidia.com/gpu.product": "NVIDIA-A10G-SHARED"})
+    shared = of({"nvidia.com/gpu.product": "NVIDIA-A10G" + sharing.SHARED_PRODUCT})
     assert shared is not None and shared.kind == TIME_SLICING and shared.replicas == 0
     mig = of({"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"})
     assert mig is not None and (mig.kind, mig.profile) == (MIG_SINGLE, "1g.5gb")
