@@ -476,3 +476,32 @@ def _configured(entry: Mapping[str, Any], source: str) -> SharingModel:
         profile=str(entry.get("profile") or ""),
         source=source,
     )
+
+
+# --- a node of the cluster ------------------------------------------------------------
+
+
+def node_model(labels: Mapping[str, str], allocatable: Mapping[str, str]) -> SharingModel | None:
+    """The model of one node: what GFD's labels say; else, where GFD counted the GPUs
+    (``nvidia.com/gpu.count``), allocatable ``nvidia.com/gpu`` a whole multiple of it
+    (the device plugin advertises each GPU ``replicas`` times); None when neither says."""
+    name = labels.get("kubernetes.io/hostname") or "the node"
+    found = model_from_labels(labels, f"node {name} labels")
+    if found is not None:
+        return found
+    count = _int(labels.get(COUNT_LABEL))
+    advertised = _int(allocatable.get(GPU)) or _int(allocatable.get(GPU + SHARED_SUFFIX))
+    if count > 0 and advertised > count and advertised % count == 0:
+        return SharingModel(
+            TIME_SLICING,
+            advertised // count,
+            renamed=GPU + SHARED_SUFFIX in allocatable,
+            source=f"node {name}: allocatable {advertised} for {count} GPU(s)",
+        )
+    return None
+
+
+def node_sharing(labels: Mapping[str, str], allocatable: Mapping[str, str]) -> str:
+    """``node_model`` as the inventory shows it: "" for whole GPUs or when unknown."""
+    model = node_model(labels, allocatable)
+    return "" if model is None or model.kind == EXCLUSIVE else model.describe()
