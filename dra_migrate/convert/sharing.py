@@ -116,6 +116,36 @@ def apply(
     return None if refused else out
 
 
+def shares_choice(choice: Choice, count: int) -> Choice:
+    """``choice`` taking ``count`` consumable shares of one device (marked shared: the
+    plan ranks and places it as a share)."""
+    capacity = tuple((k, v) for k, v in choice.capacity if k != SHARES)
+    return dataclasses.replace(choice, capacity=(*capacity, (SHARES, str(count))), shared=True)
+
+
+def mig_choice(choice: Choice, profile: str) -> Choice:
+    """``choice`` as MIG devices of ``profile`` (the driver's ``mig.nvidia.com`` class)."""
+    selector = f"device.attributes['{NVIDIA}'].profile == '{profile}'"
+    return Choice(choice.resource, MIG_CLASS, (selector,), choice.config, False, choice.rule)
+
+
+def choose(config: Config, resource: str, ctx: Context, count: int | None) -> Choice | None:
+    """What the mapping chooses for ``resource`` where the pod may run, as the sharing
+    model of those nodes converts it (the inventory's rows and the plan read this):
+    shares on a time-sliced pool, MIG devices on a MIG-single pool with a profile."""
+    choice = config.choose(resource, ctx)
+    if choice is None or choice.config:
+        return choice
+    model = config.sharing.model_for(ctx.node_selector)
+    if not model.applies_to(resource):
+        return choice
+    if model.kind == MIG_SINGLE and model.profile:
+        return mig_choice(choice, model.profile)
+    if model.kind == TIME_SLICING and model.replicas > 1 and not model.per_gpu:
+        return shares_choice(choice, count or 1)
+    return choice
+
+
 def _one(
     ask: Ask, model: SharingModel, config: Config, path: str
 ) -> tuple[Ask, list[Finding], bool]:
@@ -179,10 +209,7 @@ def _one(
             "one device",
             f"ask for at most {model.replicas}, or for whole GPUs on an exclusive pool",
         )
-    capacity = tuple((k, v) for k, v in ask.choice.capacity if k != SHARES)
-    choice = dataclasses.replace(
-        ask.choice, capacity=(*capacity, (SHARES, str(ask.count))), shared=False
-    )
+    choice = shares_choice(ask.choice, ask.count)
     note = finding(
         "DRA260",
         path,
@@ -216,15 +243,7 @@ def _mig(
             ],
             True,
         )
-    selector = f"device.attributes['{NVIDIA}'].profile == '{model.profile}'"
-    choice = Choice(
-        ask.resource,
-        MIG_CLASS,
-        (selector,),
-        ask.choice.config,
-        False,
-        ask.choice.rule,
-    )
+    choice = mig_choice(ask.choice, model.profile)
     note = finding(
         "DRA266",
         path,

@@ -271,7 +271,13 @@ def _workloads(rows: Sequence[InventoryItem]) -> list[Workload]:
                 **location(first),
                 containers=[
                     GpuContainer(
-                        r.container, r.role, r.resource, r.count, r.device_class, r.selectors
+                        r.container,
+                        r.role,
+                        r.resource,
+                        r.count,
+                        r.device_class,
+                        r.selectors,
+                        r.shared and not r.driver_config and r.device_class is not None,
                     )
                     for r in group
                 ],

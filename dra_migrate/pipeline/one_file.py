@@ -16,7 +16,7 @@ import re
 
 from yaml.nodes import Node
 
-from dra_migrate.convert import unconverted
+from dra_migrate.convert import sharing, unconverted
 from dra_migrate.convert.edit import EditError, apply_regions
 from dra_migrate.convert.mapping import Config, Context, Settings
 from dra_migrate.convert.naming import Names
@@ -538,7 +538,8 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
         for name in [*limits, *(r for r in requests if r not in limits)]:
             key, value = limits.get(name) or requests[name]
             text = scalar(value) or ""
-            choice = config.choose(name, ctx)
+            count = whole_count(scalars.quantity_text(value) or "")
+            choice = sharing.choose(config, name, ctx, count)  # as the pool shares
             line, col = trees.position(key)
             rows.append(
                 InventoryItem(
@@ -553,7 +554,7 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
                     container=container.name,
                     role=container.role,
                     resource=name,
-                    count=whole_count(scalars.quantity_text(value) or ""),
+                    count=count,
                     value=text,
                     device_class=choice.device_class if choice else None,
                     replicas=replicas,

@@ -25,6 +25,7 @@ class GpuContainer:
     count: int | None
     device_class: str | None
     selectors: tuple[str, ...] = ()
+    shared: bool = False  # count is consumable shares of one device (convert/sharing.py)
 
     def to_dict(self) -> dict[str, Any]:
         # as scan's rows, without the value as written (counts only here)

@@ -62,3 +62,34 @@ def test_a_bridge_of_a_shared_name_is_called_out(tmp_path: Path) -> None:
     data = _report(tmp_path / "r", "--strategy", "bridge", "--kube-version", "1.36")
     bridged = [f for f in data["findings"] if f["code"] == "DRA541"]
     assert bridged and "gpu-ts" in bridged[0]["message"]
+
+
+def _slices(shares: int | None) -> str:
+    """One g5.2xlarge-like node: one GPU, with the driver's consumable shares or not
+    (cmd/gpu-kubelet-plugin/consumable_shares.go publishes capacity shares: N)."""
+    capacity = f", capacity: {{shares: {{value: '{shares}'}}}}" if shares else ""
+    extra = ", allowMultipleAllocations: true" if shares else ""
+    return (
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: ts-0}\n"
+        "spec:\n  driver: gpu.nvidia.com\n  nodeName: ts-0\n"
+        "  pool: {name: ts-0, generation: 1, resourceSliceCount: 1}\n  devices:\n"
+        f"  - {{name: gpu-0, attributes: {{type: {{string: gpu}}}}{capacity}{extra}}}\n"
+    )
+
+
+def _placed(tmp_path: Path, replicas: int, shares: int | None) -> set[str]:
+    work = tmp_path / f"r{replicas}-{shares}"
+    shutil.copytree(CASES / "sharing-ai-on-eks-time-slicing" / "input", work)
+    deployment = work / "timeslicing-test.yaml"
+    deployment.write_text(deployment.read_text().replace("replicas: 2", f"replicas: {replicas}"))
+    (tmp_path / f"slices-{replicas}-{shares}.yaml").write_text(_slices(shares))
+    data = _report(work, "--resource-slices", str(tmp_path / f"slices-{replicas}-{shares}.yaml"))
+    return {f["code"] for f in data["findings"]}
+
+
+def test_capacity_counts_shares_of_one_gpu(tmp_path: Path) -> None:
+    # four pods of one share each fit the node's one GPU of four shares ...
+    assert "DRA530" not in _placed(tmp_path, 4, 4)
+    # ... a fifth does not, and a GPU without consumable shares takes none of them
+    assert "DRA530" in _placed(tmp_path, 5, 4)
+    assert "DRA530" in _placed(tmp_path, 1, None)
