@@ -35,6 +35,7 @@ def deviceclasses(**params: Any) -> None:
     PATHS are optional: given, the classes follow what the repository asks for."""
     from dra_migrate.migration import stages
     from dra_migrate.migration.deviceclasses import classes_for_mapping as deviceclasses_of_mapping
+    from dra_migrate.pipeline import many_files
 
     scan_repo = bool(params["paths"])
     params["paths"] = params["paths"] or (".",)
@@ -45,7 +46,12 @@ def deviceclasses(**params: Any) -> None:
         )
         if scan_repo:
             report = run.execute(options)
-            plan, found = stages.build(report, options.settings.config, settings)
+            config = many_files.with_sharing(  # the pools the repository's configs define
+                options.settings,
+                options.paths,
+                [*options.settings.config.exclude, *options.excludes],
+            ).config
+            plan, found = stages.build(report, config, settings)
             yaml_text = plan.classes_yaml
             installed = [(c["name"], c["driver"]) for c in plan.installed_classes]
         else:

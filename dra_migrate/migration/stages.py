@@ -387,6 +387,8 @@ def _classes(
                 continue
             # bridged, or left for want of a class (DRA515): the class to create
             if w.strategy == strategy.BRIDGE or row.kept == "DRA515":
+                if row.shared:  # a share: no exclusive class serves it (migration/sharing.py)
+                    continue
                 bridged.setdefault(
                     row.resource, Bridged(row.resource, row.device_class, row.selectors)
                 )
