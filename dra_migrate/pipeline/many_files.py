@@ -153,6 +153,14 @@ def run(options: RunOptions) -> Report:
     if repo_layout.patching:  # kustomize overlays converted with their bases, or held
         units.with_overlays(repo_layout, candidates, results, set(reals), settings)
     charts = units.with_charts(repo_layout, candidates, results, set(reals), settings)
+    if any(f.code == "DRA260" for r in results.values() for f in r.findings):
+        from dra_migrate.helm import driver_values  # the stack's values for the shares
+
+        units.by_real(
+            candidates,
+            results,
+            lambda by_real: driver_values.carry_out(by_real, paths, every_exclude, settings),
+        )
     files = [results[i] for i in sorted(results)]
     found = _collisions(files) + [f for f, _files in renamed] + duplicated
     return Report(files, found, bridge_classes=settings.bridges, charts=charts)

@@ -176,6 +176,11 @@ CODES: dict[str, Code] = _table(
     ),
     Code("DRA265", W, "MIG slice of an unknown profile (single strategy): left as it is"),
     Code("DRA266", N, "MIG slice (single strategy) converted to the MIG device class"),
+    Code("DRA267", N, "DRA driver's Helm values set to publish the pools' consumable shares"),
+    Code(
+        "DRA268", W, "DRA driver's Helm values left: the GPUs its release serves share differently"
+    ),
+    Code("DRA269", N, "GPU Operator's Helm values left: the device plugin stays on for its nodes"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),
