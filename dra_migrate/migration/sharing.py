@@ -70,8 +70,10 @@ def settings_for(pool: Pool, config: Config) -> tuple[str, str]:
         problem = shares_problem(config, "gpu.nvidia.com")
         driver = (
             f'DRA driver Helm values consumableShares: "{n}" and featureGates: '
-            "{ConsumableShares: true} on this pool's kubelet plugins (a release of its own "
-            "where pools share differently: the mode is one per release); GPUCluster: "
+            "{ConsumableShares: true} on this pool's kubelet plugins, a release of its own "
+            "(kubeletPlugin.nodeSelector on the pool): the mode applies to every GPU of a "
+            "release, and a request without shares takes one; GPUCluster (after the last "
+            "wave, one mode for the cluster): "
             "spec.draDriver.featureGates.ConsumableShares: true and "
             f"spec.draDriver.gpus.kubeletPlugin.env CONSUMABLE_SHARES={n}. Each GPU then "
             f"publishes allowMultipleAllocations and a shares capacity of {n}; a converted "
