@@ -34,7 +34,7 @@ from dra_migrate.repo.sharing import (
     Pool,
 )
 from dra_migrate.report.findings import Finding, finding
-from dra_migrate.report.migration import Prerequisite, Workload
+from dra_migrate.report.migration import LiveInventory, Prerequisite, Workload
 
 TOPIC = "GPU sharing"
 CONFIRM = (
@@ -173,4 +173,21 @@ def findings(
     return out
 
 
-__all__ = ["GPU", "findings", "prerequisites", "settings_for"]
+__all__ = ["GPU", "findings", "prerequisites", "settings_for", "with_live"]
+
+
+def with_live(config: Config, live: LiveInventory | None) -> Config:
+    """The configuration with the pools the cluster's nodes show (their GFD labels, or
+    allocatable against the GPU count) after those the run read."""
+    if live is None or not live.nodes:
+        return config
+    from dataclasses import replace
+
+    from dra_migrate.repo.sharing import fleet_from_nodes
+
+    fleet = fleet_from_nodes(
+        (n.name, dict(n.labels), {k: str(v) for k, v in n.allocatable}) for n in live.nodes
+    )
+    if not fleet.known:
+        return config
+    return replace(config, sharing=config.sharing.merged(fleet))

@@ -166,6 +166,7 @@ def build(
     from dra_migrate.k8s.versions import parse_kube_version
 
     minor = parse_kube_version(settings.kube_version) if settings.kube_version else None
+    config = sharing.with_live(config, live)  # the pools the cluster's nodes show
     found: list[Finding] = []
     gpu_rows = [row for row in report.inventory if row.gpu]  # TPUs and the like stay out
     workloads = _workloads(gpu_rows)

@@ -546,6 +546,8 @@ def run_stream(stream: BinaryIO, options: RunOptions, sink: Sink | None = None) 
             excludes = [*settings.config.exclude, *options.excludes]
             lookup = _bridge_lookup(settings, options.context, excludes)
             settings, duplicated = _with_bridges(settings, lookup, stream_classes)
+        if options.context:  # the sharing model the --context's device plugin configs say
+            settings = with_sharing(settings, options.context, options.excludes)
         if len(parts) == 1:
             result = process_job(Job("", display, Role(), whole, edit), settings)
             if sink is not None:
@@ -723,7 +725,13 @@ def nodes_from_objects(objs: Iterable[Any]) -> list[Any]:
             if "/" in str(key) and count:
                 resources.append((str(key), count))
         name = meta.get("name") if isinstance(meta, dict) else None
-        nodes.append(LiveNode(str(name or "(unnamed)"), tuple(sorted(resources))))
+        labels = meta.get("labels") if isinstance(meta, dict) else None
+        shown = (
+            sorted((str(k), str(v)) for k, v in (labels or {}).items())
+            if isinstance(labels, dict)
+            else []
+        )
+        nodes.append(LiveNode(str(name or "(unnamed)"), tuple(sorted(resources)), tuple(shown)))
     return nodes
 
 

@@ -30,6 +30,7 @@ pools, each with a ``SharingModel``. Deciding what a workload on a pool becomes 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -505,3 +506,67 @@ def node_sharing(labels: Mapping[str, str], allocatable: Mapping[str, str]) -> s
     """``node_model`` as the inventory shows it: "" for whole GPUs or when unknown."""
     model = node_model(labels, allocatable)
     return "" if model is None or model.kind == EXCLUSIVE else model.describe()
+
+
+# Labels that name a node pool, most telling first: the device plugin's per-node
+# configuration, then the pools of provisioners and managed node groups.
+POOL_LABELS = (
+    CONFIG_LABEL,
+    "karpenter.sh/nodepool",
+    "NodePool",
+    "cloud.google.com/gke-nodepool",
+    "eks.amazonaws.com/nodegroup",
+    "kubernetes.azure.com/agentpool",
+    "node.kubernetes.io/instance-type",
+)
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def fleet_from_nodes(
+    nodes: Iterable[tuple[str, Mapping[str, str], Mapping[str, str]]],
+) -> Fleet:
+    """The pools a cluster's GPU nodes (name, labels, allocatable) make: nodes grouped
+    by the model their labels say (``node_model``), each group selected by the first
+    pool label whose values no other group's nodes carry, else by host name. The
+    default is the one model of every GPU node, when they all have one."""
+    groups: dict[SharingModel, list[tuple[str, Mapping[str, str]]]] = {}
+    unknown = 0
+    for name, labels, allocatable in nodes:
+        if not any(k.startswith("nvidia.com/") for k in allocatable) and not any(
+            k.startswith("nvidia.com/gpu.") for k in labels
+        ):
+            continue  # not an NVIDIA GPU node
+        model = node_model(labels, allocatable)
+        if model is None:
+            unknown += 1
+            continue
+        key = dataclasses.replace(model, source="")
+        groups.setdefault(key, []).append((name, labels))
+    pools: list[Pool] = []
+    for key, members in groups.items():
+        others = {
+            (label, labels.get(label))
+            for other, rest in groups.items()
+            if other != key
+            for _n, labels in rest
+            for label in POOL_LABELS
+        }
+        selector: tuple[tuple[str, frozenset[str]], ...] = ()
+        for label in POOL_LABELS:
+            values = {labels.get(label) for _n, labels in members}
+            if None not in values and not any((label, v) in others for v in values):
+                selector = ((label, frozenset(v for v in values if v is not None)),)
+                break
+        if not selector:
+            selector = ((HOSTNAME, frozenset(n for n, _l in members)),)
+        names = sorted(n for n, _l in members)
+        source = f"the cluster's nodes ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+        model = dataclasses.replace(key, source=source)
+        pools.append(
+            Pool(", ".join(f"{k}={'|'.join(sorted(v))}" for k, v in selector), selector, model)
+        )
+    default = ASSUMED
+    if len(groups) == 1 and not unknown:
+        default = pools[0].model
+    shared = tuple(p for p in pools if p.model.kind != EXCLUSIVE)
+    return Fleet(shared, default if pools else ASSUMED)

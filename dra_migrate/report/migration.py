@@ -208,6 +208,7 @@ class Risk:
 class LiveNode:
     name: str
     allocatable: tuple[tuple[str, int], ...]  # extended resources the node advertises
+    labels: tuple[tuple[str, str], ...] = ()  # its labels: the sharing model (repo/sharing.py)
 
 
 @dataclass(frozen=True, slots=True)

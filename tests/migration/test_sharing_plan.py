@@ -93,3 +93,43 @@ def test_capacity_counts_shares_of_one_gpu(tmp_path: Path) -> None:
     # ... a fifth does not, and a GPU without consumable shares takes none of them
     assert "DRA530" in _placed(tmp_path, 5, 4)
     assert "DRA530" in _placed(tmp_path, 1, None)
+
+
+def test_the_nodes_labels_give_the_plan_its_pools(tmp_path: Path) -> None:
+    """report --nodes: a kubectl dump whose GPU nodes carry GFD's labels; nothing in the
+    repository describes the fleet, so the nodes say it (no DRA540)."""
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "  - name: c\n    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+
+    def node(name: str, pool: str, labels: dict[str, str], gpus: int) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": {"kubernetes.io/hostname": name, "karpenter.sh/nodepool": pool, **labels},
+            },
+            "status": {"allocatable": {"nvidia.com/gpu": str(gpus)}},
+        }
+
+    ts = {"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"}
+    whole = {"nvidia.com/gpu.replicas": "1", "nvidia.com/gpu.sharing-strategy": "none"}
+    dump = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            node("ts-a", "gpu-ts", ts, 4),
+            node("ts-b", "gpu-ts", ts, 4),
+            node("big-a", "gpu-train", whole, 8),
+        ],
+    }
+    nodes = tmp_path.parent / f"{tmp_path.name}-nodes.json"
+    nodes.write_text(json.dumps(dump))
+    data = _report(tmp_path, "--nodes", str(nodes))
+    lines = {n["requirement"]: n["detail"] for n in _sharing(data)}
+    pool = next(r for r in lines if "karpenter.sh/nodepool=gpu-ts" in r)
+    assert "time-slicing (4 replicas per GPU)" in pool
+    assert 'consumableShares: "4"' in lines[pool]
+    assert "DRA540" not in {f["code"] for f in data["findings"]}
