@@ -546,8 +546,6 @@ def run_stream(stream: BinaryIO, options: RunOptions, sink: Sink | None = None) 
             excludes = [*settings.config.exclude, *options.excludes]
             lookup = _bridge_lookup(settings, options.context, excludes)
             settings, duplicated = _with_bridges(settings, lookup, stream_classes)
-        if options.context:  # the sharing model the --context's device plugin configs say
-            settings = with_sharing(settings, options.context, options.excludes)
         if len(parts) == 1:
             result = process_job(Job("", display, Role(), whole, edit), settings)
             if sink is not None:
