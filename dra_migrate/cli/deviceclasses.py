@@ -3,6 +3,7 @@ repository asks for, when paths are given), as YAML or as a JSON ``List``."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import click
@@ -35,7 +36,6 @@ def deviceclasses(**params: Any) -> None:
     PATHS are optional: given, the classes follow what the repository asks for."""
     from dra_migrate.migration import stages
     from dra_migrate.migration.deviceclasses import classes_for_mapping as deviceclasses_of_mapping
-    from dra_migrate.pipeline import many_files
 
     scan_repo = bool(params["paths"])
     params["paths"] = params["paths"] or (".",)
@@ -46,11 +46,9 @@ def deviceclasses(**params: Any) -> None:
         )
         if scan_repo:
             report = run.execute(options)
-            config = many_files.with_sharing(  # the pools the repository's configs define
-                options.settings,
-                options.paths,
-                [*options.settings.config.exclude, *options.excludes],
-            ).config
+            config = options.settings.config
+            if report.sharing is not None:  # the pools the repository's configurations define
+                config = dataclasses.replace(config, sharing=report.sharing)
             plan, found = stages.build(report, config, settings)
             yaml_text = plan.classes_yaml
             installed = [(c["name"], c["driver"]) for c in plan.installed_classes]

@@ -3,6 +3,7 @@ check on ResourceSlices and Nodes (dump files, or the live cluster)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import click
@@ -94,9 +95,9 @@ def report(
             options.settings.strategy, options.settings.kube_version, options.settings.target
         )
         found_report = run.execute(options)
-        config = many_files.with_sharing(  # the pools the repository's configs define
-            options.settings, options.paths, [*options.settings.config.exclude, *options.excludes]
-        ).config
+        config = options.settings.config
+        if found_report.sharing is not None:  # the pools the repository's configurations define
+            config = dataclasses.replace(config, sharing=found_report.sharing)
         found_report.plan, found = stages.build(found_report, config, settings, live)
     except ConfigError as error:
         run.fail_usage(error)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from dra_migrate.convert.mapping import Settings
     from dra_migrate.pipeline.options import RunOptions
     from dra_migrate.repo.context import BridgeLookup
+    from dra_migrate.repo.sharing import SharingLookup
 
 # A file read for the prefilter is kept for processing up to this size; a larger
 # one (an install bundle) is read again where it is processed, so that a run
@@ -59,6 +60,7 @@ def run(options: RunOptions) -> Report:
     # git is asked what the context defines while the files are listed and read
     defining_context = Lookup(context, every_exclude, config.max_file_size)
     bridges = _bridge_lookup(settings, (*paths, *context), every_exclude)
+    sharing = _sharing_lookup(settings, (*paths, *context), every_exclude)
     wanted = (*needles, b"ResourceClaimTemplate", suppress.MARKER)
     reals: list[str] = []  # every file's real path; the candidates leave out the ruled-out ones
     candidates = list(
@@ -124,6 +126,8 @@ def run(options: RunOptions) -> Report:
         defining_context.cancel()
         if bridges is not None:
             bridges.cancel()
+        if sharing is not None:
+            sharing.cancel()
         around = []
     repo_layout = builder.add(around)
     if not todo:  # nothing to parse: the parsing and planning code is never imported
@@ -139,7 +143,7 @@ def run(options: RunOptions) -> Report:
     if templates_elsewhere:
         settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
     settings, duplicated = _with_bridges(settings, bridges)
-    settings = with_sharing(settings, (*paths, *context), every_exclude)
+    settings = _with_sharing(settings, sharing)
     processed = kept.mapped([job for _i, job in work], settings, jobs, progress, _map)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
@@ -163,7 +167,13 @@ def run(options: RunOptions) -> Report:
         )
     files = [results[i] for i in sorted(results)]
     found = _collisions(files) + [f for f, _files in renamed] + duplicated
-    return Report(files, found, bridge_classes=settings.bridges, charts=charts)
+    return Report(
+        files,
+        found,
+        bridge_classes=settings.bridges,
+        charts=charts,
+        sharing=settings.config.sharing,
+    )
 
 
 def _bridge_lookup(
@@ -214,18 +224,27 @@ def _with_bridges(
     return dataclasses.replace(settings, bridges=tuple(found)), duplicated
 
 
-def with_sharing(settings: Settings, roots: Sequence[str], excludes: Sequence[str]) -> Settings:
-    """The settings with the sharing model the repository's device plugin
-    configurations define (repo/sharing.py) after the configuration's own pools."""
-    config = settings.config
-    if not config.read_sharing:
-        return settings
-    from dra_migrate.repo.sharing import read_repository
+def _sharing_lookup(
+    settings: Settings, roots: Sequence[str], excludes: Sequence[str]
+) -> SharingLookup | None:
+    """The search for the device plugin configurations under ``roots`` (the sharing
+    model, repo/sharing.py), started now; None when the configuration says not to."""
+    if not settings.config.read_sharing:
+        return None
+    from dra_migrate.repo.sharing import SharingLookup
 
-    fleet, _files = read_repository(roots, excludes, config.max_file_size)
+    return SharingLookup(roots, excludes, settings.config.max_file_size)
+
+
+def _with_sharing(settings: Settings, lookup: SharingLookup | None) -> Settings:
+    """The settings with the pools the repository's configurations define, after the
+    configuration's own."""
+    if lookup is None:
+        return settings
+    fleet, _files = lookup.result()
     if not fleet.known:
         return settings
-    merged = dataclasses.replace(config, sharing=config.sharing.merged(fleet))
+    merged = dataclasses.replace(settings.config, sharing=settings.config.sharing.merged(fleet))
     return dataclasses.replace(settings, config=merged)
 
 

@@ -323,43 +323,82 @@ def _yaml(text: str) -> Any:
 
 # --- the repository ------------------------------------------------------------------
 
-# What a file that sets the device plugin's sharing holds (a ConfigMap's config, the
-# charts' values, a ClusterPolicy): files without one of them are never parsed.
-NEEDLES = (b"timeSlicing", b"migStrategy", b"devicePlugin", b"sharing:")
 _EXTENSIONS = (".yaml", ".yml", ".json")
+
+
+# What git is asked for first: every configuration that shares or sets MIG holds one
+# (a ConfigMap's data, the charts' values and a ClusterPolicy embed the file's text).
+SEARCHED = ("timeSlicing", "migStrategy", "mps:")
+
+
+class SharingLookup:
+    """The device plugin configurations under ``roots``, asked now and answered by
+    ``result``: in a git work tree ``git grep`` finds the files that mention them while
+    the run reads its own (as ``context.BridgeLookup``); outside one the files are
+    walked and searched. Only those files are parsed."""
+
+    def __init__(self, roots: Iterable[str], excludes: Iterable[str], limit: int) -> None:
+        from dra_migrate.repo import discover
+
+        self.roots = [r for r in roots if r != "-"]
+        self.excludes, self.limit = list(excludes), limit
+        self.searches = [discover.Search(self.roots, n, self.excludes) for n in SEARCHED]
+
+    def cancel(self) -> None:
+        for search in self.searches:
+            search.cancel()
+
+    def result(self) -> tuple[Fleet, tuple[str, ...]]:
+        """The pools the configurations define, and the files they were read from:
+        ConfigMaps whose data holds a configuration (what the plugin reads through
+        ``--config-file`` or the config manager), the device plugin chart's values
+        (``config.map``, ``config.default``), the GPU Operator's values and ClusterPolicy
+        (``devicePlugin.config.data`` and ``default``). Nothing in them is run;
+        unreadable or unparsable files are skipped (the run that converts them reports
+        them)."""
+        import os
+
+        from dra_migrate.repo import discover
+
+        found: set[str] = set()
+        walked = False
+        for search in self.searches:
+            paths = search.result()
+            if paths is None:  # outside git: walked, and each file searched
+                walked = True
+                break
+            found |= paths
+        if walked:
+            self.cancel()
+            needles = tuple(n.encode() for n in SEARCHED)
+            candidates = discover.expand(self.roots, self.excludes, (), needles, self.limit)
+            found = {c.path for c in candidates if not c.ruled_out}
+        pools: list[Pool] = []
+        default: SharingModel | None = None
+        files: list[str] = []
+        for path in sorted(found):
+            if not path.lower().endswith(_EXTENSIONS):
+                continue
+            try:
+                data = discover.read_file(path, self.limit)
+            except discover.Unreadable:
+                continue
+            if b"replicas" not in data and b"migStrategy" not in data:
+                continue  # shares nothing: a configuration that shares names its replicas
+            display = os.path.normpath(os.path.relpath(path))
+            more, more_default = read_documents(data, display)
+            if more or more_default:
+                files.append(display)
+            pools += [p for p in more if p.name not in {q.name for q in pools}]
+            default = default or more_default
+        return Fleet(tuple(pools), default or ASSUMED), tuple(files)
 
 
 def read_repository(
     roots: Iterable[str], excludes: Iterable[str], limit: int
 ) -> tuple[Fleet, tuple[str, ...]]:
-    """The pools the repository's device plugin configurations define, and the files
-    they were read from: ConfigMaps whose data holds a configuration (what the plugin
-    reads through ``--config-file`` or the config manager), the device plugin chart's
-    values (``config.map``, ``config.default``), the GPU Operator's values and
-    ClusterPolicy (``devicePlugin.config.data``/``default``, ``mig.strategy``).
-    Nothing in the files is run; unreadable or unparsable files are skipped (the run
-    that converts them reports them)."""
-    from dra_migrate.repo import discover
-
-    roots = [r for r in roots if r != "-"]
-    pools: list[Pool] = []
-    default: SharingModel | None = None
-    files: list[str] = []
-    for candidate in discover.expand(roots, excludes, (), NEEDLES, limit):
-        if candidate.ruled_out or not candidate.path.lower().endswith(_EXTENSIONS):
-            continue
-        try:
-            data = discover.read_file(candidate.path, limit)
-        except discover.Unreadable:
-            continue
-        if not discover.mentions(data, NEEDLES):
-            continue
-        found, found_default = read_documents(data, candidate.display)
-        if found or found_default:
-            files.append(candidate.display)
-        pools += [p for p in found if p.name not in {q.name for q in pools}]
-        default = default or found_default
-    return Fleet(tuple(pools), default or ASSUMED), tuple(files)
+    """``SharingLookup(...).result()`` at once."""
+    return SharingLookup(roots, excludes, limit).result()
 
 
 def read_documents(data: bytes, display: str) -> tuple[list[Pool], SharingModel | None]:
