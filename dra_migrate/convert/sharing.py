@@ -170,7 +170,8 @@ def _one(
         return refuse(
             "DRA263",
             "the NVIDIA DRA driver rejects an MPS GpuConfig on a claim while consumable "
-            "shares are on, and pods with claims of their own share a GPU only that way",
+            "shares are on, and consumable shares are the only way pods with claims of "
+            "their own share a GPU",
             "keep the pool on the device plugin's MPS; or share one ResourceClaim between "
             "the pods by hand with a GpuConfig sharing {strategy: MPS} (driver feature gate "
             "MPSSupport), which gives them one MPS daemon",
@@ -253,6 +254,3 @@ def _mig(
         "",
     )
     return dataclasses.replace(ask, choice=choice), [note], False
-
-
-KINDS_CONVERTED = (TIME_SLICING, MIG_SINGLE)
