@@ -10,7 +10,7 @@ from typing import Any
 
 from dra_migrate.repo.sharing import SHARED_PRODUCT
 from tests.helpers.cli_runner import invoke
-from tests.helpers.fake_apiserver import node, sample_cluster, serve, write_kubeconfig
+from tests.helpers.fake_apiserver import dump, node, sample_cluster, serve, write_kubeconfig
 
 
 def _labelled(name: str, gpus: int, advertised: int, labels: dict[str, str]) -> dict[str, Any]:
@@ -57,6 +57,13 @@ def test_each_nodes_sharing_from_its_labels(tmp_path: Path) -> None:
         text = invoke(["inventory", "--cluster", "--kubeconfig", str(kubeconfig), "-A"])
     assert result.exit_code == 0, result.output
     nodes = {n["name"]: n for n in json.loads(result.stdout)["cluster"]["nodes"]}
+    # kubectl's dumps of the same cluster say the same
+    (tmp_path / "cluster.json").write_text(json.dumps(dump(state)), encoding="utf-8")
+    offline = invoke(["inventory", str(tmp_path / "cluster.json"), "--format", "json"])
+    dumped = {n["name"]: n for n in json.loads(offline.stdout)["cluster"]["nodes"]}
+    assert {k: v["sharing"] for k, v in dumped.items()} == {
+        k: v["sharing"] for k, v in nodes.items()
+    }
     assert nodes["ts-0"]["sharing"] == "time-slicing (4 replicas per GPU)"
     assert nodes["ts-1"]["sharing"] == "time-slicing (4 replicas per GPU)"
     assert nodes["mig-0"]["sharing"] == "MIG, single strategy (profile 1g.5gb)"
