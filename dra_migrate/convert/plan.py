@@ -241,9 +241,7 @@ def _fractional(
                 *trees.position(ask.key),
                 f"{what}; a claim would allocate {ask.count} whole GPU(s) of its own to every "
                 "pod, so the pod is left on the device plugin",
-                f"keep it on its sharing scheduler, or map {ask.resource} in .dra-migrate.yaml "
-                "with a config that shares devices (the NVIDIA driver's GpuConfig, sharing "
-                "strategy TimeSlicing or MPS) and convert again",
+                sharing.fraction_hint(bool(companions)),
             )
         )
     return found

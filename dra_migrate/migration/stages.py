@@ -58,9 +58,9 @@ RISKS: dict[str, tuple[str, str]] = {
         "Time-sliced or renamed shared GPUs",
         "A device-plugin time slice (nvidia.com/gpu.shared, sharing replicas) made 1 a "
         "fraction of a GPU; an exclusive DRA GPU is not a time slice, so the same pods need "
-        "more GPUs. Keep sharing with one ResourceClaim shared by the pods and the driver's "
-        "GpuConfig sharing strategy (TimeSlicing or MPS, behind driver feature gates), or plan "
-        "the capacity.",
+        "more GPUs. Say how many ways the pool shares (sharing: in .dra-migrate.yaml) to "
+        "convert them to the DRA driver's consumable shares (release 0.5), or keep them on "
+        "the device plugin.",
     ),
     "DRA206": (
         "ResourceQuota on an extended GPU resource",
