@@ -91,9 +91,10 @@ class SharingModel:
             return resource == GPU and self.kind == MIG_SINGLE
         if not self.shared:
             return False
+        names = self.resources or (GPU,)  # GFD's labels and sharing: speak of nvidia.com/gpu
         if resource.endswith(SHARED_SUFFIX):
-            return not self.resources or resource[: -len(SHARED_SUFFIX)] in self.resources
-        return not self.renamed and (not self.resources or resource in self.resources)
+            return resource[: -len(SHARED_SUFFIX)] in names
+        return not self.renamed and resource in names
 
     def describe(self) -> str:
         if self.kind == EXCLUSIVE:
@@ -159,12 +160,17 @@ class Fleet:
         selects say, else the first pool that holds every node it may land on, else
         the fleet default (exclusive, assumed, when nothing is known)."""
         from_labels = model_from_selector(node_selector)
-        if from_labels is not None:
+        if from_labels is not None and (not from_labels.shared or from_labels.replicas > 1):
             return from_labels
+        # a -SHARED product says the pool shares, not how many ways: a pool may say it
         for pool in self.pools:
-            if pool.selector and pool.covers(node_selector):
+            if (
+                pool.selector
+                and pool.covers(node_selector)
+                and (from_labels is None or pool.model.kind == from_labels.kind)
+            ):
                 return pool.model
-        return self.default
+        return from_labels or self.default
 
     def merged(self, other: Fleet) -> Fleet:
         """These pools first (the configuration), then ``other``'s (what was read)."""

@@ -259,3 +259,18 @@ def test_no_workload_on_a_shared_pool_becomes_an_exclusive_request(
         assert release == "0.5" and "DRA260" in codes
     # MPS and per-GPU replica counts have no DRA equivalent: such a pod is never changed
     assert not (shared and (model.kind == MPS or model.per_gpu)), codes
+
+
+def test_what_a_model_shares_and_where_labels_leave_off() -> None:
+    ts = SharingModel(TIME_SLICING, 4)
+    # the device plugin's sharing is NVIDIA's: another vendor's GPUs are not its shares
+    assert not ts.applies_to("amd.com/gpu") and ts.applies_to("nvidia.com/gpu")
+    mixed = SharingModel(TIME_SLICING, 2, resources=("nvidia.com/mig-1g.5gb",))
+    assert mixed.applies_to("nvidia.com/mig-1g.5gb") and not mixed.applies_to("nvidia.com/gpu")
+    # a -SHARED product says the pool shares, a pool of the configuration says how many ways
+    pool = Pool("ts", (("pool", frozenset(["a"])),), SharingModel(TIME_SLICING, 4, source="cfg"))
+    product = {"nvidia.com/gpu.product": frozenset(["NVIDIA-A10G" + sharing.SHARED_PRODUCT])}
+    fleet = Fleet((pool,))
+    assert fleet.model_for({**product, "pool": frozenset(["a"])}).replicas == 4
+    alone = fleet.model_for(product)
+    assert alone.kind == TIME_SLICING and alone.replicas == 0  # shared, count unknown: DRA205
