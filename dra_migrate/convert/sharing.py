@@ -194,10 +194,10 @@ def _one(
     if model.per_gpu:
         return refuse(
             "DRA262",
-            "the replica count differs between GPUs of a node (the device plugin's devices "
-            "field), and the DRA driver's --consumable-shares is one count for every GPU "
-            "of a kubelet plugin",
-            "give every GPU of the pool the same replica count, or keep the pool on the "
+            "the replica count differs between devices of a node (resources of different "
+            "counts, such as whole GPUs and MIG devices), and the DRA driver's "
+            "--consumable-shares is one count for every GPU and MIG device of a kubelet plugin",
+            "give every resource of the pool the same replica count, or keep the pool on the "
             "device plugin",
         )
     problem = shares_problem(config, ask.choice.device_class)

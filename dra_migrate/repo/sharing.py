@@ -110,7 +110,7 @@ class SharingModel:
         if self.fail_over_one:
             extra.append("failRequestsGreaterThanOne")
         if self.per_gpu:
-            extra.append("replica counts per GPU")
+            extra.append("replica counts differ between devices")
         return f"{name} ({', '.join(extra)})"
 
 
@@ -258,15 +258,17 @@ def _replicated(kind: str, body: Any, source: str) -> SharingModel | None:
         return None  # isReplicated: no resource with more than one replica
     counts = {_int(r.get("replicas")) for r in replicated}
     names = tuple(dict.fromkeys(str(r.get("name") or GPU) for r in replicated))
-    # a resource's devices (a count or a list, not "all") gives some GPUs replicas and
-    # others none; two entries for one name give GPUs different counts
-    per_gpu = len(counts) > 1 or any(r.get("devices") not in (None, "all") for r in replicated)
+    # resources of different counts (nvidia.com/gpu 2, nvidia.com/mig-1g.5gb 4 in the
+    # mixed strategy) share devices of a node differently. A resource's ``devices`` and
+    # ``rename`` are ignored: the plugin resets them to every GPU and to renameByDefault
+    # (config.go DisableResourceNamingInConfig, replicas.go disableResoureRenaming)
+    per_gpu = len(counts) > 1
     fail = body.get("failRequestsGreaterThanOne")
     if kind == MPS:
         # config.go: MPS keeps failRequestsGreaterThanOne true unless set; no renaming
         renamed, fail_over_one = False, fail is not False
     else:
-        renamed = bool(body.get("renameByDefault")) or any(r.get("rename") for r in replicated)
+        renamed = body.get("renameByDefault") is True
         fail_over_one = fail is True
     return SharingModel(
         kind,

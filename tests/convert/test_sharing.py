@@ -86,7 +86,10 @@ def test_the_device_plugin_configurations_as_api_config_v1_reads_them() -> None:
     assert _model("version: v1\n").kind == EXCLUSIVE
     # one replica is no sharing (isReplicated: more than one)
     assert _model(README_TIME_SLICING.replace("10", "1")).kind == EXCLUSIVE
-    uneven = README_TIME_SLICING.replace("replicas: 10", "devices: [0]\n      replicas: 2")
+    # a resource's devices is ignored (every GPU gets the replicas, config.go)
+    listed = README_TIME_SLICING.replace("replicas: 10", "devices: [0]\n      replicas: 2")
+    assert not _model(listed).per_gpu and _model(listed).replicas == 2
+    uneven = README_TIME_SLICING + "    - name: nvidia.com/mig-1g.5gb\n      replicas: 4\n"
     assert _model(uneven).per_gpu
     with pytest.raises(sharing.NotAConfig):
         sharing.model_from_config({"apiVersion": "v1"}, "x")
