@@ -270,7 +270,7 @@ def test_what_a_model_shares_and_where_labels_leave_off() -> None:
     assert not ts.applies_to("amd.com/gpu") and ts.applies_to("nvidia.com/gpu")
     mixed = SharingModel(TIME_SLICING, 2, resources=("nvidia.com/mig-1g.5gb",))
     assert mixed.applies_to("nvidia.com/mig-1g.5gb") and not mixed.applies_to("nvidia.com/gpu")
-    # a -SHARED product says the pool shares, a pool of the configuration says how many ways
+    # a shared product suffix says the pool shares, a pool of the configuration says how many ways
     pool = Pool("ts", (("pool", frozenset(["a"])),), SharingModel(TIME_SLICING, 4, source="cfg"))
     product = {"nvidia.com/gpu.product": frozenset(["NVIDIA-A10G" + sharing.SHARED_PRODUCT])}
     fleet = Fleet((pool,))
