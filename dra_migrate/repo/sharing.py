@@ -335,8 +335,10 @@ _EXTENSIONS = (".yaml", ".yml", ".json")
 
 
 # What git is asked for first: every configuration that shares or sets MIG holds one
-# (a ConfigMap's data, the charts' values and a ClusterPolicy embed the file's text).
-SEARCHED = ("timeSlicing", "migStrategy", "mps:")
+# of the first three (a ConfigMap's data and the charts' values embed the file's
+# text); a ClusterPolicy or the GPU Operator's values that only name the default
+# configuration hold devicePlugin.
+SEARCHED = ("timeSlicing", "migStrategy", "mps:", "devicePlugin")
 
 
 class SharingLookup:
@@ -381,8 +383,7 @@ class SharingLookup:
             needles = tuple(n.encode() for n in SEARCHED)
             candidates = discover.expand(self.roots, self.excludes, (), needles, self.limit)
             found = {c.path for c in candidates if not c.ruled_out}
-        pools: list[Pool] = []
-        default: SharingModel | None = None
+        gathered = Found()
         files: list[str] = []
         for path in sorted(found):
             if not path.lower().endswith(_EXTENSIONS):
@@ -391,15 +392,18 @@ class SharingLookup:
                 data = discover.read_file(path, self.limit)
             except discover.Unreadable:
                 continue
-            if b"replicas" not in data and b"migStrategy" not in data:
+            if (
+                b"replicas" not in data
+                and b"migStrategy" not in data
+                and b"devicePlugin" not in data
+            ):
                 continue  # shares nothing: a configuration that shares names its replicas
             display = os.path.normpath(os.path.relpath(path))
-            more, more_default = read_documents(data, display)
-            if more or more_default:
+            more = read_documents(data, display)
+            if not more.empty:
                 files.append(display)
-            pools += [p for p in more if p.name not in {q.name for q in pools}]
-            default = default or more_default
-        return Fleet(tuple(pools), default or ASSUMED), tuple(files)
+            gathered.add(more)
+        return gathered.fleet(), tuple(files)
 
 
 def read_repository(
@@ -409,28 +413,71 @@ def read_repository(
     return SharingLookup(roots, excludes, limit).result()
 
 
-def read_documents(data: bytes, display: str) -> tuple[list[Pool], SharingModel | None]:
-    """The pools and default model the YAML documents of one file define."""
+@dataclass(slots=True)
+class Found:
+    """What the repository's files say, gathered file by file (not frozen: each file
+    adds to it): the pools of named configurations, the default configuration's model,
+    the name a ClusterPolicy or a chart gives its default when the configurations are
+    elsewhere (a ConfigMap made ``--from-file``), and the standalone configuration files
+    (each a configuration named by its file name, as ``--from-file`` names the key)."""
+
+    pools: list[Pool] = field(default_factory=list)
+    default: SharingModel | None = None
+    wanted: str | None = None
+    standalone: list[Pool] = field(default_factory=list)
+
+    def add(self, other: Found) -> None:
+        names = {p.name for p in self.pools}
+        self.pools += [p for p in other.pools if p.name not in names]
+        self.default = self.default or other.default
+        self.wanted = self.wanted or other.wanted
+        self.standalone += other.standalone
+
+    @property
+    def empty(self) -> bool:
+        return not (self.pools or self.default or self.wanted or self.standalone)
+
+    def fleet(self) -> Fleet:
+        """The fleet: the named configurations and the standalone files as pools by the
+        ``nvidia.com/device-plugin.config`` label; the default configuration, else the
+        one the ClusterPolicy names, else the only standalone file (the plugin's
+        "single" fallback)."""
+        names = {p.name for p in self.pools}
+        pools = self.pools + [p for p in self.standalone if p.name not in names]
+        default = self.default
+        if default is None and self.wanted is not None:
+            default = next((p.model for p in pools if p.name == _pool_name(self.wanted)), None)
+        if default is None and len(self.standalone) == 1 and self.wanted is None:
+            default = self.standalone[0].model
+        if default is not None and default.kind == MIG_SINGLE:
+            default = _whole_gpus(default)
+        return Fleet(tuple(pools), default or ASSUMED)
+
+
+def _pool_name(config: str) -> str:
+    return f"{CONFIG_LABEL}={config}"
+
+
+def read_documents(data: bytes, display: str) -> Found:
+    """What the YAML documents of one file define."""
+    import os
+
     from dra_migrate.manifests import compose, sources, trees
     from dra_migrate.report.findings import InputProblem
 
+    found = Found()
     try:
         docs = compose.parse(sources.decode(display, data))
     except InputProblem:
-        return [], None
-    pools: list[Pool] = []
-    default: SharingModel | None = None
+        return found
     for doc in docs:
         if doc.root is None:
             continue
         line = trees.position(doc.root)[0]
         obj = trees.to_data(doc.root)
-        if not isinstance(obj, Mapping):
-            continue
-        found, found_default = _object(obj, f"{display}:{line}")
-        pools += found
-        default = default or found_default
-    return pools, default
+        if isinstance(obj, Mapping):
+            found.add(_object(obj, f"{display}:{line}", os.path.basename(display)))
+    return found
 
 
 def _get(obj: Any, *path: str) -> Any:
@@ -441,18 +488,18 @@ def _get(obj: Any, *path: str) -> Any:
     return obj
 
 
-def _object(obj: Mapping[str, Any], where: str) -> tuple[list[Pool], SharingModel | None]:
+def _object(obj: Mapping[str, Any], where: str, file_name: str) -> Found:
     kind = obj.get("kind")
     if kind == "ConfigMap":
         data = obj.get("data")
         if not isinstance(data, Mapping):
-            return [], None
+            return Found()
         name = _get(obj, "metadata", "name") or "ConfigMap"
         return _configs(data, None, f"{where} ConfigMap {name}")
     if kind == "ClusterPolicy":
         return _operator(_get(obj, "spec"), f"{where} ClusterPolicy")
     if kind is not None:
-        return [], None
+        return Found()
     if isinstance(_get(obj, "config", "map"), Mapping):  # the device plugin's chart
         return _configs(
             _get(obj, "config", "map"), _get(obj, "config", "default"), f"{where} config.map"
@@ -461,31 +508,35 @@ def _object(obj: Mapping[str, Any], where: str) -> tuple[list[Pool], SharingMode
         return _operator(obj, f"{where} GPU Operator values")
     if "version" in obj and ("sharing" in obj or "flags" in obj):  # a config file itself
         try:
-            return [], model_from_config(obj, where)
+            model = model_from_config(obj, where)
         except NotAConfig:
-            return [], None
-    return [], None
+            return Found()
+        pool = Pool(_pool_name(file_name), ((CONFIG_LABEL, frozenset([file_name])),), model)
+        return Found(standalone=[pool])
+    return Found()
 
 
-def _operator(spec: Any, where: str) -> tuple[list[Pool], SharingModel | None]:
+def _operator(spec: Any, where: str) -> Found:
     data = _get(spec, "devicePlugin", "config", "data")
     default_name = _get(spec, "devicePlugin", "config", "default")
     if isinstance(data, Mapping):
         return _configs(data, default_name, f"{where} devicePlugin.config.data")
-    return [], None
+    # the configurations are in a ConfigMap of their own (devicePlugin.config.name)
+    return Found(wanted=default_name if isinstance(default_name, str) else None)
 
 
-def _configs(
-    data: Mapping[str, Any], default: Any, where: str
-) -> tuple[list[Pool], SharingModel | None]:
+def _configs(data: Mapping[str, Any], default: Any, where: str) -> Found:
     pools, model = pools_from_configs(data, default if isinstance(default, str) else None, where)
-    if model is not None and model.kind == MIG_SINGLE:
-        # migStrategy single on a node without MIG advertises whole GPUs: only the
-        # product label (-MIG-<profile>) says a node has slices
-        model = SharingModel(
-            source=model.source + " (migStrategy single: whole GPUs where MIG is off)"
-        )
-    return pools, model
+    return Found(pools=pools, default=_whole_gpus(model) if model else None)
+
+
+def _whole_gpus(model: SharingModel) -> SharingModel:
+    """A default configuration's model: migStrategy single on a node without MIG
+    advertises whole GPUs, and only the product label (-MIG-<profile>) says a node has
+    slices."""
+    if model.kind != MIG_SINGLE:
+        return model
+    return SharingModel(source=model.source + " (migStrategy single: whole GPUs where MIG is off)")
 
 
 # --- the configuration ---------------------------------------------------------------

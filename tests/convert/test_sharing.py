@@ -137,13 +137,44 @@ def test_the_repository_objects_that_hold_configurations(tmp_path: Path) -> None
         "  devicePlugin:\n    config:\n      default: mps\n      data:\n        mps: |-\n"
         + "".join(f"          {line}\n" for line in README_MPS.splitlines())
     )
-    pools, default = sharing.read_documents(operator.read_bytes(), "values.yaml")
+    found = sharing.read_documents(operator.read_bytes(), "values.yaml")
+    default = found.default
     assert default is not None and (default.kind, default.replicas) == (TIME_SLICING, 10)
-    assert pools[0].selector == ((sharing.CONFIG_LABEL, frozenset(["any"])),)
-    _pools, default = sharing.read_documents(policy.read_bytes(), "policy.yaml")
+    assert found.pools[0].selector == ((sharing.CONFIG_LABEL, frozenset(["any"])),)
+    default = sharing.read_documents(policy.read_bytes(), "policy.yaml").default
     assert default is not None and default.kind == MPS
     fleet, files = sharing.read_repository([str(tmp_path)], [], 1 << 20)
     assert fleet.known and len(files) == 2
+
+
+def test_a_configmap_made_from_a_file_and_the_clusterpolicy_that_names_it(
+    tmp_path: Path,
+) -> None:
+    """NVIDIA/gpu-operator's own test (tests/plugin-config.yaml, made a ConfigMap with
+    kubectl create configmap --from-file and named by the ClusterPolicy's
+    devicePlugin.config, tests/scripts/update-clusterpolicy.sh @a22dbf67)."""
+    (tmp_path / "plugin-config.yaml").write_text(
+        "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: false\n"
+        "    resources:\n    - name: nvidia.com/gpu\n      replicas: 10\n"
+    )
+    (tmp_path / "other.yaml").write_text(README_MPS)
+    (tmp_path / "policy.yaml").write_text(
+        "apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: cluster-policy}\n"
+        "spec:\n  devicePlugin:\n    config: {name: plugin-config, default: plugin-config.yaml}\n"
+    )
+    fleet, files = sharing.read_repository([str(tmp_path)], [], 1 << 20)
+    assert (fleet.default.kind, fleet.default.replicas) == (TIME_SLICING, 10)
+    assert sorted(Path(f).name for f in files) == [
+        "other.yaml",
+        "plugin-config.yaml",
+        "policy.yaml",
+    ]
+    # each file is a configuration the label can pick by its file name
+    picked = fleet.model_for({sharing.CONFIG_LABEL: frozenset(["other.yaml"])})
+    assert picked.kind == MPS
+    # without the ClusterPolicy, two files: neither is the default
+    (tmp_path / "policy.yaml").unlink()
+    assert sharing.read_repository([str(tmp_path)], [], 1 << 20)[0].default.assumed
 
 
 def test_the_configuration_says_did_you_mean(tmp_path: Path) -> None:
