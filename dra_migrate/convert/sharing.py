@@ -217,6 +217,17 @@ def _one(
             f"{ask.count} shares at admission (UnexpectedAdmissionError): this pod never ran",
             "ask for 1, then convert again",
         )
+    if ask.count > 1 and not model.packed:
+        return refuse(
+            "DRA264",
+            f"the device plugin spreads a pod's {ask.count} replicas over the node's GPUs "
+            "(sharedDevicesAllocationPolicy distributed, its default: internal/rm/allocate.go), "
+            f"and no DRA request repeats that: {ask.count} shares of one GPU, or "
+            f"{ask.count} GPUs",
+            "ask for 1 share; or, where the device plugin packs replicas "
+            "(sharedDevicesAllocationPolicy: packed, in its config or .dra-migrate.yaml "
+            "sharing: allocationPolicy), convert again for shares of one GPU",
+        )
     if ask.count > model.replicas:
         return refuse(
             "DRA264",

@@ -80,6 +80,9 @@ class SharingModel:
     profile: str = ""
     source: str = ""
     assumed: bool = False
+    # flags.plugin.sharedDevicesAllocationPolicy: packed puts a pod's replicas on as few
+    # GPUs as it can; distributed (the default) spreads them (internal/rm/allocate.go)
+    packed: bool = False
 
     @property
     def shared(self) -> bool:
@@ -111,6 +114,8 @@ class SharingModel:
             extra.append("failRequestsGreaterThanOne")
         if self.per_gpu:
             extra.append("replica counts differ between devices")
+        if self.packed:
+            extra.append("packed")
         return f"{name} ({', '.join(extra)})"
 
 
@@ -238,10 +243,11 @@ def model_from_config(data: Any, source: str) -> SharingModel:
     mig = str(_get(data, "flags", "migStrategy") or "none")
     mps = _get(data, "sharing", "mps")
     slicing = _get(data, "sharing", "timeSlicing")
+    packed = _get(data, "flags", "plugin", "sharedDevicesAllocationPolicy") == "packed"
     for kind, body in ((MPS, mps), (TIME_SLICING, slicing)):  # MPS wins (sharing.go)
         model = _replicated(kind, body, source)
         if model is not None:
-            return model
+            return dataclasses.replace(model, packed=packed)
     if mig == "single":
         return SharingModel(MIG_SINGLE, source=source)
     if mig == "mixed":
@@ -574,6 +580,7 @@ def _configured(entry: Mapping[str, Any], source: str) -> SharingModel:
         resources=tuple(entry.get("resources") or ()),
         profile=str(entry.get("profile") or ""),
         source=source,
+        packed=entry.get("allocationPolicy") == "packed",
     )
 
 

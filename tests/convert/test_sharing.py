@@ -81,6 +81,11 @@ def test_the_device_plugin_configurations_as_api_config_v1_reads_them() -> None:
     mps = _model(README_MPS)
     # config.go keeps failRequestsGreaterThanOne true for MPS unless set; no renaming
     assert (mps.kind, mps.replicas, mps.fail_over_one, mps.renamed) == (MPS, 10, True, False)
+    packed = README_TIME_SLICING.replace(
+        "version: v1\n",
+        "version: v1\nflags:\n  plugin:\n    sharedDevicesAllocationPolicy: packed\n",
+    )
+    assert _model(packed).packed and not plain.packed
     assert _model("version: v1\nflags:\n  migStrategy: mixed\n").kind == MIG_MIXED
     assert _model("version: v1\nflags:\n  migStrategy: single\n").kind == MIG_SINGLE
     assert _model("version: v1\n").kind == EXCLUSIVE
@@ -207,6 +212,7 @@ MODELS = {
     "exclusive": SharingModel(),
     "ts4": SharingModel(TIME_SLICING, 4),
     "ts4-renamed": SharingModel(TIME_SLICING, 4, renamed=True),
+    "ts4-packed": SharingModel(TIME_SLICING, 4, packed=True),
     "ts2-strict": SharingModel(TIME_SLICING, 2, fail_over_one=True),
     "ts-uneven": SharingModel(TIME_SLICING, 2, per_gpu=True),
     "mps": SharingModel(MPS, 4, fail_over_one=True),
@@ -290,6 +296,7 @@ def test_no_workload_on_a_shared_pool_becomes_an_exclusive_request(
         # a share of a GPU: the shares it had, on one device, and the release has them
         assert request["capacity"]["requests"]["shares"] == str(count), request
         assert request["count"] == 1 and count <= model.replicas
+        assert count == 1 or model.packed  # spread replicas have no one-request equivalent
         assert release == "0.5" and "DRA260" in codes
     # MPS and per-GPU replica counts have no DRA equivalent: such a pod is never changed
     assert not (shared and (model.kind == MPS or model.per_gpu)), codes
