@@ -77,7 +77,8 @@ def settings_for(pool: Pool, config: Config) -> tuple[str, str]:
             "spec.draDriver.featureGates.ConsumableShares: true and "
             f"spec.draDriver.gpus.kubeletPlugin.env CONSUMABLE_SHARES={n}. Each GPU then "
             f"publishes allowMultipleAllocations and a shares capacity of {n}; a converted "
-            "request takes as many shares as it asked replicas (DRA260); Kubernetes 1.34+ "
+            "request takes the one share its replica was (k under a packed policy, DRA260); "
+            "Kubernetes 1.34+ "
             "with DRAConsumableCapacity (on by default from 1.36)"
         )
         if problem:
