@@ -44,6 +44,7 @@ from dra_migrate.repo.sharing import (
     MIG_MIXED,
     MIG_SINGLE,
     MPS,
+    SHARED_SUFFIX,
     TIME_SLICING,
     SharingModel,
 )
@@ -124,11 +125,29 @@ def apply(
         if ask.choice.config or not model.applies_to(ask.resource):
             out.append(ask)  # exclusive, or the mapping gives its own sharing config
             continue
-        changed, more, stop = _one(ask, model, config, path)
+        changed, more, stop = _one(_unrenamed(ask, config, ctx), model, config, path)
         findings += more
         refused = refused or stop
         out.append(changed)
     return None if refused else out
+
+
+def _base_choice(choice: Choice, config: Config, ctx: Context) -> Choice:
+    """A renamed share (``<name>.shared``, renameByDefault) is a share of ``<name>``'s
+    device: the class and selectors the mapping gives ``<name>`` (``nvidia.com/mig-
+    1g.5gb.shared`` is a 1g.5gb MIG device, not a profile named ``1g.5gb.shared``)."""
+    if not choice.resource.endswith(SHARED_SUFFIX):
+        return choice
+    base = config.choose(choice.resource[: -len(SHARED_SUFFIX)], ctx)
+    if base is None or base.config:
+        return choice
+    return dataclasses.replace(
+        choice, device_class=base.device_class, selectors=base.selectors, capacity=base.capacity
+    )
+
+
+def _unrenamed(ask: Ask, config: Config, ctx: Context) -> Ask:
+    return dataclasses.replace(ask, choice=_base_choice(ask.choice, config, ctx))
 
 
 def shares_choice(choice: Choice, count: int) -> Choice:
@@ -157,7 +176,7 @@ def choose(config: Config, resource: str, ctx: Context, count: int | None) -> Ch
     if model.kind == MIG_SINGLE and model.profile:
         return mig_choice(choice, model.profile)
     if model.kind == TIME_SLICING and model.replicas > 1 and not model.per_gpu:
-        return shares_choice(choice, count or 1)
+        return shares_choice(_base_choice(choice, config, ctx), count or 1)
     return choice
 
 

@@ -315,3 +315,26 @@ def test_what_a_model_shares_and_where_labels_leave_off() -> None:
     assert fleet.model_for({**product, "pool": frozenset(["a"])}).replicas == 4
     alone = fleet.model_for(product)
     assert alone.kind == TIME_SLICING and alone.replicas == 0  # shared, count unknown: DRA205
+
+
+def test_a_renamed_mig_share_is_a_share_of_its_profile() -> None:
+    """renameByDefault under the mixed strategy: nvidia.com/mig-1g.5gb.shared is a share
+    of a 1g.5gb MIG device (the README lists the mixed strategy's MIG resources among
+    the time-sliceable ones)."""
+    model = SharingModel(TIME_SLICING, 4, renamed=True, resources=("nvidia.com/mig-1g.5gb",))
+    pool = Pool("mig", ((POOL_LABEL, frozenset(["mig"])),), model)
+    config = dataclasses.replace(
+        BASE, sharing=Fleet((pool,)), driver_releases=(("gpu.nvidia.com", "0.5"),)
+    )
+    text = _pod("mig", [("nvidia.com/mig-1g.5gb.shared", 1)])
+    result = process("pod.yaml", text.encode(), Role(), Settings("v1", config))
+    assert result.status is Status.CHANGED, [f.format() for f in result.findings]
+    assert result.converted is not None
+    docs = [d for d in yaml.safe_load_all(result.converted) if d]
+    template = next(d for d in docs if d["kind"] == "ResourceClaimTemplate")
+    request = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    assert request["deviceClassName"] == "mig.nvidia.com"
+    assert request["selectors"] == [
+        {"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'"}}
+    ]
+    assert request["capacity"] == {"requests": {"shares": "1"}}
