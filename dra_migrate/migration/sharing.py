@@ -117,12 +117,12 @@ def prerequisites(config: Config, workloads: Sequence[Workload]) -> list[Prerequ
     if not fleet.default.assumed:
         pools.append(Pool("default", (), fleet.default))
     out = [Prerequisite(TOPIC, *settings_for(pool, config)) for pool in pools]
-    if not pools:
+    if fleet.default.assumed:
         out.append(
             Prerequisite(
                 TOPIC,
-                "exclusive GPUs (assumed: DRA540)",
-                f"nothing read says the device plugin shares GPUs; confirm with {CONFIRM}",
+                "exclusive GPUs (assumed: DRA540)" + (" on the other GPU nodes" if pools else ""),
+                f"nothing read says the device plugin shares GPUs there; confirm with {CONFIRM}",
             )
         )
     if any(p.model.kind != EXCLUSIVE for p in pools):
@@ -139,7 +139,13 @@ def findings(
     nvidia = [
         w for w in workloads if any(c.resource.startswith("nvidia.com/") for c in w.containers)
     ]
-    if nvidia and not config.sharing.known:
+    if nvidia and config.sharing.default.assumed:
+        pools = config.sharing.pools
+        where = (
+            f"on nodes outside the known pools ({', '.join(p.name for p in pools)})"
+            if pools
+            else "anywhere"
+        )
         out.append(
             finding(
                 "DRA540",
@@ -147,8 +153,8 @@ def findings(
                 0,
                 0,
                 f"{len(nvidia)} workload(s) ask for NVIDIA GPUs and nothing read says how the "
-                "device plugin hands them out: each nvidia.com/gpu is taken as one whole, "
-                "exclusive GPU",
+                f"device plugin hands them out {where}: there each nvidia.com/gpu is taken as "
+                "one whole, exclusive GPU",
                 f"confirm it ({CONFIRM}: replicas 1, strategy none, no -SHARED or -MIG- "
                 "product), or describe the shared pools in .dra-migrate.yaml sharing:",
             )

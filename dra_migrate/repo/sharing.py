@@ -632,8 +632,9 @@ def fleet_from_nodes(
 ) -> Fleet:
     """The pools a cluster's GPU nodes (name, labels, allocatable) make: nodes grouped
     by the model their labels say (``node_model``), each group selected by the first
-    pool label whose values no other group's nodes carry, else by host name. The
-    default is the one model of every GPU node, when they all have one."""
+    pool label whose values no other group's nodes carry, else by host name. When
+    every GPU node says its model, the default is whole GPUs where some node has them
+    (a shared pool is chosen by its labels), else the one shared model."""
     groups: dict[SharingModel, list[tuple[str, Mapping[str, str]]]] = {}
     unknown = 0
     for name, labels, allocatable in nodes:
@@ -648,7 +649,7 @@ def fleet_from_nodes(
         key = dataclasses.replace(model, source="")
         groups.setdefault(key, []).append((name, labels))
     pools: list[Pool] = []
-    for key, members in groups.items():
+    for key, members in sorted(groups.items(), key=lambda g: g[0].kind != EXCLUSIVE):
         others = {
             (label, labels.get(label))
             for other, rest in groups.items()
@@ -670,8 +671,10 @@ def fleet_from_nodes(
         pools.append(
             Pool(", ".join(f"{k}={'|'.join(sorted(v))}" for k, v in selector), selector, model)
         )
+    # every GPU node known: a pod that selects no pool lands on whole GPUs where there
+    # are any (shared pools are chosen by their labels), else on the one shared model
     default = ASSUMED
-    if len(groups) == 1 and not unknown:
-        default = pools[0].model
-    shared = tuple(p for p in pools if p.model.kind != EXCLUSIVE)
-    return Fleet(shared, default if pools else ASSUMED)
+    if pools and not unknown:
+        whole = [p.model for p in pools if p.model.kind == EXCLUSIVE]
+        default = whole[0] if whole else (pools[0].model if len(pools) == 1 else ASSUMED)
+    return Fleet(tuple(pools), default)
