@@ -140,10 +140,10 @@ def findings(
         w for w in workloads if any(c.resource.startswith("nvidia.com/") for c in w.containers)
     ]
     if nvidia and config.sharing.default.assumed:
-        pools = config.sharing.pools
+        known = config.sharing.pools
         where = (
-            f"on nodes outside the known pools ({', '.join(p.name for p in pools)})"
-            if pools
+            f"on nodes outside the known pools ({', '.join(p.name for p in known)})"
+            if known
             else "anywhere"
         )
         out.append(
