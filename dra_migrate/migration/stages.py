@@ -537,7 +537,7 @@ def risk_factors(w: Workload) -> list[tuple[int, str]]:
     if any(c.resource.split("/")[-1].startswith("mig-") for c in w.containers):
         out.append((2, "MIG"))
     if any("shared" in c.resource or c.shared for c in w.containers) or any(
-        "sharing" in r or "share" in r for r in w.reasons
+        "share" in r for r in w.reasons
     ):
         out.append((3, "GPU sharing"))
     if any(c.role in ("init", "sidecar") for c in w.containers):
