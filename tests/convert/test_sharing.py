@@ -338,3 +338,50 @@ def test_a_renamed_mig_share_is_a_share_of_its_profile() -> None:
         {"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'"}}
     ]
     assert request["capacity"] == {"requests": {"shares": "1"}}
+
+
+KEYS = st.sampled_from(
+    [
+        "version",
+        "flags",
+        "migStrategy",
+        "plugin",
+        "sharedDevicesAllocationPolicy",
+        "sharing",
+        "timeSlicing",
+        "mps",
+        "renameByDefault",
+        "failRequestsGreaterThanOne",
+        "resources",
+        "name",
+        "replicas",
+        "devices",
+        "kind",
+        "data",
+        "devicePlugin",
+        "config",
+        "default",
+        "map",
+    ]
+)
+VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 12)
+    | st.sampled_from(["v1", "4", "x", "single", "ConfigMap", "nvidia.com/gpu"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.dictionaries(KEYS, VALUES, max_size=5))
+def test_any_shape_of_configuration_reads_without_error(data: dict[str, object]) -> None:
+    """Whatever a file holds under the keys the reader looks at, it gives pools and a
+    model or nothing, never an exception (bad input is skipped, the run reports it)."""
+    found = sharing.read_documents(yaml.safe_dump(data).encode(), "x.yaml")
+    fleet = found.fleet()
+    for pool in fleet.pools:
+        assert pool.model.kind in sharing.KINDS
+        assert pool.model.kind == EXCLUSIVE or pool.model.shared or pool.model.replicas == 1
+        assert not pool.model.shared or pool.model.replicas >= 2
