@@ -347,6 +347,11 @@ _EXTENSIONS = (".yaml", ".yml", ".json")
 SEARCHED = ("timeSlicing", "migStrategy", "mps:", "devicePlugin")
 
 
+# ...and what a configuration that matters names: the replicas it shares by, its MIG
+# strategy, or (a ClusterPolicy, the GPU Operator's values) the device plugin
+NAMED = (b"replicas", b"migStrategy", b"devicePlugin")
+
+
 class SharingLookup:
     """The device plugin configurations under ``roots``, asked now and answered by
     ``result``: in a git work tree ``git grep`` finds the files that mention them while
@@ -358,7 +363,8 @@ class SharingLookup:
 
         self.roots = [r for r in roots if r != "-"]
         self.excludes, self.limit = list(excludes), limit
-        self.searches = [discover.Search(self.roots, n, self.excludes) for n in SEARCHED]
+        # one git grep a folder for all of them (a hook run starts no more processes)
+        self.searches = [discover.Search(self.roots, SEARCHED, self.excludes)]
 
     def cancel(self) -> None:
         for search in self.searches:
@@ -376,6 +382,7 @@ class SharingLookup:
 
         from dra_migrate.repo import discover
 
+        needles = tuple(n.encode() for n in SEARCHED)
         found: set[str] = set()
         walked = False
         for search in self.searches:
@@ -386,7 +393,6 @@ class SharingLookup:
             found |= paths
         if walked:
             self.cancel()
-            needles = tuple(n.encode() for n in SEARCHED)
             candidates = discover.expand(self.roots, self.excludes, (), needles, self.limit)
             found = {c.path for c in candidates if not c.ruled_out}
         gathered = Found()
@@ -398,12 +404,8 @@ class SharingLookup:
                 data = discover.read_file(path, self.limit)
             except discover.Unreadable:
                 continue
-            if (
-                b"replicas" not in data
-                and b"migStrategy" not in data
-                and b"devicePlugin" not in data
-            ):
-                continue  # shares nothing: a configuration that shares names its replicas
+            if not discover.mentions(data, needles) or not any(n in data for n in NAMED):
+                continue  # a walk's every file, git grep's backslash matches; or no count
             display = os.path.normpath(os.path.relpath(path))
             more = read_documents(data, display)
             if not more.empty:
