@@ -46,6 +46,7 @@ from dra_migrate.repo.sharing import (
     MPS,
     SHARED_SUFFIX,
     TIME_SLICING,
+    Fleet,
     SharingModel,
 )
 from dra_migrate.report.findings import Finding, finding
@@ -54,21 +55,6 @@ NVIDIA = "gpu.nvidia.com"
 MIG_CLASS = "mig.nvidia.com"
 SHARES = "shares"
 SHARES_GATE = "ConsumableShares"
-
-
-def fraction_hint(scheduler: bool) -> str:
-    """DRA205's way out: a sharing scheduler's fractions (HAMi) stay with it; a time
-    slice converts once its pool's replica count is known."""
-    if scheduler:
-        return (
-            "keep it on its sharing scheduler: no DRA driver publishes its fractions (or "
-            "map the resource in .dra-migrate.yaml with a config of its own)"
-        )
-    return (
-        "say how many ways its pool shares a GPU (.dra-migrate.yaml sharing:, or the device "
-        "plugin's config in the repository) to convert it to consumable shares "
-        "(docs/conversion.md#gpu-sharing), or keep it on the device plugin"
-    )
 
 
 def driver_of(device_class: str) -> str | None:
@@ -118,7 +104,7 @@ def apply(
     """The asks of one pod spec under the sharing model of the nodes it may land on,
     its findings added to ``findings``; None when the pod spec is refused (left on the
     device plugin)."""
-    model = config.sharing.model_for(ctx.node_selector)
+    model = (config.sharing or Fleet()).model_for(ctx.node_selector)
     out: list[Ask] = []
     refused = False
     for ask in asks:
@@ -170,7 +156,7 @@ def choose(config: Config, resource: str, ctx: Context, count: int | None) -> Ch
     choice = config.choose(resource, ctx)
     if choice is None or choice.config:
         return choice
-    model = config.sharing.model_for(ctx.node_selector)
+    model = (config.sharing or Fleet()).model_for(ctx.node_selector)
     if not model.applies_to(resource):
         return choice
     if model.kind == MIG_SINGLE and model.profile:

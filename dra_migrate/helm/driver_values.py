@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dra_migrate.convert.mapping import Settings
 from dra_migrate.helm.values_text import ValuesText
 from dra_migrate.repo import discover
-from dra_migrate.repo.sharing import EXCLUSIVE, TIME_SLICING, Pool, SharingModel
+from dra_migrate.repo.sharing import EXCLUSIVE, TIME_SLICING, Fleet, Pool, SharingModel
 from dra_migrate.report.findings import Finding, InputProblem, finding
 from dra_migrate.report.model import FileResult, Status
 
@@ -192,7 +192,7 @@ def _driver(
 def _served(settings: Settings, selector: Mapping[str, Any]) -> list[SharingModel]:
     """The models of the nodes a release with ``selector`` serves: the pool it picks,
     else (no selector) every pool and the default."""
-    fleet = settings.config.sharing
+    fleet = settings.config.sharing or Fleet()
     labels = {str(k): str(v) for k, v in selector.items()}
     if labels:
         picked = [p for p in fleet.pools if p.selector and p.holds(labels)]

@@ -31,6 +31,7 @@ from dra_migrate.repo.sharing import (
     MIG_SINGLE,
     MPS,
     TIME_SLICING,
+    Fleet,
     Pool,
 )
 from dra_migrate.report.findings import Finding, finding
@@ -112,7 +113,7 @@ def prerequisites(config: Config, workloads: Sequence[Workload]) -> list[Prerequ
     path and what reads the device plugin's view, when any pool shares."""
     if not any(c.resource.startswith("nvidia.com/") for w in workloads for c in w.containers):
         return []
-    fleet = config.sharing
+    fleet = config.sharing or Fleet()
     pools = list(fleet.pools)
     if not fleet.default.assumed:
         pools.append(Pool("default", (), fleet.default))
@@ -139,8 +140,9 @@ def findings(
     nvidia = [
         w for w in workloads if any(c.resource.startswith("nvidia.com/") for c in w.containers)
     ]
-    if nvidia and config.sharing.default.assumed:
-        known = config.sharing.pools
+    fleet = config.sharing or Fleet()
+    if nvidia and fleet.default.assumed:
+        known = fleet.pools
         where = (
             f"on nodes outside the known pools ({', '.join(p.name for p in known)})"
             if known
@@ -159,7 +161,7 @@ def findings(
                 "product), or describe the shared pools in .dra-migrate.yaml sharing:",
             )
         )
-    pools = [*config.sharing.pools, Pool("default", (), config.sharing.default)]
+    pools = [*fleet.pools, Pool("default", (), fleet.default)]
     for resource in sorted(set(bridged)):
         sharing = [p for p in pools if p.model.applies_to(resource)]
         if sharing:
@@ -197,4 +199,4 @@ def with_live(config: Config, live: LiveInventory | None) -> Config:
     )
     if not fleet.known:
         return config
-    return replace(config, sharing=config.sharing.merged(fleet))
+    return replace(config, sharing=config.sharing.merged(fleet) if config.sharing else fleet)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from dra_migrate.convert.mapping import Settings
     from dra_migrate.pipeline.options import RunOptions
     from dra_migrate.repo.context import BridgeLookup
-    from dra_migrate.repo.sharing import SharingLookup
+    from dra_migrate.repo.sharing_lookup import SharingLookup
 
 # A file read for the prefilter is kept for processing up to this size; a larger
 # one (an install bundle) is read again where it is processed, so that a run
@@ -231,7 +231,7 @@ def _sharing_lookup(
     model, repo/sharing.py), started now; None when the configuration says not to."""
     if not settings.config.read_sharing:
         return None
-    from dra_migrate.repo.sharing import SharingLookup
+    from dra_migrate.repo.sharing_lookup import SharingLookup
 
     return SharingLookup(roots, excludes, settings.config.max_file_size)
 
@@ -242,9 +242,10 @@ def _with_sharing(settings: Settings, lookup: SharingLookup | None) -> Settings:
     if lookup is None:
         return settings
     fleet, _files = lookup.result()
-    if not fleet.known:
+    if fleet is None or not fleet.known:
         return settings
-    merged = dataclasses.replace(settings.config, sharing=settings.config.sharing.merged(fleet))
+    mine = settings.config.sharing
+    merged = dataclasses.replace(settings.config, sharing=mine.merged(fleet) if mine else fleet)
     return dataclasses.replace(settings, config=merged)
 
 

@@ -29,6 +29,7 @@ from dra_migrate.repo.sharing import (
     Pool,
     SharingModel,
 )
+from dra_migrate.repo.sharing_lookup import read_repository
 from dra_migrate.report.findings import ConfigError
 from dra_migrate.report.model import Status
 
@@ -148,8 +149,8 @@ def test_the_repository_objects_that_hold_configurations(tmp_path: Path) -> None
     assert found.pools[0].selector == ((sharing.CONFIG_LABEL, frozenset(["any"])),)
     default = sharing.read_documents(policy.read_bytes(), "policy.yaml").default
     assert default is not None and default.kind == MPS
-    fleet, files = sharing.read_repository([str(tmp_path)], [], 1 << 20)
-    assert fleet.known and len(files) == 2
+    fleet, files = read_repository([str(tmp_path)], [], 1 << 20)
+    assert fleet is not None and fleet.known and len(files) == 2
 
 
 def test_a_configmap_made_from_a_file_and_the_clusterpolicy_that_names_it(
@@ -167,7 +168,8 @@ def test_a_configmap_made_from_a_file_and_the_clusterpolicy_that_names_it(
         "apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: cluster-policy}\n"
         "spec:\n  devicePlugin:\n    config: {name: plugin-config, default: plugin-config.yaml}\n"
     )
-    fleet, files = sharing.read_repository([str(tmp_path)], [], 1 << 20)
+    fleet, files = read_repository([str(tmp_path)], [], 1 << 20)
+    assert fleet is not None
     assert (fleet.default.kind, fleet.default.replicas) == (TIME_SLICING, 10)
     assert sorted(Path(f).name for f in files) == [
         "other.yaml",
@@ -179,7 +181,8 @@ def test_a_configmap_made_from_a_file_and_the_clusterpolicy_that_names_it(
     assert picked.kind == MPS
     # without the ClusterPolicy, two files: neither is the default
     (tmp_path / "policy.yaml").unlink()
-    assert sharing.read_repository([str(tmp_path)], [], 1 << 20)[0].default.assumed
+    alone = read_repository([str(tmp_path)], [], 1 << 20)[0]
+    assert alone is not None and alone.default.assumed
 
 
 def test_the_configuration_says_did_you_mean(tmp_path: Path) -> None:
