@@ -404,10 +404,13 @@ def _kustomizations_args(staged: bool) -> list[bytes]:
     return [*listing, b"--", *_KUSTOMIZATION_FILES]
 
 
-def containing(root: str, needle: bytes) -> Git:
-    """``git grep -l``: the files under ``root`` whose text holds ``needle``, or a
-    backslash (an escape may spell it: discover.mentions decides)."""
-    args = [*GREP, b"--untracked", b"-l", b"-e", needle, b"-e", b"\\", b"--", *FILES]
+def containing(root: str, needle: bytes | Sequence[bytes]) -> Git:
+    """``git grep -l``: the files under ``root`` whose text holds ``needle`` (one of
+    them, given several), or a backslash (an escape may spell it: discover.mentions
+    decides)."""
+    needles = [needle] if isinstance(needle, bytes) else list(needle)
+    patterns = [part for n in needles for part in (b"-e", n)]
+    args = [*GREP, b"--untracked", b"-l", *patterns, b"-e", b"\\", b"--", *FILES]
     return Git(root, args)
 
 

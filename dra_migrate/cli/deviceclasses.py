@@ -3,6 +3,7 @@ repository asks for, when paths are given), as YAML or as a JSON ``List``."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import click
@@ -60,7 +61,10 @@ def deviceclasses(whole_mapping: bool, **params: Any) -> None:
         )
         if scan_repo:
             report = run.execute(options)
-            plan, found = stages.build(report, options.settings.config, settings)
+            config = options.settings.config
+            if report.sharing is not None:  # the pools the repository's configurations define
+                config = dataclasses.replace(config, sharing=report.sharing)
+            plan, found = stages.build(report, config, settings)
             yaml_text = plan.classes_yaml
             installed = [(c["name"], c["driver"]) for c in plan.installed_classes]
         else:

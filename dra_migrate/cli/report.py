@@ -3,6 +3,7 @@ check on ResourceSlices and Nodes (dump files, or the live cluster)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import click
@@ -96,9 +97,10 @@ def report(
             options.settings.strategy, options.settings.kube_version, options.settings.target
         )
         found_report = run.execute(options)
-        found_report.plan, found = stages.build(
-            found_report, options.settings.config, settings, live
-        )
+        config = options.settings.config
+        if found_report.sharing is not None:  # the pools the repository's configurations define
+            config = dataclasses.replace(config, sharing=found_report.sharing)
+        found_report.plan, found = stages.build(found_report, config, settings, live)
     except ConfigError as error:
         run.fail_usage(error)
     found_report.findings.extend(found)

@@ -20,6 +20,7 @@ from dra_migrate.cluster.resources import (
 )
 from dra_migrate.convert.mapping import Config, Context
 from dra_migrate.k8s.quantity import parse_quantity, whole_count
+from dra_migrate.repo.sharing import node_sharing
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.inventory import (
     ClusterInventory,
@@ -290,6 +291,7 @@ def _nodes(reader: Reader, config: Config) -> tuple[dict[str, NodeGpus], int]:
         product = next((str(labels[k]) for k in PRODUCT_LABELS if labels.get(k)), None)
         name = str(metadata_field(node, "name") or "")
         nodes[name] = NodeGpus(name, product, capacity, allocatable)
+        nodes[name].sharing = node_sharing({str(k): str(v) for k, v in labels.items()}, allocatable)
     for name in [n for n, v in nodes.items() if not v.capacity and not v.allocatable]:
         del nodes[name]  # kept back in _attach_drivers when a DRA driver serves it
     return nodes, read

@@ -34,3 +34,18 @@ HAMI_RESOURCES = {
     "nvidia.com/gpucores": "the compute of the share, in percent of the GPU",
     "nvidia.com/priority": "the task priority of the share",
 }
+
+
+def fraction_hint(scheduler: bool) -> str:
+    """DRA205's way out: a sharing scheduler's fractions (HAMi) stay with it; a time
+    slice converts once its pool's replica count is known."""
+    if scheduler:
+        return (
+            "keep it on its sharing scheduler: no DRA driver publishes its fractions (or "
+            "map the resource in .dra-migrate.yaml with a config of its own)"
+        )
+    return (
+        "say how many ways its pool shares a GPU (.dra-migrate.yaml sharing:, or the device "
+        "plugin's config in the repository) to convert it to consumable shares "
+        "(docs/conversion.md#gpu-sharing), or keep it on the device plugin"
+    )

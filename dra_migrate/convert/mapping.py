@@ -21,6 +21,7 @@ from types import MappingProxyType
 from dra_migrate.k8s.names import DNS_SUBDOMAIN
 from dra_migrate.package_data import package_file, schema_path
 from dra_migrate.repo import discover
+from dra_migrate.repo.sharing_lookup import configured_fleet
 from dra_migrate.report.findings import ConfigError, InputProblem
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:  # the parser is imported where a file is parsed
     from yaml.nodes import Node
 
+    from dra_migrate.repo.sharing import Fleet
     from dra_migrate.report.model import BridgeClass
 
 CONFIG_NAMES = (".dra-migrate.yaml", ".dra-migrate.yml")
@@ -57,6 +59,12 @@ class Context:
     labels: Mapping[str, str] = field(default_factory=lambda: _NOTHING)
     # label key -> the set of values the pod may be scheduled on
     node_selector: Mapping[str, frozenset[str]] = field(default_factory=lambda: _NOTHING)
+
+    @property
+    def gpu_labels(self) -> bool:
+        """Whether the pod selects nodes by a label GPU feature discovery writes (its
+        sharing model may say how: convert/sharing.py)."""
+        return any(k.startswith(("nvidia.com/gpu.", "nvidia.com/mig.")) for k in self.node_selector)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +318,10 @@ class Config:
     dra_schedulers: frozenset[str] = frozenset()
     strategy: StrategyConfig = StrategyConfig()  # strategy: rewrite, bridge or auto
     helm: HelmConfig = HelmConfig()  # helm: how chart sources are migrated
+    # the fleet's GPU sharing model (repo/sharing.py; None: nothing describes it), with what
+    # the repository's device plugin configurations say unless read_sharing is off
+    sharing: Fleet | None = None
+    read_sharing: bool = True
     # is_gpu's answers: every container of every file asks about the same few names
     # (kept out of comparisons, and new in a copy made by dataclasses.replace)
     _gpu: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -480,6 +492,8 @@ def load_config(path: StrPath | None) -> Config:
         dra_schedulers=frozenset(data.get("draSchedulers") or ()),
         strategy=_strategy(data.get("strategy"), str(path)),
         helm=_helm(data.get("helm"), str(path)),
+        sharing=configured_fleet(data.get("sharing"), str(path)),
+        read_sharing=(data.get("sharing") or {}).get("readRepository", True),
     )
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from yaml.nodes import MappingNode, Node
 
 from dra_migrate.convert import controllers
-from dra_migrate.convert.asks import HAMI_RESOURCES, Ask
+from dra_migrate.convert.asks import HAMI_RESOURCES, Ask, fraction_hint
 from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.convert.naming import (
     PLACEHOLDER,
@@ -128,6 +128,12 @@ def plan_site(
             )
         )
         return None, findings
+    if config.sharing is not None or ctx.gpu_labels:  # the sharing model of its nodes
+        from dra_migrate.convert import sharing  # (imported only where one may say)
+
+        asks = sharing.apply(asks, ctx, config, path, findings) or []  # [] when refused
+    if not asks:
+        return None, findings
     fractional = _fractional(site, asks, ctx, config, path)
     if fractional:
         return None, findings + fractional
@@ -202,13 +208,12 @@ def plan_site(
 def _fractional(
     site: PodSite, asks: list[Ask], ctx: Context, config: Config, path: str
 ) -> list[Finding]:
-    """DRA205 for asks that are a share of a GPU (time-slicing, HAMi-style vGPU) with no
-    sharing configuration in the mapping: a claim would turn each into whole GPUs."""
+    """DRA205 for shares of a GPU no model converts (a claim would make them whole GPUs)."""
     found = []
     products: list[str] = list(ctx.node_selector.get(PRODUCT_LABEL) or ())
     for ask in asks:
-        if ask.choice.config:  # the mapping gives it a sharing configuration
-            continue
+        if ask.choice.config or any(k == "shares" for k, _v in ask.choice.capacity):
+            continue  # the mapping gives it a sharing configuration, or the pool's shares
         resources = get(ask.container.node, "resources")
         domain = ask.resource.split("/", 1)[0]
         companions = sorted(
@@ -238,9 +243,7 @@ def _fractional(
                 *trees.position(ask.key),
                 f"{what}; a claim would allocate {ask.count} whole GPU(s) of its own to every "
                 "pod, so the pod is left on the device plugin",
-                f"keep it on its sharing scheduler, or map {ask.resource} in .dra-migrate.yaml "
-                "with a config that shares devices (the NVIDIA driver's GpuConfig, sharing "
-                "strategy TimeSlicing or MPS) and convert again",
+                fraction_hint(bool(companions)),
             )
         )
     return found

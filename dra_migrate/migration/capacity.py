@@ -3,13 +3,16 @@ target cluster's ResourceSlices (best fit, biggest pods first)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dra_migrate.k8s.quantity import whole_count
 from dra_migrate.migration import strategy
 from dra_migrate.migration.deviceclasses import ClassPlan
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.migration import Capacity, CapacityRow, LiveInventory, Workload
+
+Key = tuple[str, tuple[str, ...]]  # a request's device class and selectors
 
 
 def place(
@@ -20,7 +23,7 @@ def place(
 
     devices = live.devices
     defined = classes.selectors()
-    groups: dict[tuple[str, tuple[str, ...]], list[int] | None] = {}
+    groups: dict[Key, list[int] | None] = {}
     index = {id(d): i for i, d in enumerate(devices)}
     node_of = [d.node or "(any node)" for d in devices]
     for w in workloads:
@@ -31,49 +34,54 @@ def place(
             if key not in groups:
                 match = devices_for(devices, c.device_class, c.selectors, defined)
                 groups[key] = None if match is None else [index[id(d)] for d in match]
-    free: dict[str, set[int]] = {}
+    # what each device has left: every share of a consumable-shares device (capacity
+    # ``shares``, convert/sharing.py), 1 for another; a whole-device request takes a
+    # device no claim has touched, a shares request k shares of one device
+    published = [_shares(d) for d in devices]
+    total = [n or 1 for n in published]
+    shareable = [n > 0 for n in published]
+    left = list(total)
+    on_node: dict[str, list[int]] = {}
     for i, node in enumerate(node_of):
-        free.setdefault(node, set()).add(i)
-    pods: list[tuple[int, Workload, dict[tuple[str, tuple[str, ...]], int]]] = []
+        on_node.setdefault(node, []).append(i)
+    pods: list[tuple[int, Workload, dict[Key, int], list[tuple[Key, int]]]] = []
     for w in workloads:
         if w.strategy in strategy.LEFT:
             continue
-        need: dict[tuple[str, tuple[str, ...]], int] = {}
+        need: dict[Key, int] = {}
+        shares: list[tuple[Key, int]] = []
         for c in w.containers:
             if c.device_class is None:
                 continue
             key = (c.device_class, c.selectors)
-            need[key] = max(need.get(key, 0), 0) + (c.count or 0) * (c.role != "init")
+            if c.shared:  # one device, c.count of its shares (an init container's too)
+                shares.append((key, c.count or 0))
+            elif c.role != "init":
+                need[key] = need.get(key, 0) + (c.count or 0)
         for c in w.containers:
-            if c.role == "init" and c.device_class is not None:
+            if c.role == "init" and c.device_class is not None and not c.shared:
                 key = (c.device_class, c.selectors)
                 need[key] = max(need.get(key, 0), c.count or 0)
         need = {k: v for k, v in need.items() if v > 0}
+        shares = sorted(((k, n) for k, n in shares if n > 0), key=lambda s: -s[1])
         for _ in range(w.replicas if w.replicas is not None else 1):
-            pods.append((sum(need.values()), w, need))
+            pods.append((sum(need.values()) + len(shares), w, need, shares))
     pods.sort(key=lambda p: -p[0])
-    pending: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
-    for _total, w, need in pods:
-        best: tuple[int, str] | None = None
-        for node, available in free.items():
-            fits, spare = True, 0
-            for key, count in need.items():
-                matching = groups.get(key)
-                have = len(available & set(matching)) if matching is not None else 0
-                if have < count:
-                    fits = False
-                    break
-                spare += have - count
-            if fits and (best is None or spare < best[0]):
-                best = (spare, node)
+    shared_keys = {k for _t, _w, _n, shares in pods for k, _c in shares}
+    pending: dict[str, set[Key]] = {}
+    for _total, w, need, shares in pods:
+        best: tuple[int, str, dict[int, int]] | None = None
+        for node, indices in on_node.items():
+            taken = _fit(indices, groups, need, shares, left, (total, shareable))
+            if taken is not None:
+                spare = sum(left[i] for i in indices) - sum(taken.values())
+                if best is None or spare < best[0]:
+                    best = (spare, node, taken)
         if best is None:
-            pending.setdefault(w.display, set()).update(need)
+            pending.setdefault(w.display, set()).update(need, (k for k, _n in shares))
             continue
-        taken = free[best[1]]
-        for key, count in need.items():
-            matching = groups[key] or []
-            chosen = [i for i in matching if i in taken][:count]
-            taken.difference_update(chosen)
+        for i, used in best[2].items():
+            left[i] -= used
     rows = []
     found: list[Finding] = []
     for key, matching in sorted(groups.items()):
@@ -82,6 +90,9 @@ def place(
             for w in workloads
             if w.strategy not in strategy.LEFT
         )
+        in_shares = key in shared_keys  # asked in shares: published counted in shares too
+        unit = "share(s)" if in_shares else "device(s)"
+        offered = sum(total[i] for i in matching or []) if in_shares else len(matching or [])
         per_node: dict[str, int] = {}
         for i in matching or []:
             per_node[node_of[i]] = per_node.get(node_of[i], 0) + 1
@@ -101,8 +112,8 @@ def place(
                 "",
                 0,
                 0,
-                f"{label}: the repository asks for {asked} device(s); the ResourceSlices "
-                f"publish {len(matching or [])} matching{unknown}"
+                f"{label}: the repository asks for {asked} {unit}; the ResourceSlices "
+                f"publish {offered} matching{unknown}"
                 + (
                     f" ({', '.join(f'{n} {c}' for n, c in sorted(per_node.items()))})"
                     if per_node
@@ -133,6 +144,48 @@ def place(
         pending=tuple(sorted(pending)),
     )
     return capacity, found
+
+
+def _shares(device: Any) -> int:
+    """The consumable shares a device publishes (0: none, a whole device)."""
+    for capacity in device.capacity.values():
+        found = whole_count(str(capacity.get("shares", "")))
+        if found:
+            return found
+    return 0
+
+
+def _fit(
+    indices: list[int],
+    groups: Mapping[Key, list[int] | None],
+    need: Mapping[Key, int],
+    shares: Sequence[tuple[Key, int]],
+    left: list[int],
+    devices: tuple[list[int], list[bool]],
+) -> dict[int, int] | None:
+    """What one pod takes of a node's devices (device -> shares), or None when it does
+    not fit: whole devices no claim has touched, then each shares request on the
+    device that leaves least (best fit), a device serving one request of the pod."""
+    total, shareable = devices
+    taken: dict[int, int] = {}
+    for key, count in need.items():
+        matching = set(groups.get(key) or ())
+        whole = [i for i in indices if i in matching and i not in taken and left[i] == total[i]]
+        if len(whole) < count:
+            return None
+        for i in whole[:count]:
+            taken[i] = total[i]
+    for key, count in shares:
+        matching = set(groups.get(key) or ())
+        fits = [
+            i
+            for i in indices
+            if i in matching and i not in taken and shareable[i] and left[i] >= count
+        ]
+        if not fits:
+            return None
+        taken[min(fits, key=lambda i: left[i])] = count
+    return taken
 
 
 def per_pod(w: Workload, match: Any) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 from dra_migrate.convert.mapping import Config
 from dra_migrate.convert.unconverted import quota_prerequisite
 from dra_migrate.migration import deviceclasses as dc
-from dra_migrate.migration import strategy, waves
+from dra_migrate.migration import sharing, strategy, waves
 from dra_migrate.migration.capacity import per_pod, place
 from dra_migrate.migration.deviceclasses import Bridged, ClassPlan, plan_classes
 from dra_migrate.report.fields import location
@@ -58,9 +58,9 @@ RISKS: dict[str, tuple[str, str]] = {
         "Time-sliced or renamed shared GPUs",
         "A device-plugin time slice (nvidia.com/gpu.shared, sharing replicas) made 1 a "
         "fraction of a GPU; an exclusive DRA GPU is not a time slice, so the same pods need "
-        "more GPUs. Keep sharing with one ResourceClaim shared by the pods and the driver's "
-        "GpuConfig sharing strategy (TimeSlicing or MPS, behind driver feature gates), or plan "
-        "the capacity.",
+        "more GPUs. Say how many ways the pool shares (sharing: in .dra-migrate.yaml) to "
+        "convert them to the DRA driver's consumable shares (release 0.5), or keep them on "
+        "the device plugin.",
     ),
     "DRA206": (
         "ResourceQuota on an extended GPU resource",
@@ -166,6 +166,7 @@ def build(
     from dra_migrate.k8s.versions import parse_kube_version
 
     minor = parse_kube_version(settings.kube_version) if settings.kube_version else None
+    config = sharing.with_live(config, live)  # the pools the cluster's nodes show
     found: list[Finding] = []
     gpu_rows = [row for row in report.inventory if row.gpu]  # TPUs and the like stay out
     workloads = _workloads(gpu_rows)
@@ -195,6 +196,8 @@ def build(
     classes = _classes(config, workloads, rows_of, settings, report.bridge_classes)
     found += classes.findings
     found += _device_plugin_nodes(workloads, rows_of, live)
+    bridged = {c.resource for w in workloads if w.strategy == strategy.BRIDGE for c in w.containers}
+    found += sharing.findings(config, workloads, bridged)  # DRA540, DRA541
     capacity = None
     if live is not None and live.devices:
         capacity, more = place(workloads, classes, live)
@@ -222,6 +225,7 @@ def build(
         unanalysed=_unanalysed(report),
         charts=list(report.charts),
         prerequisites=_prerequisites(workloads, classes, settings, minor, live, config)
+        + sharing.prerequisites(config, workloads)
         + strategy.auto_note(
             asked,
             [rows_of[_key_of(w)] for w in workloads],
@@ -277,7 +281,13 @@ def _workloads(rows: Sequence[InventoryItem]) -> list[Workload]:
                 **location(first),
                 containers=[
                     GpuContainer(
-                        r.container, r.role, r.resource, r.count, r.device_class, r.selectors
+                        r.container,
+                        r.role,
+                        r.resource,
+                        r.count,
+                        r.device_class,
+                        r.selectors,
+                        r.shared and not r.driver_config and r.device_class is not None,
                     )
                     for r in group
                 ],
@@ -387,6 +397,8 @@ def _classes(
                 continue
             # bridged, or left for want of a class (DRA515): the class to create
             if w.strategy == strategy.BRIDGE or row.kept == "DRA515":
+                if row.shared:  # a share: no exclusive class serves it (migration/sharing.py)
+                    continue
                 bridged.setdefault(
                     row.resource, Bridged(row.resource, row.device_class, row.selectors)
                 )
@@ -533,7 +545,9 @@ def risk_factors(w: Workload) -> list[tuple[int, str]]:
         out.append((1, f"namespace {ns} may serve production"))
     if any(c.resource.split("/")[-1].startswith("mig-") for c in w.containers):
         out.append((2, "MIG"))
-    if any("shared" in c.resource for c in w.containers) or any("sharing" in r for r in w.reasons):
+    if any("shared" in c.resource or c.shared for c in w.containers) or any(
+        "share" in r for r in w.reasons
+    ):
         out.append((3, "GPU sharing"))
     if any(c.role in ("init", "sidecar") for c in w.containers):
         out.append((1, "init container or sidecar with GPUs"))

@@ -73,7 +73,10 @@ def _sharing(rows: Sequence[InventoryItem]) -> str:
     if any(r.driver_config for r in rows):
         return "driver configuration (time-slicing or MPS sharing) goes into the claim"
     if any(r.shared for r in rows):
-        return "time-sliced GPU share: a claim with the driver's sharing config keeps it shared"
+        return (
+            "a share of a time-sliced GPU: only a claim asks for consumable shares "
+            "(capacity.requests.shares); a bridge class would give it a whole GPU"
+        )
     return ""
 
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from dra_migrate.convert.mapping import Settings
     from dra_migrate.pipeline.options import RunOptions
     from dra_migrate.repo.context import BridgeLookup
+    from dra_migrate.repo.sharing_lookup import SharingLookup
 
 # A file read for the prefilter is kept for processing up to this size; a larger
 # one (an install bundle) is read again where it is processed, so that a run
@@ -59,6 +60,7 @@ def run(options: RunOptions) -> Report:
     # git is asked what the context defines while the files are listed and read
     defining_context = Lookup(context, every_exclude, config.max_file_size)
     bridges = _bridge_lookup(settings, (*paths, *context), every_exclude)
+    sharing = _sharing_lookup(settings, (*paths, *context), every_exclude)
     wanted = (*needles, b"ResourceClaimTemplate", suppress.MARKER)
     reals: list[str] = []  # every file's real path; the candidates leave out the ruled-out ones
     candidates = list(
@@ -124,6 +126,8 @@ def run(options: RunOptions) -> Report:
         defining_context.cancel()
         if bridges is not None:
             bridges.cancel()
+        if sharing is not None:
+            sharing.cancel()
         around = []
     repo_layout = builder.add(around)
     if not todo:  # nothing to parse: the parsing and planning code is never imported
@@ -139,6 +143,7 @@ def run(options: RunOptions) -> Report:
     if templates_elsewhere:
         settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
     settings, duplicated = _with_bridges(settings, bridges)
+    settings = _with_sharing(settings, sharing)
     processed = kept.mapped([job for _i, job in work], settings, jobs, progress, _map)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result
@@ -158,9 +163,23 @@ def run(options: RunOptions) -> Report:
 
         name_references.settle(results, previous)
     charts = units.with_charts(repo_layout, candidates, results, set(reals), settings)
+    if any(f.code == "DRA260" for r in results.values() for f in r.findings):
+        from dra_migrate.helm import driver_values  # the stack's values for the shares
+
+        units.by_real(
+            candidates,
+            results,
+            lambda by_real: driver_values.carry_out(by_real, paths, every_exclude, settings),
+        )
     files = [results[i] for i in sorted(results)]
     found = _collisions(files) + [f for f, _files in renamed] + duplicated
-    return Report(files, found, bridge_classes=settings.bridges, charts=charts)
+    return Report(
+        files,
+        found,
+        bridge_classes=settings.bridges,
+        charts=charts,
+        sharing=settings.config.sharing,
+    )
 
 
 def _bridge_lookup(
@@ -209,6 +228,31 @@ def _with_bridges(
         for c in strategy.duplicated_by_driver(found, settings.target)
     ]
     return dataclasses.replace(settings, bridges=tuple(found)), duplicated
+
+
+def _sharing_lookup(
+    settings: Settings, roots: Sequence[str], excludes: Sequence[str]
+) -> SharingLookup | None:
+    """The search for the device plugin configurations under ``roots`` (the sharing
+    model, repo/sharing.py), started now; None when the configuration says not to."""
+    if not settings.config.read_sharing:
+        return None
+    from dra_migrate.repo.sharing_lookup import SharingLookup
+
+    return SharingLookup(roots, excludes, settings.config.max_file_size)
+
+
+def _with_sharing(settings: Settings, lookup: SharingLookup | None) -> Settings:
+    """The settings with the pools the repository's configurations define, after the
+    configuration's own."""
+    if lookup is None:
+        return settings
+    fleet, _files = lookup.result()
+    if fleet is None or not fleet.known:
+        return settings
+    mine = settings.config.sharing
+    merged = dataclasses.replace(settings.config, sharing=mine.merged(fleet) if mine else fleet)
+    return dataclasses.replace(settings, config=merged)
 
 
 def _defined_in(files: Iterable[str], limit: int) -> set[tuple[str, str]]:
@@ -335,7 +379,7 @@ def _name_references(
         served.update(done)
         return added
 
-    units._by_real(candidates, results, carry_out)
+    units.by_real(candidates, results, carry_out)
     return served
 
 
@@ -731,7 +775,13 @@ def nodes_from_objects(objs: Iterable[Any]) -> list[Any]:
             if "/" in str(key) and count:
                 resources.append((str(key), count))
         name = meta.get("name") if isinstance(meta, dict) else None
-        nodes.append(LiveNode(str(name or "(unnamed)"), tuple(sorted(resources))))
+        labels = meta.get("labels") if isinstance(meta, dict) else None
+        shown = (
+            sorted((str(k), str(v)) for k, v in (labels or {}).items())
+            if isinstance(labels, dict)
+            else []
+        )
+        nodes.append(LiveNode(str(name or "(unnamed)"), tuple(sorted(resources)), tuple(shown)))
     return nodes
 
 

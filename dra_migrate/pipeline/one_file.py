@@ -18,7 +18,7 @@ from yaml.nodes import Node
 
 from dra_migrate.convert import unconverted
 from dra_migrate.convert.edit import EditError, apply_regions
-from dra_migrate.convert.mapping import Config, Context, Settings
+from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.convert.naming import Names
 from dra_migrate.convert.plan import PodPlan, plan_site
 from dra_migrate.k8s.quantity import whole_count
@@ -538,7 +538,8 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
         for name in [*limits, *(r for r in requests if r not in limits)]:
             key, value = limits.get(name) or requests[name]
             text = scalar(value) or ""
-            choice = config.choose(name, ctx)
+            count = whole_count(scalars.quantity_text(value) or "")
+            choice = _choose(config, name, ctx, count)
             line, col = trees.position(key)
             rows.append(
                 InventoryItem(
@@ -553,7 +554,7 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
                     container=container.name,
                     role=container.role,
                     resource=name,
-                    count=whole_count(scalars.quantity_text(value) or ""),
+                    count=count,
                     value=text,
                     device_class=choice.device_class if choice else None,
                     replicas=replicas,
@@ -565,6 +566,16 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
                 )
             )
     return rows
+
+
+def _choose(config: Config, name: str, ctx: Context, count: int | None) -> Choice | None:
+    """The mapping's choice for ``name``, as the sharing model of the pod's nodes
+    converts it where one may say (convert/sharing.py, imported only then)."""
+    if config.sharing is None and not ctx.gpu_labels:
+        return config.choose(name, ctx)
+    from dra_migrate.convert import sharing
+
+    return sharing.choose(config, name, ctx, count)
 
 
 # Fields that say how many pods a pod template makes at once, beside its ``template``.

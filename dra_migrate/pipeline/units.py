@@ -34,7 +34,7 @@ def with_overlays(
         return  # (a hook on a file no overlay builds: the pass would hold or change nothing)
     from dra_migrate.convert import overlays
 
-    _by_real(
+    by_real(
         candidates, results, lambda by_real: overlays.carry_out(layout, by_real, in_run, settings)
     )
 
@@ -61,11 +61,11 @@ def with_charts(
         plans.extend(found)
         return added
 
-    _by_real(candidates, results, carry_out)
+    by_real(candidates, results, carry_out)
     return plans
 
 
-def _by_real(
+def by_real(
     candidates: list[discover.Candidate],
     results: dict[int, FileResult],
     carry_out: Callable[[dict[str, FileResult]], list[FileResult]],

@@ -328,16 +328,19 @@ class Search:
     """The running searches of ``containing``: ``result`` waits for them, ``cancel``
     stops them."""
 
-    def __init__(self, paths: Iterable[str], needle: str, excludes: Iterable[str]) -> None:
+    def __init__(
+        self, paths: Iterable[str], needle: str | Sequence[str], excludes: Iterable[str]
+    ) -> None:
         self.excludes = list(excludes)
         self.found: set[str] = set()
         self.searches: list[tuple[str, git.Git]] = []
+        needles = [n.encode() for n in ([needle] if isinstance(needle, str) else needle)]
         for raw in paths:
             if os.path.isdir(raw):
-                self.searches.append((raw, git.containing(raw, needle.encode())))
+                self.searches.append((raw, git.containing(raw, needles)))
                 continue
             with contextlib.suppress(Unreadable):
-                if mentions(read_file(raw), (needle.encode(),)):
+                if mentions(read_file(raw), needles):
                     self.found.add(real_name(raw))
 
     def result(self) -> set[str] | None:

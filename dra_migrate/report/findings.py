@@ -168,6 +168,23 @@ CODES: dict[str, Code] = _table(
     Code("DRA250", E, "proof refused: a symbolic link leaves the chart or the repository"),
     Code("DRA251", W, "kustomize build not verified: a remote or missing base is never fetched"),
     Code("DRA252", W, "kustomize build not verified: it could not be copied or built before"),
+    # 26x: the fleet's GPU sharing model (repo/sharing.py, convert/sharing.py)
+    Code("DRA260", N, "time-sliced GPU converted to consumable shares of one device"),
+    Code(
+        "DRA261", W, "shared GPU left on the device plugin: the DRA driver in use cannot share it"
+    ),
+    Code("DRA262", W, "shared GPU left on the device plugin: replica counts differ between GPUs"),
+    Code("DRA263", W, "MPS-shared GPU left on the device plugin: claims of their own share no MPS"),
+    Code(
+        "DRA264", W, "shared GPU request the device plugin never placed on one GPU: left as it is"
+    ),
+    Code("DRA265", W, "MIG slice of an unknown profile (single strategy): left as it is"),
+    Code("DRA266", N, "MIG slice (single strategy) converted to the MIG device class"),
+    Code("DRA267", N, "DRA driver's Helm values set to publish the pools' consumable shares"),
+    Code(
+        "DRA268", W, "DRA driver's Helm values left: the GPUs its release serves share differently"
+    ),
+    Code("DRA269", N, "GPU Operator's Helm values left: the device plugin stays on for its nodes"),
     Code(
         "DRA290",
         N,
@@ -262,6 +279,13 @@ CODES: dict[str, Code] = _table(
     Code("DRA530", E, "workload would stay Pending: not enough devices in the ResourceSlices"),
     Code("DRA531", N, "GPUs asked for and devices published, per device class"),
     Code("DRA532", N, "mapping rule that matched no workload of the run"),
+    # 54x: the plan's sharing model (migration/sharing.py)
+    Code("DRA540", N, "GPU sharing model of the fleet assumed: exclusive GPUs"),
+    Code(
+        "DRA541",
+        W,
+        "bridged extended resource is shared on the device plugin: not served by an exclusive DeviceClass",
+    ),
     # 6xx: cluster mode: the live cluster (inventory --cluster, validate --cluster) or its dumps
     Code("DRA601", E, "no usable kubeconfig, context or in-cluster service account"),
     Code("DRA602", E, "API server unreachable"),

@@ -84,6 +84,9 @@ class NodeGpus:
     dra_drivers: list[str] = field(default_factory=list)  # drivers with a slice on the node
     dra_devices: int = 0
     both: list[str] = field(default_factory=list)  # resources a DRA driver serves too
+    # how the device plugin shares its GPUs, from GFD's labels or allocatable against the
+    # GPU count (repo/sharing.py); "" where it hands out whole GPUs or nothing says
+    sharing: str = ""
 
     @property
     def device_plugin(self) -> bool:
@@ -100,6 +103,7 @@ class NodeGpus:
             "draDrivers": list(self.dra_drivers),
             "draDevices": self.dra_devices,
             "servedTwice": list(self.both),
+            "sharing": self.sharing or None,
         }
 
 

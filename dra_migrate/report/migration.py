@@ -25,6 +25,7 @@ class GpuContainer:
     count: int | None
     device_class: str | None
     selectors: tuple[str, ...] = ()
+    shared: bool = False  # count is consumable shares of one device (convert/sharing.py)
 
     def to_dict(self) -> dict[str, Any]:
         # as scan's rows, without the value as written (counts only here)
@@ -218,6 +219,7 @@ class Risk:
 class LiveNode:
     name: str
     allocatable: tuple[tuple[str, int], ...]  # extended resources the node advertises
+    labels: tuple[tuple[str, str], ...] = ()  # its labels: the sharing model (repo/sharing.py)
 
 
 @dataclass(frozen=True, slots=True)

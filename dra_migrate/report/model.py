@@ -186,6 +186,8 @@ class Report:
     # the DeviceClasses with extendedResourceName the run read (the strategy may bridge)
     bridge_classes: tuple[BridgeClass, ...] = ()
     charts: list[ChartPlan] = field(default_factory=list)  # Helm charts with GPU requests
+    # the fleet's sharing model the run read (repo/sharing.py ``Fleet``): the plan's pools
+    sharing: Any = None
 
     def manual(self) -> list[tuple[str, list[str]]]:
         """(path, codes) of the files that need a person: left untouched by a blocking

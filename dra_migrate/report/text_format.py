@@ -125,6 +125,7 @@ def _cluster(console: Console, report: Report, inv: ClusterInventory) -> None:
             for r in w.requests
         ],
     )
+    shared = any(n.sharing for n in inv.nodes)  # the column only where a node shares
     _titled_table(
         console,
         "Nodes:",
@@ -136,7 +137,8 @@ def _cluster(console: Console, report: Report, inv: ClusterInventory) -> None:
             "DEVICE PLUGIN",
             "DRA DRIVERS",
             "DRA DEVICES",
-        ],
+        ]
+        + (["SHARING"] if shared else []),
         [
             [
                 n.name,
@@ -147,6 +149,7 @@ def _cluster(console: Console, report: Report, inv: ClusterInventory) -> None:
                 ", ".join(n.dra_drivers) or "-",
                 str(n.dra_devices),
             ]
+            + ([n.sharing or "-"] if shared else [])
             for n in inv.nodes
         ],
     )

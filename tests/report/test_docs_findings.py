@@ -65,7 +65,9 @@ KUBECTL_CODES = ("DRA231", "DRA232", "DRA250", "DRA251", "DRA252")
 # Examples that render Helm charts (convert --verify-helm): the real helm on PATH.
 HELM_CODES = ("DRA245", "DRA248", "DRA291")
 
-ACCOMPANYING = "DRA224"  # the toleration note of every converted pod that has none
+# the toleration note of every converted pod that has none; the plan's note that the
+# fleet's sharing model was assumed (exclusive) where nothing describes it
+ACCOMPANYING = ("DRA224", "DRA540")
 
 # Codes that no input can trigger on purpose, with the reason.
 EXEMPT = {
@@ -546,7 +548,7 @@ def test_trigger_produces_the_code(
     # Other codes of the example must at least be named in the section, except the note
     # that accompanies every converted pod without a GPU toleration of its own (DRA224;
     # "Examples on this page" says so).
-    named = set(CODE_MENTION.findall(section.prose)) | {code, ACCOMPANYING}
+    named = set(CODE_MENTION.findall(section.prose)) | {code, *ACCOMPANYING}
     assert run.codes <= named, f"{code}: the example also reports {run.codes - named}"
     spec = CODES[code]
     if code in EXIT_CODES:  # cluster mode cannot read the cluster: one line, 2 or 123

@@ -1,0 +1,109 @@
+"""The search for the device plugin's configurations in a repository, started when a
+run starts: light (no records), so a run whose repository holds none never imports
+the sharing model (``repo/sharing.py``), which parses what it finds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from dra_migrate.repo.sharing import Fleet
+
+_EXTENSIONS = (".yaml", ".yml", ".json")
+
+
+# What git is asked for first: every configuration that shares or sets MIG holds one
+# of the first three (a ConfigMap's data and the charts' values embed the file's
+# text); a ClusterPolicy or the GPU Operator's values that only name the default
+# configuration hold devicePlugin.
+SEARCHED = ("timeSlicing", "migStrategy", "mps:", "devicePlugin")
+
+
+# ...and what a configuration that matters names: the replicas it shares by, its MIG
+# strategy, or (a ClusterPolicy, the GPU Operator's values) the device plugin
+NAMED = (b"replicas", b"migStrategy", b"devicePlugin")
+
+
+class SharingLookup:
+    """The device plugin configurations under ``roots``, asked now and answered by
+    ``result``: in a git work tree ``git grep`` finds the files that mention them while
+    the run reads its own (as ``context.BridgeLookup``); outside one the files are
+    walked and searched. Only those files are parsed."""
+
+    def __init__(self, roots: Iterable[str], excludes: Iterable[str], limit: int) -> None:
+        from dra_migrate.repo import discover
+
+        self.roots = [r for r in roots if r != "-"]
+        self.excludes, self.limit = list(excludes), limit
+        # one git grep a folder for all of them (a hook run starts no more processes)
+        self.searches = [discover.Search(self.roots, SEARCHED, self.excludes)]
+
+    def cancel(self) -> None:
+        for search in self.searches:
+            search.cancel()
+
+    def result(self) -> tuple[Fleet | None, tuple[str, ...]]:
+        """The pools the configurations define, and the files they were read from:
+        ConfigMaps whose data holds a configuration (what the plugin reads through
+        ``--config-file`` or the config manager), the device plugin chart's values
+        (``config.map``, ``config.default``), the GPU Operator's values and ClusterPolicy
+        (``devicePlugin.config.data`` and ``default``). Nothing in them is run;
+        unreadable or unparsable files are skipped (the run that converts them reports
+        them)."""
+        import os
+
+        from dra_migrate.repo import discover
+
+        needles = tuple(n.encode() for n in SEARCHED)
+        found: set[str] = set()
+        walked = False
+        for search in self.searches:
+            paths = search.result()
+            if paths is None:  # outside git: walked, and each file searched
+                walked = True
+                break
+            found |= paths
+        if walked:
+            self.cancel()
+            candidates = discover.expand(self.roots, self.excludes, (), needles, self.limit)
+            found = {c.path for c in candidates if not c.ruled_out}
+        gathered = None
+        files: list[str] = []
+        for path in sorted(found):
+            if not path.lower().endswith(_EXTENSIONS):
+                continue
+            try:
+                data = discover.read_file(path, self.limit)
+            except discover.Unreadable:
+                continue
+            if not discover.mentions(data, needles) or not any(n in data for n in NAMED):
+                continue  # a walk's every file, git grep's backslash matches; or no count
+            from dra_migrate.repo.sharing import Found, read_documents
+
+            display = os.path.normpath(os.path.relpath(path))
+            more = read_documents(data, display)
+            if not more.empty:
+                files.append(display)
+            gathered = gathered or Found()
+            gathered.add(more)
+        return (gathered.fleet() if gathered is not None else None), tuple(files)
+
+
+def read_repository(
+    roots: Iterable[str], excludes: Iterable[str], limit: int
+) -> tuple[Fleet | None, tuple[str, ...]]:
+    """``SharingLookup(...).result()`` at once."""
+    return SharingLookup(roots, excludes, limit).result()
+
+
+def configured_fleet(data: Any, path: str) -> Fleet | None:
+    """``sharing:`` of the configuration as read (the schema has checked it); None
+    without one: the model (repo/sharing.py) is imported only for a file that has it."""
+    if not data:
+        return None
+    from dra_migrate.repo.sharing import fleet_from_config
+
+    return fleet_from_config(data, path)
