@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from yaml.nodes import MappingNode, Node
 
-from dra_migrate.convert import controllers
+from dra_migrate.convert import controllers, provisioners
 from dra_migrate.convert.asks import HAMI_RESOURCES, Ask
 from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.convert.naming import (
@@ -156,6 +156,9 @@ def plan_site(
     after = controllers.after_rewrite(site, asks, config, path)
     if after.refused:
         return None, findings + list(after.findings)
+    landing = provisioners.after_rewrite(site, asks, path)  # DRA270-DRA273: held
+    if landing.refused:
+        return None, findings + list(landing.findings)
 
     requests, refs = _requests(site, asks, path, findings)
     if len(requests) > MAX_REQUESTS:

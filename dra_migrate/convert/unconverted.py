@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from dra_migrate.convert.mapping import Config, Context, Settings
-from dra_migrate.manifests import compose, locate, sources, trees
+from dra_migrate.k8s.quantity import whole_count
+from dra_migrate.manifests import compose, locate, scalars, sources, trees
 from dra_migrate.manifests.sources import Document, Source
 from dra_migrate.manifests.trees import entries, get, items, scalar
 from dra_migrate.report.findings import Finding, InputProblem, finding
-from dra_migrate.report.model import gpu_request
+from dra_migrate.report.model import InventoryItem, gpu_request
 
 # Mappings of resource name to quantity: a pod's requests and limits, and KubeSpawner's
 # extra_resource_limits/guarantees (JupyterHub profiles, kubespawner_override).
@@ -37,7 +38,22 @@ def outside(
     workload: locate.Workload, covered: list[Node], config: Config, path: str
 ) -> list[Finding]:
     """GPU resources in a requests/limits mapping that no located container holds."""
+    return outside_asks(workload, covered, config, path)[0]
+
+
+def outside_asks(
+    workload: locate.Workload, covered: list[Node], config: Config, path: str
+) -> tuple[list[Finding], list[InventoryItem]]:
+    """GPU resources in a requests/limits mapping that no located container holds: a
+    finding for each key (DRA212; DRA275 or DRA276 where ``provisioners.OUTSIDE`` knows
+    the operator that reads it), and an inventory row for each ask (one a mapping and
+    resource, limits first), kept by its finding: scan counts every ask it sees. A
+    NodePool's limits are a cap, not an ask: no row."""
+    from dra_migrate.convert import provisioners
+
+    rule = provisioners.outside_rule(workload)
     found: list[Finding] = []
+    rows: dict[tuple[str, str], InventoryItem] = {}
     inside = {id(n) for n in covered}
     stack: list[tuple[str, Node]] = [("", workload.root)]
     while stack:
@@ -48,38 +64,90 @@ def outside(
             for key, _key_node, value in entries(node):
                 here = f"{where}.{key}" if where else key
                 if key in RESOURCE_FIELDS and isinstance(value, MappingNode):
-                    for name, name_node, _v in entries(value):
-                        if _reported(config, name):
-                            line, col = trees.position(name_node)
-                            who = (
-                                f"{workload.kind} {workload.name}".strip()
-                                if workload.kind
-                                else "a document without kind (a values or config file?)"
+                    for name, name_node, amount in entries(value):
+                        if not _reported(config, name):
+                            continue
+                        if rule is not None:
+                            made = provisioners.outside_finding(
+                                rule, workload, here, name, name_node, path
                             )
-                            found.append(
-                                finding(
-                                    "DRA212",
-                                    path,
-                                    line,
-                                    col,
-                                    f"{who} asks for {name} at {here}, "
-                                    "outside any pod spec dra-migrate can convert",
-                                    (
-                                        "the operator of this kind turns it into pod resources: move "
-                                        "the request to a pod template it supports, or keep the "
-                                        "device plugin for it"
-                                        if workload.kind
-                                        else "whatever renders it into pods (a chart, a spawner) "
-                                        "must write claims: convert its rendered output"
-                                    ),
-                                )
+                        else:
+                            made = _generic_outside(workload, here, name, name_node, path)
+                        found.append(made)
+                        if rule is None or rule.ask:
+                            row = _outside_row(
+                                workload, where, node, name, name_node, amount, config, path
                             )
+                            row.kept = made.code
+                            slot = (where, name)
+                            if slot not in rows or key == "limits":
+                                rows[slot] = row
                     continue
                 stack.append((here, value))
         else:
             for i, item in enumerate(items(node)):
                 stack.append((f"{where}[{i}]", item))
-    return sorted(found)
+    return sorted(found), sorted(rows.values(), key=lambda r: (r.line, r.col))
+
+
+def _generic_outside(
+    workload: locate.Workload, here: str, name: str, name_node: Node, path: str
+) -> Finding:
+    line, col = trees.position(name_node)
+    who = (
+        f"{workload.kind} {workload.name}".strip()
+        if workload.kind
+        else "a document without kind (a values or config file?)"
+    )
+    return finding(
+        "DRA212",
+        path,
+        line,
+        col,
+        f"{who} asks for {name} at {here}, outside any pod spec dra-migrate can convert",
+        (
+            "the operator of this kind turns it into pod resources: move the request to a "
+            "pod template it supports, or keep the device plugin for it"
+            if workload.kind
+            else "whatever renders it into pods (a chart, a spawner) must write claims: "
+            "convert its rendered output"
+        ),
+    )
+
+
+def _outside_row(
+    workload: locate.Workload,
+    where: str,
+    holder: Node,
+    name: str,
+    name_node: Node,
+    amount: Node,
+    config: Config,
+    path: str,
+) -> InventoryItem:
+    """The inventory row of a GPU ask outside any pod spec (``where``: the mapping that
+    holds the resources, a container-like object when it has a ``name``)."""
+    line, col = trees.position(name_node)
+    choice = config.choose(name, Context(namespace=workload.namespace))
+    owner = where.rsplit(".resources", 1)[0] if where.endswith(".resources") else where
+    container = locate.node_at(workload.root, owner) if owner != where else holder
+    return InventoryItem(
+        path=path,
+        line=line,
+        col=col,
+        api_version=workload.api_version,
+        kind=workload.kind,
+        namespace=workload.namespace,
+        name=workload.name,
+        pod_path=owner or "(document)",
+        container=scalar(get(container, "name")) or "",
+        role="app",
+        resource=name,
+        count=whole_count(scalars.quantity_text(amount) or ""),
+        value=scalar(amount) or "",
+        device_class=choice.device_class if choice else None,
+        replicas=None,
+    )
 
 
 def embedded(workload: locate.Workload, source: Source, config: Config) -> list[Finding]:

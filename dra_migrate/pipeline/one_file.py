@@ -197,7 +197,9 @@ def _convert(
                 covered.extend(c.node for c in site.containers)
                 if plan is not None:
                     plans.append(plan)
-            findings.extend(unconverted.outside(workload, covered, config, path))
+            found_outside, asked_outside = unconverted.outside_asks(workload, covered, config, path)
+            findings.extend(found_outside)
+            inventory.extend(asked_outside)  # counted, kept by their findings
             findings.extend(unconverted.embedded(workload, source, config))
     if plans:
         odd_break = sources.foreign_line_break(source)

@@ -164,6 +164,16 @@ CODES: dict[str, Code] = _table(
     Code("DRA247", W, "values file sets the GPU key in a shape the template edit cannot follow"),
     Code("DRA248", W, "Helm chart migration not proven by rendering"),
     Code("DRA249", W, "Helm chart left as it is: its migration changes a file outside the paths"),
+    Code("DRA270", W, "pod pinned to a Karpenter node pool: held on the device plugin"),
+    Code("DRA271", W, "pod selects GKE nodes that never run DRA: held on the device plugin"),
+    Code("DRA272", W, "KAITO waits for device-plugin GPUs on its nodes: held on the device plugin"),
+    Code(
+        "DRA273",
+        W,
+        "operator reads or writes the GPU count of this pod template: held on the device plugin",
+    ),
+    Code("DRA275", W, "GPU count outside a pod spec that an operator reads: left as it is"),
+    Code("DRA276", N, "Karpenter NodePool caps GPU capacity (spec.limits): not a request"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),
