@@ -159,6 +159,7 @@ def plan_site(
     landing = provisioners.after_rewrite(site, asks, path)  # DRA270-DRA273: held
     if landing.refused:
         return None, findings + list(landing.findings)
+    findings.extend(landing.findings)  # DRA277: a managed pool, a note for the plan
 
     requests, refs = _requests(site, asks, path, findings)
     if len(requests) > MAX_REQUESTS:

@@ -59,6 +59,7 @@ class Landing:
     fix: str  # the way out
     source: str
     fine: frozenset[str] = frozenset()  # values that do land on DRA nodes
+    hold: bool = True  # False: a note (DRA277), the pod is converted
 
     def matches(self, key: str) -> bool:
         return key.startswith(self.key) if self.key.endswith("/") else key == self.key
@@ -136,6 +137,36 @@ LANDINGS: tuple[Landing, ...] = (
 )
 
 
+# Managed node pools scaled by cluster-autoscaler (or the provider's own autoscaler):
+# converted, with a note the plan turns into a prerequisite.
+_POOL_WHY = (
+    "its node group scales up for pods with ResourceClaims only where the autoscaler "
+    "simulates them (cluster-autoscaler: --enable-dynamic-resource-allocation) and the "
+    "group's nodes run the DRA driver"
+)
+_POOL_FIX = "install the DRA driver on the pool and check its autoscaler before this wave"
+LANDINGS += tuple(
+    Landing(key, "DRA277", pool, _POOL_WHY, _POOL_FIX, source, hold=False)
+    for key, pool, source in (
+        (
+            "eks.amazonaws.com/nodegroup",
+            "an EKS managed node group",
+            "docs.aws.amazon.com/eks/latest/userguide/managed-node-groups.html",
+        ),
+        (
+            "kubernetes.azure.com/agentpool",
+            "an AKS node pool",
+            "learn.microsoft.com/azure/aks/cluster-autoscaler",
+        ),
+        (
+            "cloud.google.com/gke-nodepool",
+            "a GKE node pool",
+            "cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra",
+        ),
+    )
+)
+
+
 def _selected(pod: MappingNode) -> list[tuple[str, frozenset[str] | None, Node]]:
     """(key, values or None for Exists, node) of every node label the pod requires:
     nodeSelector and the required node affinity's matchExpressions (In, Exists)."""
@@ -181,12 +212,27 @@ def _held(site: PodSite, node: Node, code: str, what: str, fix: str, path: str) 
 
 def landing(site: PodSite, path: str) -> Outcome:
     """DRA270/DRA271: the pod selects nodes that a provisioner or pool without DRA
-    scale-up makes."""
+    scale-up makes (held); DRA277: a managed node pool (a note for the plan)."""
+    notes: list[Finding] = []
     for key, values, node in _selected(site.pod):
         rule = next((r for r in LANDINGS if r.matches(key)), None)
         if rule is None or (values is not None and values and values <= rule.fine):
             continue
         shown = f"{key}={','.join(sorted(values))}" if values else f"{key} (Exists)"
+        if not rule.hold:
+            line, col = trees.position(node)
+            where = f" ({site.path})" if site.label else ""
+            note = finding(
+                rule.code,
+                path,
+                line,
+                col,
+                f"{site.workload.kind} {site.workload.name}{where} selects {shown}, "
+                f"{rule.provisioner}: {rule.why}",
+                rule.fix,
+            )
+            notes.append(note)
+            continue
         return _held(
             site,
             node,
@@ -195,7 +241,7 @@ def landing(site: PodSite, path: str) -> Outcome:
             rule.fix,
             path,
         )
-    return NOTHING
+    return Outcome(findings=tuple(notes[:1])) if notes else NOTHING
 
 
 # --- operators that build pods from the template and read their GPU count -----------
@@ -495,3 +541,21 @@ AUTOSCALERS: tuple[tuple[str, str], ...] = (
         "read the providers' sources for how a node group's devices are templated",
     ),
 )
+
+
+def prerequisites(findings: list[Finding]) -> list[tuple[str, str, str]]:
+    """The plan's prerequisites (topic, requirement, detail) for the provisioners, pools
+    and operators the run found, each with where the repository names them."""
+    where: dict[str, list[str]] = {}
+    for f in findings:
+        if f.code in PLAN_NOTES or f.code == "DRA277":
+            where.setdefault(f.code, []).append(f"{f.path}:{f.line}:{f.col}")
+    out = []
+    for code, (title, _why, requirement) in PLAN_NOTES.items():
+        if code in where and requirement:
+            out.append((title, requirement, "named at " + ", ".join(dict.fromkeys(where[code]))))
+    if "DRA277" in where:
+        spots = ", ".join(dict.fromkeys(where["DRA277"]))
+        for name, detail in AUTOSCALERS:
+            out.append((f"Autoscaler: {name}", detail, f"pools selected at {spots}"))
+    return out

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_migrate.convert.mapping import Config
+from dra_migrate.convert.provisioners import PLAN_NOTES
+from dra_migrate.convert.provisioners import prerequisites as provisioner_prerequisites
 from dra_migrate.convert.unconverted import quota_prerequisite
 from dra_migrate.migration import deviceclasses as dc
 from dra_migrate.migration import strategy
@@ -137,6 +139,8 @@ RISKS: dict[str, tuple[str, str]] = {
         "with extendedResourceName, or change the template by hand.",
     ),
 }
+# provisioners, managed pools and operators that read the GPU count (convert/provisioners.py)
+RISKS.update({code: (title, why) for code, (title, why, _req) in PLAN_NOTES.items()})
 # Findings that mean part of the repository was not analysed (beside unreadable files).
 UNANALYSED = ("DRA104", "DRA106", "DRA202", "DRA203", "DRA204", "DRA212", "DRA213")
 # Drivers: where to get them and what the report should say about their versions.
@@ -220,7 +224,8 @@ def build(
             minor,
             settings.target,
             report.bridge_classes,
-        ),
+        )
+        + [Prerequisite(*p) for p in provisioner_prerequisites(report.all_findings)],
         capacity=capacity,
         classes=[c.to_dict() for c in classes.classes],
         installed_classes=[c.to_dict() for c in classes.installed],

@@ -183,6 +183,8 @@ def _convert(
                 if bridging and rows:
                     bridged = _bridged(rows, settings, path)
                     if bridged:  # left as it is: the extended resource stays
+                        for row in rows:
+                            row.bridged = True
                         findings.extend(bridged)
                         covered.extend(c.node for c in site.containers)
                         continue

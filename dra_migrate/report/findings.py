@@ -174,6 +174,7 @@ CODES: dict[str, Code] = _table(
     ),
     Code("DRA275", W, "GPU count outside a pod spec that an operator reads: left as it is"),
     Code("DRA276", N, "Karpenter NodePool caps GPU capacity (spec.limits): not a request"),
+    Code("DRA277", N, "pod selects a managed node pool: DRA scale-up depends on its autoscaler"),
     # 3xx: validate: DRA objects and the pods that use them
     Code("DRA301", E, "object fails the strict schema of its API version"),
     Code("DRA302", E, "API version not served, or the classic DRA API"),
