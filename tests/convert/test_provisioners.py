@@ -1,0 +1,153 @@
+"""Where converted pods land and the operators that read the GPU count
+(dra_migrate/convert/provisioners.py): one case a rule, from the reduced real cases of
+tests/fixtures/provisioners (SOURCE says where each comes from). Each test fails when
+its rule is taken out of the table."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dra_migrate.convert import provisioners
+from tests.conftest import REPO
+from tests.helpers.cli_runner import invoke
+
+FIXTURES = REPO / "tests" / "fixtures" / "provisioners"
+
+
+def scan(path: Path, *args: str) -> dict[str, Any]:
+    result = invoke(["scan", "--format", "json", *args, str(path)])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def rows(report: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    return [r for r in report["inventory"] if r["name"] == name]
+
+
+def codes(report: dict[str, Any], path: str) -> list[str]:
+    return sorted(f["code"] for f in report["findings"] if f["path"].endswith(path))
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    return scan(FIXTURES)
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("gpu-nvidia", "DRA270"),  # karpenter.sh/nodepool
+        ("vllm-gemma", "DRA271"),  # gke-gpu-driver-version: latest
+        ("accelerator-class", "DRA271"),  # compute-class: Accelerator
+        ("workspace-custom-llm", "DRA272"),  # KAITO
+        ("warm-pool", "DRA273"),  # aibrix warm pool label
+        ("kserve-config-llm-template", "DRA273"),  # KServe preset
+        ("srt-gte-qwen2-7b-instruct", "DRA275"),  # OME runtime, outside a pod spec
+    ],
+)
+def test_each_rule_holds_its_case_on_the_device_plugin(
+    report: dict[str, Any], name: str, code: str
+) -> None:
+    found = rows(report, name)
+    assert found, f"{name} is not in the inventory"
+    assert {r["kept"] for r in found} == {code}
+    assert {r["state"] for r in found} == {"refused"}
+
+
+def test_llmaz_service_is_held_and_its_model_flavor_counted(report: dict[str, Any]) -> None:
+    by_kind = {r["kind"]: r for r in rows(report, "qwen2-0--5b")}
+    assert by_kind["Service"]["kept"] == "DRA273"
+    assert by_kind["OpenModel"]["kept"] == "DRA275"
+    assert by_kind["OpenModel"]["podPath"] == "spec.inferenceConfig.flavors[0]"
+    assert by_kind["OpenModel"]["container"] == "t4"
+
+
+def test_a_dra_node_pool_selector_is_converted(report: dict[str, Any]) -> None:
+    (row,) = rows(report, "dra-pool")  # gke-gpu-driver-version: disabled
+    assert row["kept"] is None and row["state"] == "converted"
+
+
+def test_a_nodepool_limit_is_a_cap_not_an_ask(report: dict[str, Any]) -> None:
+    found = [f for f in report["findings"] if f["path"].endswith("karpenter.yaml")]
+    assert "DRA276" in {f["code"] for f in found}
+    assert "DRA212" not in {f["code"] for f in found}
+    assert not rows(report, "gpu")  # a NodePool's limit asks for nothing
+
+
+def test_every_ask_outside_a_pod_spec_is_counted_once(report: dict[str, Any]) -> None:
+    """OME's runner sets requests and limits: one ask, two findings; scan no longer says
+    there are no GPU requests in a repository of runtimes."""
+    ome = rows(report, "srt-gte-qwen2-7b-instruct")
+    assert len(ome) == 1 and ome[0]["count"] == 1
+    assert codes(report, "ome-runtime.yaml") == ["DRA275", "DRA275"]
+    alone = scan(FIXTURES / "ome-runtime.yaml")
+    assert alone["summary"]["requests"] == 1
+
+
+def test_a_managed_pool_is_converted_with_a_note(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n"
+        "    spec:\n      restartPolicy: Never\n      nodeSelector:\n"
+        "        eks.amazonaws.com/nodegroup: gpu-p5\n      containers:\n"
+        "        - name: train\n          image: ghcr.io/example/train:1.0\n"
+        "          resources:\n            limits:\n              nvidia.com/gpu: 8\n"
+    )
+    found = scan(job)
+    assert [r["state"] for r in found["inventory"]] == ["converted"]
+    assert "DRA277" in {f["code"] for f in found["findings"]}
+
+
+def test_karpenter_exists_affinity_pins_too(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  affinity:\n"
+        "    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n        - matchExpressions:\n"
+        "          - key: karpenter.k8s.aws/instance-gpu-name\n            operator: Exists\n"
+        "  containers:\n  - name: c\n    image: i\n    resources:\n      limits:\n"
+        "        nvidia.com/gpu: 1\n"
+    )
+    assert [r["kept"] for r in scan(pod)["inventory"]] == ["DRA270"]
+
+
+def test_report_names_each_provisioner_and_keeps_held_workloads_out_of_waves() -> None:
+    result = invoke(["report", "--format", "json", str(FIXTURES)])
+    plan = json.loads(result.stdout)["plan"]
+    risks = {r["code"] for r in plan["risks"]}
+    assert {"DRA270", "DRA271", "DRA272", "DRA273", "DRA275", "DRA276"} <= risks
+    topics = {p["topic"] for p in plan["stages"]["prerequisites"]["requirements"]}
+    assert {"Pods pinned to Karpenter node pools", "KAITO Workspaces"} <= topics
+    held = {
+        w["name"]: w["wave"]
+        for w in plan["stages"]["inventory"]["workloads"]
+        if w["strategy"] == "manual"
+    }
+    assert held and set(held.values()) == {0}
+    assert "gpu-nvidia" in held and "dra-pool" not in held
+
+
+def test_convert_writes_nothing_for_held_pod_specs(tmp_path: Path) -> None:
+    target = tmp_path / "operators.yaml"
+    target.write_bytes((FIXTURES / "operators.yaml").read_bytes())
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        invoke(["convert", "--write", "operators.yaml"])
+    finally:
+        os.chdir(old)
+    assert target.read_bytes() == (FIXTURES / "operators.yaml").read_bytes()
+
+
+def test_every_table_row_cites_a_source() -> None:
+    for landing in provisioners.LANDINGS:
+        assert landing.source and landing.code in ("DRA270", "DRA271", "DRA277")
+    for reader in (*provisioners.HELD_KINDS.values(), *provisioners.SELECTED_BY.values()):
+        assert "/" in reader.source
+    for rule in provisioners.OUTSIDE:
+        assert "/" in rule.source
