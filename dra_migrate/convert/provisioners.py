@@ -367,9 +367,7 @@ def readers(site: PodSite, asks: list[Ask], path: str) -> Outcome:
     for (key, value), rule in SELECTED_BY.items():
         got = labels.get(key, annotations.get(key))
         if got is not None and (not value or got == value):
-            return _held(
-                site, site.pod, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path
-            )
+            return _held(site, site.pod, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path)
     return NOTHING
 
 
@@ -446,8 +444,7 @@ OUTSIDE: tuple[Outside, ...] = (
         "DRA275",
         "llmaz",
         "gives the Playground's Service the recommended config's resources",
-        "keep the runtime's recommended resources on the device plugin until llmaz writes "
-        "claims",
+        "keep the runtime's recommended resources on the device plugin until llmaz writes claims",
         "InftyAI/llmaz pkg/controller/inference/playground_controller.go",
     ),
 )
