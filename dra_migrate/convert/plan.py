@@ -154,12 +154,10 @@ def plan_site(
         return None, findings
 
     after = controllers.after_rewrite(site, asks, config, path)
+    if not after.refused:  # where the pod lands, who reads its count (DRA270-DRA277)
+        after = provisioners.after_rewrite(site, asks, path, after)
     if after.refused:
         return None, findings + list(after.findings)
-    landing = provisioners.after_rewrite(site, asks, path)  # DRA270-DRA273: held
-    if landing.refused:
-        return None, findings + list(landing.findings)
-    findings.extend(landing.findings)  # DRA277: a managed pool, a note for the plan
 
     requests, refs = _requests(site, asks, path, findings)
     if len(requests) > MAX_REQUESTS:

@@ -371,12 +371,16 @@ def readers(site: PodSite, asks: list[Ask], path: str) -> Outcome:
     return NOTHING
 
 
-def after_rewrite(site: PodSite, asks: list[Ask], path: str) -> Outcome:
-    """Every rule of this module for one pod spec: the first that holds it wins."""
+def after_rewrite(site: PodSite, asks: list[Ask], path: str, before: Outcome) -> Outcome:
+    """Every rule of this module for one pod spec, after ``controllers.after_rewrite``
+    (``before``): the first that holds it wins; else ``before`` with the notes added."""
     held = readers(site, asks, path)
     if held.refused:
         return held
-    return landing(site, path)
+    lands = landing(site, path)
+    if lands.refused:
+        return lands
+    return Outcome(before.edits, before.findings + lands.findings)
 
 
 # --- GPU counts outside pod specs that an operator reads --------------------------------
