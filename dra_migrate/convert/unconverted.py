@@ -414,6 +414,8 @@ def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, s
     return found
 
 
+gpu_mentions = _gpu_mentions  # the lines of a manifest template (convert/file_templates.py)
+
 _KEY_AFTER = re.compile(r"""\s*["']?\s*:(?:\s|$)""")
 _FLOW_PARENT = re.compile(r"""([A-Za-z0-9_.\-/]+)["']?\s*:\s*\{(?:[^{}]|\{\{[^{}]*\}\})*$""")
 _BLOCK_KEY = re.compile(r"""\s*(?:-\s+)*["']?([A-Za-z0-9_.\-/]+)["']?\s*:(?:\s|$)""")

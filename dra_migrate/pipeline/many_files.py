@@ -132,8 +132,7 @@ def run(options: RunOptions) -> Report:
         return Report(files, [f for f, _files in _renamings(repo_layout, set())])
 
     work = [
-        (i, Job(c.path, c.display, repo_layout.role(c.path, c.real), data, edit, False))
-        for i, c, data in todo
+        (i, Job(c.path, c.display, _role(repo_layout, c), data, edit, False)) for i, c, data in todo
     ]
     builder.keep()  # what the layout learnt of kustomizations, for the next run
     if templates_elsewhere:
@@ -741,3 +740,11 @@ def load_slices(path: str, limit: int = discover.DEFAULT_MAX_FILE_SIZE) -> list[
     if not devices:
         raise ConfigError(f"--resource-slices {path}: no ResourceSlice devices in it")
     return devices
+
+
+def _role(layout: roles.Layout, candidate: discover.Candidate) -> roles.Role:
+    """A file's role; a manifest template a walk found is listed, never converted (one
+    named on the command line is read as the manifest it is)."""
+    if not candidate.explicit and roles.walked_template(candidate.display):
+        return roles.Role(roles.MANIFEST_TEMPLATE)
+    return layout.role(candidate.path, candidate.real)

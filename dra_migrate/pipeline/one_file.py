@@ -16,7 +16,7 @@ import re
 
 from yaml.nodes import Node
 
-from dra_migrate.convert import unconverted
+from dra_migrate.convert import file_templates, unconverted
 from dra_migrate.convert.edit import EditError, apply_regions
 from dra_migrate.convert.mapping import Config, Context, Settings
 from dra_migrate.convert.naming import Names
@@ -108,6 +108,8 @@ def process(
         return _reported(display, unconverted.helm_template(source, settings.config), raw)
     if role.kind == roles.HELM_UNITTEST:  # a chart's test suite: nothing to migrate
         return FileResult(display, Status.UNCHANGED, [], original=raw)
+    if role.kind == roles.MANIFEST_TEMPLATE:
+        return _manifest_template(display, source, raw, settings.config)
     plain = role.kind not in (roles.HELM_VALUES, roles.KUSTOMIZE_PATCH, roles.KUSTOMIZATION)
     docs = compose.parse(source, _needles(settings.config) if plain else None)
     if role.kind == roles.HELM_VALUES:
@@ -284,6 +286,31 @@ def _left(
     """A file the conversion leaves as it is: what it would have written is not said."""
     said = [f for f in findings if not f.spec.writes]
     return FileResult(path, status, said, rows, original=raw)
+
+
+def _manifest_template(display: str, source: Source, raw: bytes, config: Config) -> FileResult:
+    """A manifest template a walk found: every GPU ask listed and counted (DRA274), from
+    its objects where it parses as YAML, else from its lines; never converted."""
+    try:
+        docs = compose.parse(source, _needles(config))
+    except InputProblem:
+        found, rows = file_templates.text_asks(display, source, config)
+    else:
+        rows = []
+        for workload in (w for doc in docs for w in locate.objects(doc)):
+            covered: list[Node] = []
+            for site in locate.pod_sites(workload):
+                rows.extend(_inventory(site, config, display))
+                covered.extend(c.node for c in site.containers)
+            rows.extend(unconverted.outside_asks(workload, covered, config, display)[1])
+        found = file_templates.findings(display, _kept(rows, file_templates.CODE))
+    return (
+        _reported(display, found, raw)
+        if not rows
+        else FileResult(
+            display, Status.REPORTED, found, _kept(rows, file_templates.CODE), original=raw
+        )
+    )
 
 
 def _kept(rows: list[InventoryItem], code: str) -> list[InventoryItem]:

@@ -172,6 +172,7 @@ CODES: dict[str, Code] = _table(
         W,
         "operator reads or writes the GPU count of this pod template: held on the device plugin",
     ),
+    Code("DRA274", W, "manifest template (envsubst, Jinja) found by a walk sets GPUs: listed"),
     Code("DRA275", W, "GPU count outside a pod spec that an operator reads: left as it is"),
     Code("DRA276", N, "Karpenter NodePool caps GPU capacity (spec.limits): not a request"),
     Code("DRA277", N, "pod selects a managed node pool: DRA scale-up depends on its autoscaler"),
