@@ -151,3 +151,30 @@ def test_every_table_row_cites_a_source() -> None:
         assert "/" in reader.source
     for rule in provisioners.OUTSIDE:
         assert "/" in rule.source
+
+
+def test_manifest_templates_a_walk_finds_are_listed_and_counted() -> None:
+    """*.yaml-template (envsubst) and *.yaml.j2 (Jinja): skipped by a walk before; now
+    every GPU ask is a row kept by DRA274, one ask for requests and limits, and the
+    files are never converted."""
+    found = scan(FIXTURES / "templates")
+    assert found["summary"]["requests"] == 2
+    by_path = {Path(r["path"]).name: r for r in found["inventory"]}
+    envsubst, jinja = by_path["fsdp.yaml-template"], by_path["train.yaml.j2"]
+    assert (envsubst["kind"], envsubst["name"], envsubst["value"]) == (
+        "PyTorchJob",
+        "fsdp",
+        "$GPU_PER_NODE",
+    )
+    assert envsubst["count"] is None and envsubst["line"] == 24  # limits, not requests
+    assert (jinja["kind"], jinja["value"], jinja["line"]) == ("", "{{ gpus }}", 15)
+    assert {r["kept"] for r in found["inventory"]} == {"DRA274"}
+    assert {r["state"] for r in found["inventory"]} == {"refused"}
+    assert {f["code"] for f in found["findings"]} == {"DRA274"}
+    assert {f["status"] for f in found["files"]} == {"reported"}
+
+
+def test_a_template_named_on_the_command_line_is_read_as_a_manifest() -> None:
+    found = scan(FIXTURES / "templates" / "fsdp.yaml-template")
+    assert "DRA274" not in {f["code"] for f in found["findings"]}
+    assert [r["resource"] for r in found["inventory"]] == ["nvidia.com/gpu"]
