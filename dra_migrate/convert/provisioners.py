@@ -310,6 +310,19 @@ HELD_KINDS: dict[str, Reader] = {
         "put the claim in each LLMInferenceService that uses the preset, with its own "
         "ResourceClaimTemplate in its namespace, then drop the GPU from the preset",
     ),
+    **{
+        f"sparkoperator.k8s.io/{kind}": Reader(
+            "the Spark operator",
+            f"sparkoperator.k8s.io {kind} driver and executor templates",
+            "adds spec.driver.gpu and spec.executor.gpu (name, quantity) to the Spark "
+            "container's limits in its pod webhook (addGPU), beside the template's claim",
+            "holds the template (DRA273)",
+            "kubeflow/spark-operator internal/webhook/sparkpod_defaulter.go (addGPU)",
+            "DRA273",
+            "keep the application on the device plugin until the Spark operator writes claims",
+        )
+        for kind in ("SparkApplication", "ScheduledSparkApplication")
+    },
 }
 
 # labels (or annotations) an operator selects pods by, and reads their GPU count:
@@ -326,6 +339,28 @@ SELECTED_BY: dict[tuple[str, str], Reader] = {
         "DRA273",
         "keep the warm pool on the device plugin until aibrix counts claimed devices",
     ),
+    **{
+        (annotation, ""): Reader(
+            "Kueue topology-aware scheduling",
+            f"pod templates annotated {annotation}",
+            "fits the pod set into a topology domain by the nodes' allocatable and the pods' "
+            "requests (tas_topology_tree.go, tas_flavor_snapshot.go); DRA devices are not in "
+            "allocatable and Kueue's DRA support has no topology part (pkg/dra), so after the "
+            "rewrite the GPUs no longer decide the domain (or, with a deviceClassMappings "
+            "name, no domain has them)",
+            "holds the pod set (DRA273)",
+            "kubernetes-sigs/kueue pkg/cache/scheduler/tas_topology_tree.go, "
+            "tas_flavor_snapshot.go, apis/kueue/v1beta2/topology_types.go",
+            "DRA273",
+            "keep topology-aware pod sets on the device plugin until Kueue places DRA devices "
+            "by topology",
+        )
+        for annotation in (
+            "kueue.x-k8s.io/podset-required-topology",
+            "kueue.x-k8s.io/podset-preferred-topology",
+            "kueue.x-k8s.io/podset-slice-required-topology",
+        )
+    },
     ("pool.aibrix.ai/enabled", "true"): Reader(
         "aibrix ModelClaim warm pool (earlier label)",
         "pods labelled pool.aibrix.ai/enabled: true",
@@ -450,6 +485,20 @@ OUTSIDE: tuple[Outside, ...] = (
         "gives the Playground's Service the recommended config's resources",
         "keep the runtime's recommended resources on the device plugin until llmaz writes claims",
         "InftyAI/llmaz pkg/controller/inference/playground_controller.go",
+    ),
+)
+OUTSIDE += (
+    Outside(
+        ("sparkoperator.k8s.io/SparkApplication", "sparkoperator.k8s.io/ScheduledSparkApplication"),
+        "DRA275",
+        "the Spark operator",
+        "adds the driver's or executor's gpu (name, quantity) to the Spark container's limits "
+        "in its pod webhook (addGPU): a claim in the pod template would come with the extended "
+        "resource beside it",
+        "keep the application's gpu field on the device plugin until the operator writes "
+        "claims; pod templates of the application with GPUs are held too",
+        "kubeflow/spark-operator internal/webhook/sparkpod_defaulter.go (addGPU), "
+        "api/v1beta2/sparkapplication_types.go (GPUSpec)",
     ),
 )
 _OUTSIDE = {kind: rule for rule in OUTSIDE for kind in rule.kinds}

@@ -55,6 +55,23 @@ def outside_asks(
     found: list[Finding] = []
     rows: dict[tuple[str, str], InventoryItem] = {}
     inside = {id(n) for n in covered}
+
+    def take(
+        here: str, where: str, node: Node, name: str, name_node: Node, amount: Node, key: str
+    ) -> None:
+        if not _reported(config, name):
+            return
+        if rule is not None:
+            made = provisioners.outside_finding(rule, workload, here, name, name_node, path)
+        else:
+            made = _generic_outside(workload, here, name, name_node, path)
+        found.append(made)
+        if rule is None or rule.ask:
+            row = _outside_row(workload, where, node, name, name_node, amount, config, path)
+            row.kept = made.code
+            if (where, name) not in rows or key == "limits":
+                rows[(where, name)] = row
+
     stack: list[tuple[str, Node]] = [("", workload.root)]
     while stack:
         where, node = stack.pop()
@@ -65,29 +82,30 @@ def outside_asks(
                 here = f"{where}.{key}" if where else key
                 if key in RESOURCE_FIELDS and isinstance(value, MappingNode):
                     for name, name_node, amount in entries(value):
-                        if not _reported(config, name):
-                            continue
-                        if rule is not None:
-                            made = provisioners.outside_finding(
-                                rule, workload, here, name, name_node, path
-                            )
-                        else:
-                            made = _generic_outside(workload, here, name, name_node, path)
-                        found.append(made)
-                        if rule is None or rule.ask:
-                            row = _outside_row(
-                                workload, where, node, name, name_node, amount, config, path
-                            )
-                            row.kept = made.code
-                            slot = (where, name)
-                            if slot not in rows or key == "limits":
-                                rows[slot] = row
+                        take(here, where, node, name, name_node, amount, key)
+                    continue
+                spark = _named_count(key, value)  # Spark operator: gpu: {name, quantity}
+                if spark is not None:
+                    take(here, here, node, *spark, "limits")
                     continue
                 stack.append((here, value))
         else:
             for i, item in enumerate(items(node)):
                 stack.append((f"{where}[{i}]", item))
     return sorted(found), sorted(rows.values(), key=lambda r: (r.line, r.col))
+
+
+def _named_count(key: str, value: Node) -> tuple[str, Node, Node] | None:
+    """(resource, its node, the count's node) of a ``gpu: {name: <resource>, quantity:
+    <count>}`` mapping: the Spark operator's GPUSpec, which its webhook turns into the
+    container's limits (kubeflow/spark-operator api/v1beta2/sparkapplication_types.go,
+    internal/webhook/sparkpod_defaulter.go addGPU)."""
+    if key != "gpu" or not isinstance(value, MappingNode):
+        return None
+    name, quantity = get(value, "name"), get(value, "quantity")
+    if name is None or quantity is None:
+        return None
+    return scalar(name) or "", name, quantity
 
 
 def _generic_outside(

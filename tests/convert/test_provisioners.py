@@ -48,6 +48,8 @@ def report() -> dict[str, Any]:
         ("warm-pool", "DRA273"),  # aibrix warm pool label
         ("kserve-config-llm-template", "DRA273"),  # KServe preset
         ("srt-gte-qwen2-7b-instruct", "DRA275"),  # OME runtime, outside a pod spec
+        ("spark-pi-gpu", "DRA275"),  # Spark operator's gpu: {name, quantity}
+        ("nginx-leaderworkerset", "DRA273"),  # Kueue TAS annotation on the worker template
     ],
 )
 def test_each_rule_holds_its_case_on_the_device_plugin(
@@ -178,3 +180,10 @@ def test_a_template_named_on_the_command_line_is_read_as_a_manifest() -> None:
     found = scan(FIXTURES / "templates" / "fsdp.yaml-template")
     assert "DRA274" not in {f["code"] for f in found["findings"]}
     assert [r["resource"] for r in found["inventory"]] == ["nvidia.com/gpu"]
+
+
+def test_spark_gpu_fields_are_counted_as_asks(report: dict[str, Any]) -> None:
+    spark = {r["podPath"]: r for r in rows(report, "spark-pi-gpu")}
+    assert set(spark) == {"spec.driver.gpu", "spec.executor.gpu"}
+    assert spark["spec.executor.gpu"]["resource"] == "nvidia.com/gpu"
+    assert spark["spec.executor.gpu"]["count"] == 1
