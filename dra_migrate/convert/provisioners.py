@@ -479,12 +479,13 @@ OUTSIDE: tuple[Outside, ...] = (
         "InftyAI/llmaz pkg/controller/inference/service_controller.go (injectModelFlavor)",
     ),
     Outside(
-        ("inference.llmaz.io/BackendRuntime",),
+        ("inference.llmaz.io/BackendRuntime", "inference.llmaz.io/Playground"),
         "DRA275",
         "llmaz",
-        "gives the Playground's Service the recommended config's resources",
+        "merges a Playground's backendRuntimeConfig resources over the runtime's recommended "
+        "config into the model-runner container of the Service it builds",
         "keep the runtime's recommended resources on the device plugin until llmaz writes claims",
-        "InftyAI/llmaz pkg/controller/inference/playground_controller.go",
+        "InftyAI/llmaz pkg/controller/inference/playground_controller.go (buildTemplate)",
     ),
 )
 OUTSIDE += (
