@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:  # the parser is imported where a file is parsed
     from yaml.nodes import Node
 
+    from dra_migrate.repo.node_pools import NodePool
     from dra_migrate.report.model import BridgeClass
 
 CONFIG_NAMES = (".dra-migrate.yaml", ".dra-migrate.yml")
@@ -308,6 +309,7 @@ class Config:
     extended_resource_toleration: bool = True
     # schedulerName values known to allocate ResourceClaims besides the default
     dra_schedulers: frozenset[str] = frozenset()
+    dra_node_pools: frozenset[str] = frozenset()  # Karpenter NodePools that serve claims
     strategy: StrategyConfig = StrategyConfig()  # strategy: rewrite, bridge or auto
     helm: HelmConfig = HelmConfig()  # helm: how chart sources are migrated
     # is_gpu's answers: every container of every file asks about the same few names
@@ -397,6 +399,7 @@ class Settings:
     # the DeviceClasses with extendedResourceName of the repository, --context and the
     # configuration's deviceclasses file, read when a workload may be bridged
     bridges: tuple[BridgeClass, ...] = ()
+    node_pools: tuple[NodePool, ...] = ()  # the repository's Karpenter NodePools
 
 
 def find_config(start: StrPath, home: StrPath | None = None) -> str | None:
@@ -478,6 +481,7 @@ def load_config(path: StrPath | None) -> Config:
         feature_gates=tuple((data.get("featureGates") or {}).items()),
         extended_resource_toleration=data.get("extendedResourceToleration", True),
         dra_schedulers=frozenset(data.get("draSchedulers") or ()),
+        dra_node_pools=frozenset(data.get("draNodePools") or ()),
         strategy=_strategy(data.get("strategy"), str(path)),
         helm=_helm(data.get("helm"), str(path)),
     )

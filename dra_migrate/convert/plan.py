@@ -155,7 +155,7 @@ def plan_site(
 
     after = controllers.after_rewrite(site, asks, config, path)
     if not after.refused:  # where the pod lands, who reads its count (DRA270-DRA277)
-        after = provisioners.after_rewrite(site, asks, path, after)
+        after = provisioners.after_rewrite(site, asks, path, after, settings)
     if after.refused:
         return None, findings + list(after.findings)
 

@@ -38,6 +38,8 @@ from dra_migrate.report.findings import Finding, finding
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from dra_migrate.convert.asks import Ask
+    from dra_migrate.convert.mapping import Settings
+    from dra_migrate.repo.node_pools import NodePool
 
 BRIDGE_WAY = (
     "or serve it from DRA devices with the bridge strategy (a DeviceClass with "
@@ -210,14 +212,33 @@ def _held(site: PodSite, node: Node, code: str, what: str, fix: str, path: str) 
     )
 
 
-def landing(site: PodSite, path: str) -> Outcome:
+def landing(
+    site: PodSite, path: str, pools: tuple[NodePool, ...] = (), served: frozenset[str] = frozenset()
+) -> Outcome:
     """DRA270/DRA271: the pod selects nodes that a provisioner or pool without DRA
-    scale-up makes (held); DRA277: a managed node pool (a note for the plan)."""
+    scale-up makes, or the repository's Karpenter NodePools cap GPUs and the pod selects
+    no other pool (held); DRA277: a managed node pool (a note for the plan). ``pools``:
+    the repository's NodePools; ``served``: those draNodePools names as serving claims."""
     notes: list[Finding] = []
-    for key, values, node in _selected(site.pod):
+    selected = _selected(site.pod)
+    pinned = _pinned(selected, pools, served)
+    if pinned is not None:
+        pool, node = pinned
+        return _held(
+            site,
+            node,
+            "DRA270",
+            f"it selects the nodes of Karpenter NodePool {pool.name} ({pool.where}): "
+            f"{_KARPENTER_WHY}",
+            f"{_KARPENTER_FIX}; then list {pool.name} under draNodePools in .dra-migrate.yaml",
+            path,
+        )
+    for key, values, node in selected:
         rule = next((r for r in LANDINGS if r.matches(key)), None)
         if rule is None or (values is not None and values and values <= rule.fine):
             continue
+        if key == "karpenter.sh/nodepool" and values and values <= served:
+            continue  # a pool the configuration says serves claims
         shown = f"{key}={','.join(sorted(values))}" if values else f"{key} (Exists)"
         if not rule.hold:
             line, col = trees.position(node)
@@ -241,7 +262,46 @@ def landing(site: PodSite, path: str) -> Outcome:
             rule.fix,
             path,
         )
-    return Outcome(findings=tuple(notes[:1])) if notes else NOTHING
+    if notes:
+        return Outcome(findings=tuple(notes[:1]))  # it selects a managed pool: not Karpenter's
+    gpu_pools = [p for p in pools if p.gpu_limits and p.name not in served]
+    elsewhere = any(
+        r.matches(k) and r.code != "DRA270" for k, _v, _n in selected for r in LANDINGS
+    )  # it selects nodes of a pool that is not Karpenter's (GKE's, a managed group)
+    karpenter = any(k.startswith("karpenter.") for k, _v, _n in selected)
+    if gpu_pools and not elsewhere and not karpenter:
+        names = ", ".join(f"{p.name} ({p.where})" for p in gpu_pools)
+        return _held(
+            site,
+            site.pod,
+            "DRA270",
+            f"the repository's Karpenter NodePools {names} cap "
+            f"{', '.join(sorted({g for p in gpu_pools for g in p.gpu_limits}))}: Karpenter "
+            f"launches the GPU nodes for pending pods, and {_KARPENTER_WHY}",
+            f"{_KARPENTER_FIX}; then list the pools under draNodePools in .dra-migrate.yaml, "
+            "or select a static pool",
+            path,
+        )
+    return NOTHING
+
+
+def _pinned(
+    selected: list[tuple[str, frozenset[str] | None, Node]],
+    pools: tuple[NodePool, ...],
+    served: frozenset[str],
+) -> tuple[NodePool, Node] | None:
+    """The repository's NodePool whose nodes carry a label the pod requires."""
+    for key, values, node in selected:
+        if values is None or len(values) != 1:
+            continue
+        (value,) = values
+        for pool in pools:
+            if pool.name in served:
+                continue
+            by_name = key == "karpenter.sh/nodepool" and value == pool.name
+            if by_name or (key, value) in pool.labels:
+                return pool, node
+    return None
 
 
 # --- operators that build pods from the template and read their GPU count -----------
@@ -406,13 +466,15 @@ def readers(site: PodSite, asks: list[Ask], path: str) -> Outcome:
     return NOTHING
 
 
-def after_rewrite(site: PodSite, asks: list[Ask], path: str, before: Outcome) -> Outcome:
+def after_rewrite(
+    site: PodSite, asks: list[Ask], path: str, before: Outcome, settings: Settings
+) -> Outcome:
     """Every rule of this module for one pod spec, after ``controllers.after_rewrite``
     (``before``): the first that holds it wins; else ``before`` with the notes added."""
     held = readers(site, asks, path)
     if held.refused:
         return held
-    lands = landing(site, path)
+    lands = landing(site, path, settings.node_pools, settings.config.dra_node_pools)
     if lands.refused:
         return lands
     return Outcome(before.edits, before.findings + lands.findings)

@@ -19,6 +19,7 @@ from dra_migrate.pipeline.options import Job
 from dra_migrate.pipeline.pool import Progress
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.context import Lookup
+from dra_migrate.repo.node_pools import NodePoolLookup
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.model import FileResult, Report, Status
 
@@ -59,6 +60,7 @@ def run(options: RunOptions) -> Report:
     # git is asked what the context defines while the files are listed and read
     defining_context = Lookup(context, every_exclude, config.max_file_size)
     bridges = _bridge_lookup(settings, (*paths, *context), every_exclude)
+    pools = NodePoolLookup((*paths, *context), every_exclude, config.max_file_size)
     wanted = (*needles, b"ResourceClaimTemplate", suppress.MARKER)
     reals: list[str] = []  # every file's real path; the candidates leave out the ruled-out ones
     candidates = list(
@@ -124,6 +126,7 @@ def run(options: RunOptions) -> Report:
         defining_context.cancel()
         if bridges is not None:
             bridges.cancel()
+        pools.cancel()
         around = []
     repo_layout = builder.add(around)
     if not todo:  # nothing to parse: the parsing and planning code is never imported
@@ -138,6 +141,7 @@ def run(options: RunOptions) -> Report:
     if templates_elsewhere:
         settings = dataclasses.replace(settings, reserved=frozenset(templates_elsewhere))
     settings, duplicated = _with_bridges(settings, bridges)
+    settings = dataclasses.replace(settings, node_pools=pools.result(settings.config.is_gpu))
     processed = kept.mapped([job for _i, job in work], settings, jobs, progress, _map)
     for (index, _job), result in zip(work, processed, strict=False):
         results[index] = result

@@ -187,3 +187,109 @@ def test_spark_gpu_fields_are_counted_as_asks(report: dict[str, Any]) -> None:
     assert set(spark) == {"spec.driver.gpu", "spec.executor.gpu"}
     assert spark["spec.executor.gpu"]["resource"] == "nvidia.com/gpu"
     assert spark["spec.executor.gpu"]["count"] == 1
+
+
+NODEPOOL = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: gpu-inference
+spec:
+  limits:
+    nvidia.com/gpu: 16
+  template:
+    metadata:
+      labels:
+        workload: gpu-inference
+    spec:
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: gpu
+"""
+
+
+def gpu_job(selector: str = "") -> str:
+    return (
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n"
+        f"    spec:\n      restartPolicy: Never\n{selector}      containers:\n"
+        "        - name: train\n          image: ghcr.io/example/train:1.0\n"
+        "          resources:\n            limits:\n              nvidia.com/gpu: 1\n"
+    )
+
+
+def repo(tmp_path: Path, files: dict[str, str], git: bool) -> Path:
+    for name, text in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    if git:
+        import subprocess
+
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+@pytest.mark.parametrize("git", [False, True])
+def test_a_pod_selecting_a_nodepool_label_of_another_file_is_held(
+    tmp_path: Path, git: bool
+) -> None:
+    root = repo(
+        tmp_path,
+        {
+            "infra/nodepool.yaml": NODEPOOL,
+            "apps/job.yaml": gpu_job("      nodeSelector:\n        workload: gpu-inference\n"),
+        },
+        git,
+    )
+    found = scan(root)
+    (row,) = found["inventory"]
+    assert row["kept"] == "DRA270"
+    (held,) = [f for f in found["findings"] if f["code"] == "DRA270"]
+    assert "NodePool gpu-inference" in held["message"]
+    assert "nodepool.yaml" in held["message"]
+
+
+@pytest.mark.parametrize("git", [False, True])
+def test_gpu_pods_of_a_repository_whose_nodepools_cap_gpus_are_held(
+    tmp_path: Path, git: bool
+) -> None:
+    root = repo(tmp_path, {"infra/nodepool.yaml": NODEPOOL, "apps/job.yaml": gpu_job()}, git)
+    (row,) = scan(root)["inventory"]
+    assert row["kept"] == "DRA270"
+
+
+def test_without_a_nodepool_the_same_job_is_converted(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"apps/job.yaml": gpu_job()}, False)
+    (row,) = scan(root)["inventory"]
+    assert row["state"] == "converted"
+
+
+def test_a_pool_listed_under_dra_node_pools_serves_claims(tmp_path: Path) -> None:
+    root = repo(
+        tmp_path,
+        {
+            "infra/nodepool.yaml": NODEPOOL,
+            "apps/job.yaml": gpu_job("      nodeSelector:\n        workload: gpu-inference\n"),
+            ".dra-migrate.yaml": "draNodePools: [gpu-inference]\n",
+        },
+        False,
+    )
+    (row,) = scan(root, "--config", str(root / ".dra-migrate.yaml"))["inventory"]
+    assert row["state"] == "converted"
+
+
+def test_a_pod_on_a_managed_node_group_is_not_karpenters(tmp_path: Path) -> None:
+    root = repo(
+        tmp_path,
+        {
+            "infra/nodepool.yaml": NODEPOOL,
+            "apps/job.yaml": gpu_job(
+                "      nodeSelector:\n        eks.amazonaws.com/nodegroup: p5\n"
+            ),
+        },
+        False,
+    )
+    found = scan(root)
+    assert [r["state"] for r in found["inventory"]] == ["converted"]
+    assert "DRA277" in {f["code"] for f in found["findings"]}
