@@ -16,7 +16,7 @@ import re
 
 from yaml.nodes import Node
 
-from dra_migrate.convert import file_templates, unconverted
+from dra_migrate.convert import unconverted
 from dra_migrate.convert.edit import EditError, apply_regions
 from dra_migrate.convert.mapping import Config, Context, Settings
 from dra_migrate.convert.naming import Names
@@ -291,6 +291,8 @@ def _left(
 def _manifest_template(display: str, source: Source, raw: bytes, config: Config) -> FileResult:
     """A manifest template a walk found: every GPU ask listed and counted (DRA274), from
     its objects where it parses as YAML, else from its lines; never converted."""
+    from dra_migrate.convert import file_templates  # only where a walk found a template
+
     try:
         docs = compose.parse(source, _needles(config))
     except InputProblem:
