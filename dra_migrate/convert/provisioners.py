@@ -89,10 +89,10 @@ _GKE_DRA = (
 )
 
 LANDINGS: tuple[Landing, ...] = (
-    Landing(
-        "karpenter.sh/nodepool",
+    Landing(  # karpenter.sh/nodepool, capacity-type; provisioner-name before v0.32
+        "karpenter.sh/",
         "DRA270",
-        "Karpenter NodePool",
+        "Karpenter",
         _KARPENTER_WHY,
         _KARPENTER_FIX,
         _KARPENTER_SOURCE,

@@ -42,8 +42,8 @@ def report() -> dict[str, Any]:
     ("name", "code"),
     [
         ("gpu-nvidia", "DRA270"),  # karpenter.sh/nodepool
-        ("vllm-gemma", "DRA271"),  # gke-gpu-driver-version: latest
-        ("accelerator-class", "DRA271"),  # compute-class: Accelerator
+        ("vllm-gemma-deployment", "DRA271"),  # gke-gpu-driver-version: latest
+        ("tgi-gemma-deployment", "DRA271"),  # compute-class: Accelerator
         ("workspace-custom-llm", "DRA272"),  # KAITO
         ("warm-pool", "DRA273"),  # aibrix warm pool label
         ("kserve-config-llm-template", "DRA273"),  # KServe preset
@@ -293,3 +293,13 @@ def test_a_pod_on_a_managed_node_group_is_not_karpenters(tmp_path: Path) -> None
     found = scan(root)
     assert [r["state"] for r in found["inventory"]] == ["converted"]
     assert "DRA277" in {f["code"] for f in found["findings"]}
+
+
+def test_an_old_karpenter_provisioner_label_pins_too(tmp_path: Path) -> None:
+    """Karpenter before v0.32 labelled its nodes karpenter.sh/provisioner-name."""
+    root = repo(
+        tmp_path,
+        {"job.yaml": gpu_job("      nodeSelector:\n        karpenter.sh/provisioner-name: gpu\n")},
+        False,
+    )
+    assert [r["kept"] for r in scan(root)["inventory"]] == ["DRA270"]
