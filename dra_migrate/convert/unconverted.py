@@ -69,7 +69,7 @@ def outside_asks(
         if rule is None or rule.ask:
             row = _outside_row(workload, where, node, name, name_node, amount, config, path)
             row.kept = made.code
-            if (where, name) not in rows or key == "limits":
+            if (where, name) not in rows or "limit" in key:  # limits win over requests
                 rows[(where, name)] = row
 
     stack: list[tuple[str, Node]] = [("", workload.root)]

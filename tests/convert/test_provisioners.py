@@ -303,3 +303,15 @@ def test_an_old_karpenter_provisioner_label_pins_too(tmp_path: Path) -> None:
         False,
     )
     assert [r["kept"] for r in scan(root)["inventory"]] == ["DRA270"]
+
+
+def test_the_plan_names_the_autoscaler_of_managed_pools(tmp_path: Path) -> None:
+    root = repo(
+        tmp_path,
+        {"job.yaml": gpu_job("      nodeSelector:\n        eks.amazonaws.com/nodegroup: p5\n")},
+        False,
+    )
+    plan = json.loads(invoke(["report", "--format", "json", str(root)]).stdout)["plan"]
+    needs = {p["topic"]: p for p in plan["stages"]["prerequisites"]["requirements"]}
+    assert "Autoscaler: cluster-autoscaler" in needs
+    assert "job.yaml" in needs["Autoscaler: cluster-autoscaler"]["detail"]
