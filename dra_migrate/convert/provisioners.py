@@ -671,4 +671,40 @@ def prerequisites(findings: list[Finding]) -> list[tuple[str, str, str]]:
         spots = ", ".join(dict.fromkeys(where["DRA277"]))
         for name, detail in AUTOSCALERS:
             out.append((f"Autoscaler: {name}", detail, f"pools selected at {spots}"))
+    # each operator that reads the count, by the name its findings carry
+    named: dict[str, tuple[str, list[str]]] = {}
+    for f in findings:
+        if f.code not in ("DRA272", "DRA273", "DRA275"):
+            continue
+        for operator, fix in _OPERATORS:
+            if f": {operator} " in f.message:
+                named.setdefault(operator, (fix, []))[1].append(f"{f.path}:{f.line}:{f.col}")
+                break
+    for operator, (fix, spots_of) in named.items():
+        spots = ", ".join(dict.fromkeys(spots_of))
+        out.append((f"Operator: {operator}", fix, f"held at {spots}"))
     return out
+
+
+def _operators() -> tuple[tuple[str, str], ...]:
+    """(operator, way out) of every reader, longest name first (a name that holds another
+    is tried first); an operator with several rules gets one general way out."""
+    fixes: dict[str, set[str]] = {}
+    for r in (*HELD_KINDS.values(), *SELECTED_BY.values()):
+        fixes.setdefault(r.operator, set()).add(r.fix)
+    for o in OUTSIDE:
+        if o.ask:
+            fixes.setdefault(o.operator, set()).add(o.fix)
+    return tuple(
+        (
+            name,
+            next(iter(ways))
+            if len(ways) == 1
+            else f"keep these workloads on the device "
+            f"plugin until {name} reads ResourceClaims (each finding says what it reads)",
+        )
+        for name, ways in sorted(fixes.items(), key=lambda item: -len(item[0]))
+    )
+
+
+_OPERATORS = _operators()

@@ -315,3 +315,18 @@ def test_the_plan_names_the_autoscaler_of_managed_pools(tmp_path: Path) -> None:
     needs = {p["topic"]: p for p in plan["stages"]["prerequisites"]["requirements"]}
     assert "Autoscaler: cluster-autoscaler" in needs
     assert "job.yaml" in needs["Autoscaler: cluster-autoscaler"]["detail"]
+
+
+def test_stage_two_names_each_operator_found() -> None:
+    plan = json.loads(invoke(["report", "--format", "json", str(FIXTURES)]).stdout)["plan"]
+    topics = {p["topic"] for p in plan["stages"]["prerequisites"]["requirements"]}
+    operators = {t.removeprefix("Operator: ") for t in topics if t.startswith("Operator: ")}
+    assert operators == {
+        "KAITO",
+        "Kueue topology-aware scheduling",
+        "OME",
+        "aibrix ModelClaim warm pool",
+        "llmaz",
+        "KServe",
+        "the Spark operator",
+    }
