@@ -552,6 +552,18 @@ OUTSIDE: tuple[Outside, ...] = (
 )
 OUTSIDE += (
     Outside(
+        ("trainer.kubeflow.org/TrainJob",),
+        "DRA275",
+        "Kubeflow Trainer",
+        "sets the node container's resources from spec.trainer.resourcesPerNode (over the "
+        "runtime's) and derives processes per node from its GPU count: a claim in the "
+        "runtime would come with the extended resource beside it",
+        "drop the GPU from resourcesPerNode once the runtime is converted (its claim gives the "
+        "node its devices; set numProcPerNode), or keep both on the device plugin",
+        "kubeflow/trainer pkg/runtime/framework/plugins/jobset/builder.go (Trainer), "
+        "pkg/runtime/runtime.go (GetNumGPUPerNode)",
+    ),
+    Outside(
         ("sparkoperator.k8s.io/SparkApplication", "sparkoperator.k8s.io/ScheduledSparkApplication"),
         "DRA275",
         "the Spark operator",
