@@ -568,8 +568,8 @@ DERIVED: tuple[Derivation, ...] = (
         ("apps.nvidia.com/NIMService",),
         "adds nvidia.com/gpu limits of the profile's tensor parallelism unless spec.resources "
         "sets them or spec.draResources is given (v3.0.0)",
-        "nothing to write: spec.resources is never converted (DRA212); the way to DRA is "
-        "spec.draResources",
+        "nothing to write: spec.resources is never converted (DRA275 names the way: "
+        "spec.draResources)",
         "NVIDIA/k8s-nim-operator internal/controller/platform/standalone/nimservice.go",
         _kind_in("apps.nvidia.com/NIMService"),
     ),

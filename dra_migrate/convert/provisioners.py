@@ -552,6 +552,16 @@ OUTSIDE: tuple[Outside, ...] = (
 )
 OUTSIDE += (
     Outside(
+        ("apps.nvidia.com/NIMService",),
+        "DRA275",
+        "the NIM Operator",
+        "gives the NIM container spec.resources, or nvidia.com/gpu limits of the profile's "
+        "tensor parallelism when it sets none",
+        "move the GPUs to spec.draResources (NIM Operator v3.0.0 and later) and drop them from "
+        "spec.resources",
+        "NVIDIA/k8s-nim-operator internal/controller/platform/standalone/nimservice.go",
+    ),
+    Outside(
         ("trainer.kubeflow.org/TrainJob",),
         "DRA275",
         "Kubeflow Trainer",
