@@ -169,13 +169,22 @@ def _outside_row(
 
 
 def embedded(workload: locate.Workload, source: Source, config: Config) -> list[Finding]:
+    """GPU requests inside strings of an object (``embedded_asks``' findings)."""
+    return embedded_asks(workload, source, config)[0]
+
+
+def embedded_asks(
+    workload: locate.Workload, source: Source, config: Config
+) -> tuple[list[Finding], list[InventoryItem]]:
     """GPU requests inside strings of an object: a Job or MPIJob manifest held in a
     ConfigMap's data, an Argo ``resource.manifest``, a pod patch in an annotation or a
     ``podSpecPatch``. Never converted (the text is another program's input), always
-    listed, so an inventory that trusts scan misses nothing."""
+    listed, so an inventory that trusts scan misses nothing: a finding for each key, a
+    row for each ask (one a string, object and resource), kept by DRA227."""
     found: list[Finding] = []
+    rows: dict[tuple[str, str, str], InventoryItem] = {}
     if workload.kind == "CustomResourceDefinition":  # a schema's prose, not a manifest
-        return found
+        return found, []
     needles = tuple(n.decode("utf-8", "replace") for n in config.needles())
     for node in trees.text_scalars(workload.root):
         text = node.value
@@ -205,7 +214,29 @@ def embedded(workload: locate.Workload, source: Source, config: Config) -> list[
                     "that applies it) to ResourceClaims, or keep it on the device plugin",
                 )
             )
-    return found
+            choice = config.choose(name, Context(namespace=workload.namespace))
+            rows.setdefault(
+                (field, target, name),
+                InventoryItem(
+                    path=source.path,
+                    line=line,
+                    col=col,
+                    api_version=workload.api_version,
+                    kind=workload.kind,
+                    namespace=workload.namespace,
+                    name=workload.name,
+                    pod_path=f"{field} ({target})",
+                    container="",
+                    role="app",
+                    resource=name,
+                    count=whole_count(value),
+                    value=value,
+                    device_class=choice.device_class if choice else None,
+                    replicas=None,
+                    kept="DRA227",
+                ),
+            )
+    return found, [r for r in rows.values() if _reported(config, r.resource)]
 
 
 def _field_of(root: Node, wanted: Node) -> str:

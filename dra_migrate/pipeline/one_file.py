@@ -204,7 +204,9 @@ def _convert(
             found_outside, asked_outside = unconverted.outside_asks(workload, covered, config, path)
             findings.extend(found_outside)
             inventory.extend(asked_outside)  # counted, kept by their findings
-            findings.extend(unconverted.embedded(workload, source, config))
+            found_inside, asked_inside = unconverted.embedded_asks(workload, source, config)
+            findings.extend(found_inside)
+            inventory.extend(asked_inside)  # inside strings: counted, kept by DRA227
     if plans:
         odd_break = sources.foreign_line_break(source)
         if odd_break is not None:

@@ -330,3 +330,12 @@ def test_stage_two_names_each_operator_found() -> None:
         "KServe",
         "the Spark operator",
     }
+
+
+def test_an_ask_inside_a_string_is_counted_and_refused() -> None:
+    """A Job manifest held in a ConfigMap (DRA227): its ask is a row, kept by DRA227."""
+    found = scan(REPO / "tests" / "fixtures" / "convert" / "cluster-string-configmap-job" / "input")
+    inside = [r for r in found["inventory"] if r["kind"] == "ConfigMap"]
+    assert [(r["podPath"], r["count"], r["kept"], r["state"]) for r in inside] == [
+        ("data.job.yaml (Job rvs-gst-single)", 8, "DRA227", "refused")
+    ]
