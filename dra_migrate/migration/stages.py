@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_migrate.convert.mapping import Config
-from dra_migrate.convert.provisioners import PLAN_NOTES
-from dra_migrate.convert.provisioners import prerequisites as provisioner_prerequisites
 from dra_migrate.convert.unconverted import quota_prerequisite
 from dra_migrate.migration import deviceclasses as dc
 from dra_migrate.migration import strategy
 from dra_migrate.migration.capacity import per_pod, place
 from dra_migrate.migration.deviceclasses import Bridged, ClassPlan, plan_classes
+from dra_migrate.migration.provisioning import PLAN_NOTES
+from dra_migrate.migration.provisioning import prerequisites as provisioner_prerequisites
 from dra_migrate.report.fields import location
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.migration import (
