@@ -86,7 +86,15 @@ _LS_FILES = (b"ls-files", b"-z", b"--cached", b"--others", b"--exclude-standard"
 # what ls-files --others prints for a repository inside the work tree (its folder,
 # ``name/``): read as a plain folder (discover._walk)
 NESTED = b"*/"
-EXTENSIONS = (".yaml", ".yml", ".json", ".tpl")  # what a run looks at (.tpl: Helm helpers)
+# manifest templates a pipeline renders (envsubst, Jinja, configure_file): a folder walk
+# lists them and counts their GPU asks, never converts them (convert/file_templates.py)
+TEMPLATE_EXTENSIONS = tuple(
+    f"{base}{tail}"
+    for base in (".yaml", ".yml")
+    for tail in ("-template", ".template", ".tmpl", ".j2", ".jinja", ".jinja2", ".in")
+)
+# what a run looks at (.tpl: Helm helpers)
+EXTENSIONS = (".yaml", ".yml", ".json", ".tpl", *TEMPLATE_EXTENSIONS)
 # git lists and searches those only, in any case as the run takes them (*.[yY][aA]...;
 # git 2.39 lists no untracked file below the top for an :(icase) pathspec): a
 # repository's Go, Python and docs are never read

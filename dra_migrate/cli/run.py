@@ -222,11 +222,13 @@ def progress_bar(fmt: str = "text") -> Iterator[Callable[[int, int], None] | Non
 def execute(options: RunOptions, sink: Callable[[FileResult], None] | None = None) -> Report:
     """Run the pipeline over the paths, or over standard input part by part (``sink``
     gets each part's result while its text is at hand)."""
-    from dra_migrate.pipeline import many_files
-
     if options.stdin:
-        report = many_files.run_stream(sys.stdin.buffer, options, sink)
+        from dra_migrate.pipeline.stream import run_stream
+
+        report = run_stream(sys.stdin.buffer, options, sink)
     else:
+        from dra_migrate.pipeline import many_files
+
         with progress_bar(options.fmt) as progress:
             report = focused(
                 dataclasses.replace(options, progress=progress),

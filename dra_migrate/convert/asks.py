@@ -10,6 +10,7 @@ from yaml.nodes import Node
 
 from dra_migrate.convert.mapping import Choice
 from dra_migrate.manifests.locate import Container
+from dra_migrate.report.findings import Finding, finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,4 +49,22 @@ def fraction_hint(scheduler: bool) -> str:
         "say how many ways its pool shares a GPU (.dra-migrate.yaml sharing:, or the device "
         "plugin's config in the repository) to convert it to consumable shares "
         "(docs/conversion.md#gpu-sharing), or keep it on the device plugin"
+    )
+
+
+def hami_finding(who: str, name: str, path: str, key: Node) -> Finding:
+    """DRA110: a HAMi pseudo-resource, not a device a mapping could convert."""
+    from dra_migrate.manifests import trees
+
+    return finding(
+        "DRA110",
+        path,
+        *trees.position(key),
+        f"{who} uses {name}, a HAMi resource ({HAMI_RESOURCES[name]}): HAMi (Project-HAMi, "
+        "a CNCF project) shares GPUs through its own scheduler extender and device plugin, "
+        "which read it as a share of the GPU the container asks for with nvidia.com/gpu; no "
+        "DRA driver publishes it, so it is left as it is",
+        "keep the workload on HAMi, or move it to DRA whole: HAMi-DRA (HAMi v2.8.0 and "
+        "later) or the NVIDIA DRA driver's GPU sharing (GpuConfig TimeSlicing or MPS), and "
+        "drop the HAMi resources from its limits",
     )

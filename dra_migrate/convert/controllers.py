@@ -568,25 +568,45 @@ DERIVED: tuple[Derivation, ...] = (
         ("apps.nvidia.com/NIMService",),
         "adds nvidia.com/gpu limits of the profile's tensor parallelism unless spec.resources "
         "sets them or spec.draResources is given (v3.0.0)",
-        "nothing to write: spec.resources is never converted (DRA212); the way to DRA is "
-        "spec.draResources",
+        "nothing to write: spec.resources is never converted (DRA275 names the way: "
+        "spec.draResources)",
         "NVIDIA/k8s-nim-operator internal/controller/platform/standalone/nimservice.go",
         _kind_in("apps.nvidia.com/NIMService"),
     ),
     Derivation(
-        "LeaderWorkerSet, JobSet, Volcano Job",
-        (
-            "leaderworkerset.x-k8s.io/LeaderWorkerSet",
-            "jobset.x-k8s.io/JobSet",
-            "batch.volcano.sh/Job",
-        ),
-        "nothing (no GPU resource is read)",
+        "LeaderWorkerSet, JobSet",
+        ("leaderworkerset.x-k8s.io/LeaderWorkerSet", "jobset.x-k8s.io/JobSet"),
+        "nothing (no GPU resource name appears outside their tests)",
         "converts as usual",
-        "kubernetes-sigs/lws pkg, kubernetes-sigs/jobset pkg, volcano-sh/volcano pkg/controllers",
+        "kubernetes-sigs/lws, kubernetes-sigs/jobset",
+        _kind_in("leaderworkerset.x-k8s.io/LeaderWorkerSet", "jobset.x-k8s.io/JobSet"),
+    ),
+    Derivation(
+        "Volcano",
+        ("batch.volcano.sh/Job",),
+        "the PodGroup's minResources, the sum of the tasks' pod requests (every resource), "
+        "which the enqueue check holds against the queue: without the GPUs it stops waiting "
+        "for GPU room",
+        "converts as usual (the scheduler allocates the claim: DRA225's row)",
+        "volcano-sh/volcano pkg/controllers/job/job_controller_actions.go (calcPGMinResources)",
+        _kind_in("batch.volcano.sh/Job"),
+    ),
+    Derivation(
+        "Argo Workflows",
+        (
+            "argoproj.io/Workflow",
+            "argoproj.io/WorkflowTemplate",
+            "argoproj.io/ClusterWorkflowTemplate",
+            "argoproj.io/CronWorkflow",
+        ),
+        "resourcesDuration: every resource of the pods, summed for cost accounting",
+        "converts as usual; GPU time leaves resourcesDuration",
+        "argoproj/argo-workflows util/resource/duration.go (DurationForPod)",
         _kind_in(
-            "leaderworkerset.x-k8s.io/LeaderWorkerSet",
-            "jobset.x-k8s.io/JobSet",
-            "batch.volcano.sh/Job",
+            "argoproj.io/Workflow",
+            "argoproj.io/WorkflowTemplate",
+            "argoproj.io/ClusterWorkflowTemplate",
+            "argoproj.io/CronWorkflow",
         ),
     ),
     Derivation(

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from dra_migrate.k8s.names import DNS_SUBDOMAIN
-from dra_migrate.package_data import package_file, schema_path
+from dra_migrate.package_data import package_file
 from dra_migrate.repo import discover
 from dra_migrate.repo.sharing_lookup import configured_fleet
 from dra_migrate.report.findings import ConfigError, InputProblem
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:  # the parser is imported where a file is parsed
     from yaml.nodes import Node
 
+    from dra_migrate.repo.node_pools import NodePool
     from dra_migrate.repo.sharing import Fleet
     from dra_migrate.report.model import BridgeClass
 
@@ -316,6 +317,7 @@ class Config:
     extended_resource_toleration: bool = True
     # schedulerName values known to allocate ResourceClaims besides the default
     dra_schedulers: frozenset[str] = frozenset()
+    dra_node_pools: frozenset[str] = frozenset()  # Karpenter NodePools that serve claims
     strategy: StrategyConfig = StrategyConfig()  # strategy: rewrite, bridge or auto
     helm: HelmConfig = HelmConfig()  # helm: how chart sources are migrated
     # the fleet's GPU sharing model (repo/sharing.py; None: nothing describes it), with what
@@ -409,6 +411,7 @@ class Settings:
     # the DeviceClasses with extendedResourceName of the repository, --context and the
     # configuration's deviceclasses file, read when a workload may be bridged
     bridges: tuple[BridgeClass, ...] = ()
+    node_pools: tuple[NodePool, ...] = ()  # the repository's Karpenter NodePools
 
 
 def find_config(start: StrPath, home: StrPath | None = None) -> str | None:
@@ -490,6 +493,7 @@ def load_config(path: StrPath | None) -> Config:
         feature_gates=tuple((data.get("featureGates") or {}).items()),
         extended_resource_toleration=data.get("extendedResourceToleration", True),
         dra_schedulers=frozenset(data.get("draSchedulers") or ()),
+        dra_node_pools=frozenset(data.get("draNodePools") or ()),
         strategy=_strategy(data.get("strategy"), str(path)),
         helm=_helm(data.get("helm"), str(path)),
         sharing=configured_fleet(data.get("sharing"), str(path)),
@@ -614,7 +618,9 @@ def _read(path: StrPath, display: str, check: bool = True) -> tuple[dict[str, An
         line, col = trees.position(root)
         raise ConfigError("configuration must be a mapping", display, line, col)
     if check:  # jsonschema is imported only for a project's own file
-        _check_schema(data, root, display, raw)
+        from dra_migrate.convert.config_schema import check_schema
+
+        check_schema(data, root, display, raw)
         _check_meaning(data, root, display)
     return data, root
 
@@ -692,67 +698,6 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
             problem = release_problem(domain, spec)
             if problem:
                 fail(("drivers", domain), problem)
-
-
-def _check_schema(data: dict[str, Any], root: Node, display: str, raw: bytes) -> None:
-    """The file against the configuration schema, by jsonschema; ConfigError at the
-    first error's line. A valid file's verdict is kept for its bytes
-    (``schemas.kept_check``): the configuration is read on every run."""
-    from dra_migrate.k8s import schemas
-    from dra_migrate.manifests import trees
-
-    def check() -> list[Any]:
-        return sorted(
-            _config_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path))
-        )
-
-    errors = schemas.kept_check(schema_path("config.schema.json"), raw, check)
-    if not errors:
-        return
-    error = errors[0]
-    if error.validator in ("anyOf", "oneOf"):  # a value of two shapes: the mapping's
-        # unknown key, if any, says more than "not valid under any of the given schemas"
-        error = next((e for e in error.context if _unknown_key(e) is not None), error)
-    node = trees.node_at(root, tuple(error.absolute_path))
-    where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
-    message = error.message
-    unknown = _unknown_key(error)
-    if unknown is not None:  # at the key itself, with the key it may be a typo of
-        import difflib  # only for a configuration with an unknown key
-
-        key, known = unknown
-        node = next((k for name, k, _v in trees.entries(node) if name == key), node)
-        close = difflib.get_close_matches(key, known, n=1)
-        message = f"unknown key {key!r}" + (
-            f": did you mean {close[0]!r}?"
-            if close
-            else f" (the keys here: {', '.join(sorted(known))})"
-        )
-    line, col = trees.position(node)
-    raise ConfigError(f"invalid configuration at {where}: {message}", display, line, col)
-
-
-def _unknown_key(error: Any) -> tuple[str, list[str]] | None:
-    """(the first unknown key, the keys the schema knows there) of a jsonschema error
-    of ``additionalProperties: false``; None for any other error. The known keys are
-    the schema's own at that level, so every key it gains is offered as it is added."""
-    if error.validator != "additionalProperties" or error.validator_value is not False:
-        return None
-    known = list(error.schema.get("properties") or ())
-    if not isinstance(error.instance, dict):
-        return None
-    extra = [k for k in error.instance if k not in known]
-    return (str(extra[0]), known) if extra else None
-
-
-@functools.cache
-def _config_validator() -> Any:
-    """jsonschema's validator for the configuration schema (draft 7), built once a run."""
-    from jsonschema import validators
-
-    with open(schema_path("config.schema.json"), encoding="utf-8") as handle:
-        schema = json.load(handle)
-    return validators.validator_for(schema)(schema)
 
 
 def _build(data: Mapping[str, Any]) -> Config:

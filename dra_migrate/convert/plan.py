@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 from yaml.nodes import MappingNode, Node
 
-from dra_migrate.convert import controllers
-from dra_migrate.convert.asks import HAMI_RESOURCES, Ask, fraction_hint
+from dra_migrate.convert import controllers, provisioners
+from dra_migrate.convert.asks import HAMI_RESOURCES, Ask, fraction_hint, hami_finding
 from dra_migrate.convert.mapping import Choice, Config, Context, Settings
 from dra_migrate.convert.naming import (
     PLACEHOLDER,
@@ -160,6 +160,8 @@ def plan_site(
         return None, findings
 
     after = controllers.after_rewrite(site, asks, config, path)
+    if not after.refused:  # where the pod lands, who reads its count (DRA270-DRA277)
+        after = provisioners.after_rewrite(site, asks, path, after, settings)
     if after.refused:
         return None, findings + list(after.findings)
 
@@ -310,7 +312,7 @@ def _container_asks(
         key, value = limit_entries[name]
         line, col = trees.position(value)
         if not config.maps(name) and name in HAMI_RESOURCES:
-            findings.append(_hami(who, name, path, key))
+            findings.append(hami_finding(who, name, path, key))
             unmapped.append(name)
             continue
         if not config.maps(name):
@@ -370,22 +372,6 @@ def _container_asks(
         else:
             removals.extend(RemoveEntry(mapping, k) for k in gone)
     return asks
-
-
-def _hami(who: str, name: str, path: str, key: Node) -> Finding:
-    """DRA110: a HAMi pseudo-resource, not a device a mapping could convert."""
-    return finding(
-        "DRA110",
-        path,
-        *trees.position(key),
-        f"{who} uses {name}, a HAMi resource ({HAMI_RESOURCES[name]}): HAMi (Project-HAMi, "
-        "a CNCF project) shares GPUs through its own scheduler extender and device plugin, "
-        "which read it as a share of the GPU the container asks for with nvidia.com/gpu; no "
-        "DRA driver publishes it, so it is left as it is",
-        "keep the workload on HAMi, or move it to DRA whole: HAMi-DRA (HAMi v2.8.0 and "
-        "later) or the NVIDIA DRA driver's GPU sharing (GpuConfig TimeSlicing or MPS), and "
-        "drop the HAMi resources from its limits",
-    )
 
 
 def _order(limit_entries: Mapping[str, tuple[Node, Node]]) -> Any:

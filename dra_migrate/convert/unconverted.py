@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from dra_migrate.convert.mapping import Config, Context, Settings
-from dra_migrate.manifests import compose, locate, sources, trees
+from dra_migrate.k8s.quantity import whole_count
+from dra_migrate.manifests import compose, locate, scalars, sources, trees
 from dra_migrate.manifests.sources import Document, Source
 from dra_migrate.manifests.trees import entries, get, items, scalar
 from dra_migrate.report.findings import Finding, InputProblem, finding
-from dra_migrate.report.model import gpu_request
+from dra_migrate.report.model import InventoryItem, gpu_request
 
 # Mappings of resource name to quantity: a pod's requests and limits, and KubeSpawner's
 # extra_resource_limits/guarantees (JupyterHub profiles, kubespawner_override).
@@ -37,8 +38,40 @@ def outside(
     workload: locate.Workload, covered: list[Node], config: Config, path: str
 ) -> list[Finding]:
     """GPU resources in a requests/limits mapping that no located container holds."""
+    return outside_asks(workload, covered, config, path)[0]
+
+
+def outside_asks(
+    workload: locate.Workload, covered: list[Node], config: Config, path: str
+) -> tuple[list[Finding], list[InventoryItem]]:
+    """GPU resources in a requests/limits mapping that no located container holds: a
+    finding for each key (DRA212; DRA275 or DRA276 where ``provisioners.OUTSIDE`` knows
+    the operator that reads it), and an inventory row for each ask (one a mapping and
+    resource, limits first), kept by its finding: scan counts every ask it sees. A
+    NodePool's limits are a cap, not an ask: no row."""
+    from dra_migrate.convert import provisioners
+
+    rule = provisioners.outside_rule(workload)
     found: list[Finding] = []
+    rows: dict[tuple[str, str], InventoryItem] = {}
     inside = {id(n) for n in covered}
+
+    def take(
+        here: str, where: str, node: Node, name: str, name_node: Node, amount: Node, key: str
+    ) -> None:
+        if not _reported(config, name):
+            return
+        if rule is not None:
+            made = provisioners.outside_finding(rule, workload, here, name, name_node, path)
+        else:
+            made = _generic_outside(workload, here, name, name_node, path)
+        found.append(made)
+        if rule is None or rule.ask:
+            row = _outside_row(workload, where, node, name, name_node, amount, config, path)
+            row.kept = made.code
+            if (where, name) not in rows or "limit" in key:  # limits win over requests
+                rows[(where, name)] = row
+
     stack: list[tuple[str, Node]] = [("", workload.root)]
     while stack:
         where, node = stack.pop()
@@ -48,48 +81,110 @@ def outside(
             for key, _key_node, value in entries(node):
                 here = f"{where}.{key}" if where else key
                 if key in RESOURCE_FIELDS and isinstance(value, MappingNode):
-                    for name, name_node, _v in entries(value):
-                        if _reported(config, name):
-                            line, col = trees.position(name_node)
-                            who = (
-                                f"{workload.kind} {workload.name}".strip()
-                                if workload.kind
-                                else "a document without kind (a values or config file?)"
-                            )
-                            found.append(
-                                finding(
-                                    "DRA212",
-                                    path,
-                                    line,
-                                    col,
-                                    f"{who} asks for {name} at {here}, "
-                                    "outside any pod spec dra-migrate can convert",
-                                    (
-                                        "the operator of this kind turns it into pod resources: move "
-                                        "the request to a pod template it supports, or keep the "
-                                        "device plugin for it"
-                                        if workload.kind
-                                        else "whatever renders it into pods (a chart, a spawner) "
-                                        "must write claims: convert its rendered output"
-                                    ),
-                                )
-                            )
+                    for name, name_node, amount in entries(value):
+                        take(here, where, node, name, name_node, amount, key)
+                    continue
+                spark = _named_count(key, value)  # Spark operator: gpu: {name, quantity}
+                if spark is not None:
+                    take(here, here, node, *spark, "limits")
                     continue
                 stack.append((here, value))
         else:
             for i, item in enumerate(items(node)):
                 stack.append((f"{where}[{i}]", item))
-    return sorted(found)
+    return sorted(found), sorted(rows.values(), key=lambda r: (r.line, r.col))
+
+
+def _named_count(key: str, value: Node) -> tuple[str, Node, Node] | None:
+    """(resource, its node, the count's node) of a ``gpu: {name: <resource>, quantity:
+    <count>}`` mapping: the Spark operator's GPUSpec, which its webhook turns into the
+    container's limits (kubeflow/spark-operator api/v1beta2/sparkapplication_types.go,
+    internal/webhook/sparkpod_defaulter.go addGPU)."""
+    if key != "gpu" or not isinstance(value, MappingNode):
+        return None
+    name, quantity = get(value, "name"), get(value, "quantity")
+    if name is None or quantity is None:
+        return None
+    return scalar(name) or "", name, quantity
+
+
+def _generic_outside(
+    workload: locate.Workload, here: str, name: str, name_node: Node, path: str
+) -> Finding:
+    line, col = trees.position(name_node)
+    who = (
+        f"{workload.kind} {workload.name}".strip()
+        if workload.kind
+        else "a document without kind (a values or config file?)"
+    )
+    return finding(
+        "DRA212",
+        path,
+        line,
+        col,
+        f"{who} asks for {name} at {here}, outside any pod spec dra-migrate can convert",
+        (
+            "the operator of this kind turns it into pod resources: move the request to a "
+            "pod template it supports, or keep the device plugin for it"
+            if workload.kind
+            else "whatever renders it into pods (a chart, a spawner) must write claims: "
+            "convert its rendered output"
+        ),
+    )
+
+
+def _outside_row(
+    workload: locate.Workload,
+    where: str,
+    holder: Node,
+    name: str,
+    name_node: Node,
+    amount: Node,
+    config: Config,
+    path: str,
+) -> InventoryItem:
+    """The inventory row of a GPU ask outside any pod spec (``where``: the mapping that
+    holds the resources, a container-like object when it has a ``name``)."""
+    line, col = trees.position(name_node)
+    choice = config.choose(name, Context(namespace=workload.namespace))
+    owner = where.rsplit(".resources", 1)[0] if where.endswith(".resources") else where
+    container = locate.node_at(workload.root, owner) if owner != where else holder
+    return InventoryItem(
+        path=path,
+        line=line,
+        col=col,
+        api_version=workload.api_version,
+        kind=workload.kind,
+        namespace=workload.namespace,
+        name=workload.name,
+        pod_path=owner or "(document)",
+        container=scalar(get(container, "name")) or "",
+        role="app",
+        resource=name,
+        count=whole_count(scalars.quantity_text(amount) or ""),
+        value=scalar(amount) or "",
+        device_class=choice.device_class if choice else None,
+        replicas=None,
+    )
 
 
 def embedded(workload: locate.Workload, source: Source, config: Config) -> list[Finding]:
+    """GPU requests inside strings of an object (``embedded_asks``' findings)."""
+    return embedded_asks(workload, source, config)[0]
+
+
+def embedded_asks(
+    workload: locate.Workload, source: Source, config: Config
+) -> tuple[list[Finding], list[InventoryItem]]:
     """GPU requests inside strings of an object: a Job or MPIJob manifest held in a
     ConfigMap's data, an Argo ``resource.manifest``, a pod patch in an annotation or a
     ``podSpecPatch``. Never converted (the text is another program's input), always
-    listed, so an inventory that trusts scan misses nothing."""
+    listed, so an inventory that trusts scan misses nothing: a finding for each key, a
+    row for each ask (one a string, object and resource), kept by DRA227."""
     found: list[Finding] = []
+    rows: dict[tuple[str, str, str], InventoryItem] = {}
     if workload.kind == "CustomResourceDefinition":  # a schema's prose, not a manifest
-        return found
+        return found, []
     needles = tuple(n.decode("utf-8", "replace") for n in config.needles())
     for node in trees.text_scalars(workload.root):
         text = node.value
@@ -119,7 +214,29 @@ def embedded(workload: locate.Workload, source: Source, config: Config) -> list[
                     "that applies it) to ResourceClaims, or keep it on the device plugin",
                 )
             )
-    return found
+            choice = config.choose(name, Context(namespace=workload.namespace))
+            rows.setdefault(
+                (field, target, name),
+                InventoryItem(
+                    path=source.path,
+                    line=line,
+                    col=col,
+                    api_version=workload.api_version,
+                    kind=workload.kind,
+                    namespace=workload.namespace,
+                    name=workload.name,
+                    pod_path=f"{field} ({target})",
+                    container="",
+                    role="app",
+                    resource=name,
+                    count=whole_count(value),
+                    value=value,
+                    device_class=choice.device_class if choice else None,
+                    replicas=None,
+                    kept="DRA227",
+                ),
+            )
+    return found, [r for r in rows.values() if _reported(config, r.resource)]
 
 
 def _field_of(root: Node, wanted: Node) -> str:
@@ -347,6 +464,8 @@ def _gpu_mentions(source: Source, config: Config) -> list[tuple[int, int, str, s
                     found.append((number, m.start() + 1, name, line))
     return found
 
+
+gpu_mentions = _gpu_mentions  # the lines of a manifest template (convert/file_templates.py)
 
 _KEY_AFTER = re.compile(r"""\s*["']?\s*:(?:\s|$)""")
 _FLOW_PARENT = re.compile(r"""([A-Za-z0-9_.\-/]+)["']?\s*:\s*\{(?:[^{}]|\{\{[^{}]*\}\})*$""")

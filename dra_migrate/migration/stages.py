@@ -23,6 +23,8 @@ from dra_migrate.migration import deviceclasses as dc
 from dra_migrate.migration import sharing, strategy, waves
 from dra_migrate.migration.capacity import per_pod, place
 from dra_migrate.migration.deviceclasses import Bridged, ClassPlan, plan_classes
+from dra_migrate.migration.provisioning import PLAN_NOTES
+from dra_migrate.migration.provisioning import prerequisites as provisioner_prerequisites
 from dra_migrate.report.fields import location
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.migration import (
@@ -137,6 +139,8 @@ RISKS: dict[str, tuple[str, str]] = {
         "with extendedResourceName, or change the template by hand.",
     ),
 }
+# provisioners, managed pools and operators that read the GPU count (convert/provisioners.py)
+RISKS.update({code: (title, why) for code, (title, why, _req) in PLAN_NOTES.items()})
 # Findings that mean part of the repository was not analysed (beside unreadable files).
 UNANALYSED = ("DRA104", "DRA106", "DRA202", "DRA203", "DRA204", "DRA212", "DRA213")
 # Drivers: where to get them and what the report should say about their versions.
@@ -233,7 +237,8 @@ def build(
             minor,
             settings.target,
             report.bridge_classes,
-        ),
+        )
+        + [Prerequisite(*p) for p in provisioner_prerequisites(report.all_findings)],
         capacity=capacity,
         classes=[c.to_dict() for c in classes.classes],
         installed_classes=[c.to_dict() for c in classes.installed],

@@ -108,6 +108,8 @@ def process(
         return _reported(display, unconverted.helm_template(source, settings.config), raw)
     if role.kind == roles.HELM_UNITTEST:  # a chart's test suite: nothing to migrate
         return FileResult(display, Status.UNCHANGED, [], original=raw)
+    if role.kind == roles.MANIFEST_TEMPLATE:
+        return _manifest_template(display, source, raw, settings.config)
     plain = role.kind not in (roles.HELM_VALUES, roles.KUSTOMIZE_PATCH, roles.KUSTOMIZATION)
     docs = compose.parse(source, _needles(settings.config) if plain else None)
     if role.kind == roles.HELM_VALUES:
@@ -183,6 +185,8 @@ def _convert(
                 if bridging and rows:
                     bridged = _bridged(rows, settings, path)
                     if bridged:  # left as it is: the extended resource stays
+                        for row in rows:
+                            row.bridged = True
                         findings.extend(bridged)
                         covered.extend(c.node for c in site.containers)
                         continue
@@ -197,8 +201,12 @@ def _convert(
                 covered.extend(c.node for c in site.containers)
                 if plan is not None:
                     plans.append(plan)
-            findings.extend(unconverted.outside(workload, covered, config, path))
-            findings.extend(unconverted.embedded(workload, source, config))
+            found_outside, asked_outside = unconverted.outside_asks(workload, covered, config, path)
+            findings.extend(found_outside)
+            inventory.extend(asked_outside)  # counted, kept by their findings
+            found_inside, asked_inside = unconverted.embedded_asks(workload, source, config)
+            findings.extend(found_inside)
+            inventory.extend(asked_inside)  # inside strings: counted, kept by DRA227
     if plans:
         odd_break = sources.foreign_line_break(source)
         if odd_break is not None:
@@ -280,6 +288,33 @@ def _left(
     """A file the conversion leaves as it is: what it would have written is not said."""
     said = [f for f in findings if not f.spec.writes]
     return FileResult(path, status, said, rows, original=raw)
+
+
+def _manifest_template(display: str, source: Source, raw: bytes, config: Config) -> FileResult:
+    """A manifest template a walk found: every GPU ask listed and counted (DRA274), from
+    its objects where it parses as YAML, else from its lines; never converted."""
+    from dra_migrate.convert import file_templates  # only where a walk found a template
+
+    try:
+        docs = compose.parse(source, _needles(config))
+    except InputProblem:
+        found, rows = file_templates.text_asks(display, source, config)
+    else:
+        rows = []
+        for workload in (w for doc in docs for w in locate.objects(doc)):
+            covered: list[Node] = []
+            for site in locate.pod_sites(workload):
+                rows.extend(_inventory(site, config, display))
+                covered.extend(c.node for c in site.containers)
+            rows.extend(unconverted.outside_asks(workload, covered, config, display)[1])
+        found = file_templates.findings(display, _kept(rows, file_templates.CODE))
+    return (
+        _reported(display, found, raw)
+        if not rows
+        else FileResult(
+            display, Status.REPORTED, found, _kept(rows, file_templates.CODE), original=raw
+        )
+    )
 
 
 def _kept(rows: list[InventoryItem], code: str) -> list[InventoryItem]:

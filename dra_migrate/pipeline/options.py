@@ -1,6 +1,6 @@
 """The options of a run as one frozen value (``RunOptions``, with ``ClusterOptions`` for
 the commands that read a cluster): built by the CLI from the command line, handed down
-to the pipeline (``many_files.run``, ``run_stream``, ``run_validate``) and the renderers;
+to the pipeline (``many_files.run``, ``stream.run_stream``, ``many_files.run_validate``) and the renderers;
 and what one file is asked (``Job``), which a run builds before it knows whether the
 file stage (``one_file.py``) is needed at all: a scan whose results are all kept never
 imports it."""

@@ -8,7 +8,7 @@ release name and namespace; ``helm dependency build`` is never run: ``charts/`` 
 as the repository has it): for the chart's default values, each other values file
 of the chart folder and ``ci/`` (``helm/chart.py``'s order), and once per GPU count
 key with the count raised by one. For each rendering, the conversion of the
-rendering before (``convert -``: ``many_files.run_stream`` with the run's settings)
+rendering before (``convert -``: ``stream.run_stream`` with the run's settings)
 must equal the rendering after with DRA on (``--set <switch>=true`` when the switch
 is off by default, the ``set_keys``, ``-f`` the ``values-dra.yaml`` a recipe wrote):
 object by object up to the names of generated ResourceClaimTemplates (as
@@ -643,7 +643,7 @@ def _converted(rendered: bytes, label: str, options: RunOptions) -> tuple[bytes 
     """A rendering converted as ``convert -`` converts it; (None, why) when it stops."""
     import io
 
-    from dra_migrate.pipeline.many_files import run_stream
+    from dra_migrate.pipeline.stream import run_stream
 
     parts: list[bytes] = []
 

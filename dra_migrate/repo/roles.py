@@ -29,6 +29,12 @@ HELM_VALUES = "helm-values"
 KUSTOMIZE_PATCH = "kustomize-patch"
 KUSTOMIZATION = "kustomization"
 HELM_UNITTEST = "helm-unittest"  # a helm-unittest suite (chart tests/*_test.yaml): skipped
+MANIFEST_TEMPLATE = "manifest-template"  # *.yaml-template and the like, found by a walk
+
+
+def walked_template(name: str) -> bool:
+    """A manifest template by its name (git.TEMPLATE_EXTENSIONS)."""
+    return name.lower().endswith(git.TEMPLATE_EXTENSIONS)
 
 
 @dataclass(frozen=True, slots=True)

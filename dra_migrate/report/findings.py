@@ -185,6 +185,18 @@ CODES: dict[str, Code] = _table(
         "DRA268", W, "DRA driver's Helm values left: the GPUs its release serves share differently"
     ),
     Code("DRA269", N, "GPU Operator's Helm values left: the device plugin stays on for its nodes"),
+    Code("DRA270", W, "pod pinned to a Karpenter node pool: held on the device plugin"),
+    Code("DRA271", W, "pod selects GKE nodes that never run DRA: held on the device plugin"),
+    Code("DRA272", W, "KAITO waits for device-plugin GPUs on its nodes: held on the device plugin"),
+    Code(
+        "DRA273",
+        W,
+        "operator reads or writes the GPU count of this pod template: held on the device plugin",
+    ),
+    Code("DRA274", W, "manifest template (envsubst, Jinja) found by a walk sets GPUs: listed"),
+    Code("DRA275", W, "GPU count outside a pod spec that an operator reads: left as it is"),
+    Code("DRA276", N, "Karpenter NodePool caps GPU capacity (spec.limits): not a request"),
+    Code("DRA277", N, "pod selects a managed node pool: DRA scale-up depends on its autoscaler"),
     Code(
         "DRA290",
         N,

@@ -100,6 +100,16 @@ class InventoryItem(Location):
     # the code of the finding that keeps it on the device plugin ("": convert rewrites
     # it): a refusal (DRA106, DRA215, ...), a blocked file, an ignore of DRA401
     kept: str = ""
+    bridged: bool = False  # the strategy leaves it on the extended resource, served by DRA
+
+    @property
+    def state(self) -> str:
+        """What the run makes of the ask: ``held`` (an ignore keeps it), ``refused`` (a
+        finding keeps it), ``bridged`` (left as it is, served by a bridge DeviceClass)
+        or ``converted``."""
+        if self.kept:
+            return "held" if self.kept == HELD else "refused"
+        return "bridged" if self.bridged else "converted"
 
     @property
     def gpu(self) -> bool:
@@ -108,7 +118,12 @@ class InventoryItem(Location):
         return gpu_request(self.resource, self.device_class is not None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**location_dict(self), **as_json(self, REQUEST), "kept": self.kept or None}
+        return {
+            **location_dict(self),
+            **as_json(self, REQUEST),
+            "kept": self.kept or None,
+            "state": self.state,
+        }
 
 
 @dataclass(slots=True)

@@ -191,6 +191,7 @@ def test_scan_json_shape(repo: Path) -> None:
         "value": "2",
         "deviceClass": "gpu.nvidia.com",
         "kept": None,  # convert rewrites it
+        "state": "converted",
     }
 
 

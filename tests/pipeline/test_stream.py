@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from dra_migrate.pipeline import many_files
+from dra_migrate.pipeline import stream as stream_stage
 from tests.helpers.cli_runner import invoke
 from tests.helpers.invariants import claim_template, gpu_job
 
@@ -38,7 +38,7 @@ def stream(*docs: str) -> str:
 def run(
     monkeypatch: pytest.MonkeyPatch, part: int, text: str, *args: str
 ) -> tuple[int, bytes, str]:
-    monkeypatch.setattr(many_files, "STREAM_PART", part)
+    monkeypatch.setattr(stream_stage, "STREAM_PART", part)
     result = invoke([*args, "-"], input=text.encode())
     return result.exit_code, result.stdout_bytes, result.stderr
 
@@ -151,7 +151,7 @@ def test_split_stream_cuts_only_at_document_starts() -> None:
 
     text = stream(*(config_map(i) for i in range(40))).encode()
     spool = io.BytesIO()
-    parts = many_files.split_stream(io.BytesIO(text), spool, 1 << 20)
+    parts = stream_stage.split_stream(io.BytesIO(text), spool, 1 << 20)
     assert spool.getvalue() == text
     assert [p.start for p in parts] == sorted(p.start for p in parts)
     assert parts[0].start == 0 and parts[-1].end == len(text)
@@ -168,12 +168,12 @@ def test_split_stream_does_not_depend_on_how_the_stream_is_read(
     import io
 
     text = (stream(*(config_map(i) for i in range(30))) + "# no newline at the end").encode()
-    monkeypatch.setattr(many_files, "STREAM_PART", 100)
-    monkeypatch.setattr(many_files, "_STREAM_BLOCK", 1 << 20)
-    expected = many_files.split_stream(io.BytesIO(text), io.BytesIO(), 1 << 20)
-    monkeypatch.setattr(many_files, "_STREAM_BLOCK", block)
+    monkeypatch.setattr(stream_stage, "STREAM_PART", 100)
+    monkeypatch.setattr(stream_stage, "_STREAM_BLOCK", 1 << 20)
+    expected = stream_stage.split_stream(io.BytesIO(text), io.BytesIO(), 1 << 20)
+    monkeypatch.setattr(stream_stage, "_STREAM_BLOCK", block)
     spool = io.BytesIO()
-    assert many_files.split_stream(io.BytesIO(text), spool, 1 << 20) == expected
+    assert stream_stage.split_stream(io.BytesIO(text), spool, 1 << 20) == expected
     assert spool.getvalue() == text and len(expected) > 5
-    with pytest.raises(many_files.discover.Unreadable):
-        many_files.split_stream(io.BytesIO(text), io.BytesIO(), 60)  # every document is larger
+    with pytest.raises(stream_stage.discover.Unreadable):
+        stream_stage.split_stream(io.BytesIO(text), io.BytesIO(), 60)  # every document is larger

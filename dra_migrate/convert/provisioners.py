@@ -1,0 +1,610 @@
+"""Where converted pods land, and operators that read the GPU count of the pods they select.
+
+``controllers.py`` holds what the cluster does *inside* a pod because it asks for an
+extended resource (admission, schedulers, queues, operators deriving a field). This
+module holds what happens *around* it, as tables with their upstream sources:
+
+- ``LANDINGS``: node labels a pod selects that tie it to a node provisioner or a
+  managed node pool that cannot give it DRA devices (Karpenter's pools, GKE's
+  driver-version label and compute classes). A converted pod that selects one would
+  stay Pending, or never get a node: it is held on the device plugin (DRA270, DRA271).
+- ``HELD_KINDS``: kinds whose operator builds pods from the template and reads or
+  writes their GPU count (KAITO, llmaz, KServe's LLMInferenceServiceConfig presets):
+  held (DRA272, DRA273).
+- ``SELECTED_BY``: labels an operator selects pods by and then reads their GPU count
+  (aibrix's warm pool): the general shape "a label next to a GPU count"; held (DRA273).
+- ``READERS``: custom resources that carry a GPU count outside any pod spec and the
+  operator that reads it (OME runtimes, llmaz models, Karpenter NodePool limits): named
+  by what reads it (DRA275, DRA276) instead of DRA212's generic "move it into a pod
+  template", and counted in the inventory as refused.
+
+docs/conversion.md ("Where converted pods land") renders the same facts for users;
+tests/convert/test_provisioners.py holds a reduced real case per row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from yaml.nodes import MappingNode, Node
+
+from dra_migrate.convert.controllers import NOTHING, Outcome
+from dra_migrate.manifests import locate, trees
+from dra_migrate.manifests.kinds import api_group
+from dra_migrate.manifests.locate import PodSite, Workload
+from dra_migrate.manifests.trees import entries, get, get_path, items, scalar
+from dra_migrate.report.findings import Finding, finding
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up)
+if TYPE_CHECKING:
+    from dra_migrate.convert.asks import Ask
+    from dra_migrate.convert.mapping import Settings
+    from dra_migrate.repo.node_pools import NodePool
+
+BRIDGE_WAY = (
+    "or serve it from DRA devices with the bridge strategy (a DeviceClass with "
+    "extendedResourceName keeps the extended resource)"
+)
+
+
+# --- node provisioners and managed node pools ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Landing:
+    """A node label that ties a pod to a provisioner or pool without DRA scale-up."""
+
+    key: str  # the label key; ending in "/": every key with that prefix
+    code: str
+    provisioner: str
+    why: str  # why a pod with a claim would not land there
+    fix: str  # the way out
+    source: str
+    fine: frozenset[str] = frozenset()  # values that do land on DRA nodes
+    hold: bool = True  # False: a note (DRA277), the pod is converted
+
+    def matches(self, key: str) -> bool:
+        return key.startswith(self.key) if self.key.endswith("/") else key == self.key
+
+
+_KARPENTER_WHY = (
+    "Karpenter provisions nodes for pending pods from their requests; with a ResourceClaim "
+    "it reports 'pod has Dynamic Resource Allocation requirements that are not yet supported' "
+    "and provisions nothing while --ignore-dra-requests is on, its default up to v1.14 (v1.14.0 "
+    "adds a DRA allocator behind that flag, and the cloud provider must describe the devices "
+    "of its instance types)"
+)
+_KARPENTER_FIX = (
+    "keep it on the device plugin until the pool's nodes are static (consolidation and "
+    "scale-up off) or Karpenter runs with --ignore-dra-requests=false on a cloud provider "
+    "that describes DRA devices"
+)
+_KARPENTER_SOURCE = (
+    "kubernetes-sigs/karpenter pkg/operator/options/options.go (IgnoreDRARequests), "
+    "pkg/controllers/provisioning/scheduling/scheduler.go (add), pkg/scheduling/dynamicresources"
+)
+_GKE_DRA = (
+    "GKE creates DRA GPU node pools with the managed driver off (gpu-driver-version=disabled, "
+    "node label gke-no-default-nvidia-gpu-device-plugin=true)"
+)
+
+LANDINGS: tuple[Landing, ...] = (
+    Landing(  # karpenter.sh/nodepool, capacity-type; provisioner-name before v0.32
+        "karpenter.sh/",
+        "DRA270",
+        "Karpenter",
+        _KARPENTER_WHY,
+        _KARPENTER_FIX,
+        _KARPENTER_SOURCE,
+    ),
+    # labels only Karpenter's cloud providers put on the nodes they launch
+    Landing(
+        "karpenter.k8s.aws/",
+        "DRA270",
+        "Karpenter (AWS provider)",
+        _KARPENTER_WHY,
+        _KARPENTER_FIX,
+        _KARPENTER_SOURCE,
+    ),
+    Landing(
+        "karpenter.azure.com/",
+        "DRA270",
+        "Karpenter (Azure provider, AKS node auto-provisioning)",
+        _KARPENTER_WHY,
+        _KARPENTER_FIX,
+        _KARPENTER_SOURCE,
+    ),
+    Landing(
+        "cloud.google.com/gke-gpu-driver-version",
+        "DRA271",
+        "GKE GPU driver installation",
+        f"{_GKE_DRA}; a pod that selects a driver version GKE installs selects nodes "
+        "that run GKE's device plugin and never publish DRA devices",
+        "drop the selector and select the DRA node pool (its cloud.google.com/gke-nodepool "
+        "or cloud.google.com/gke-accelerator label) when you convert",
+        "GoogleCloudPlatform/kubernetes-engine-samples ai-ml/gke-dra (GKE's DRA sample), "
+        "cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra",
+        frozenset({"disabled"}),
+    ),
+    Landing(
+        "cloud.google.com/compute-class",
+        "DRA271",
+        "GKE compute class (Autopilot or custom compute classes)",
+        f"{_GKE_DRA} by hand; compute classes and node auto-provisioning create nodes from "
+        "the pod's extended resource requests and do not create DRA node pools",
+        "move the workload to a Standard node pool created for DRA and select that pool",
+        "cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra (limitations: node "
+        "auto-provisioning, Autopilot)",
+    ),
+)
+
+
+# Managed node pools scaled by cluster-autoscaler (or the provider's own autoscaler):
+# converted, with a note the plan turns into a prerequisite.
+_POOL_WHY = (
+    "its node group scales up for pods with ResourceClaims only where the autoscaler "
+    "simulates them (cluster-autoscaler: --enable-dynamic-resource-allocation) and the "
+    "group's nodes run the DRA driver"
+)
+_POOL_FIX = "install the DRA driver on the pool and check its autoscaler before this wave"
+LANDINGS += tuple(
+    Landing(key, "DRA277", pool, _POOL_WHY, _POOL_FIX, source, hold=False)
+    for key, pool, source in (
+        (
+            "eks.amazonaws.com/nodegroup",
+            "an EKS managed node group",
+            "docs.aws.amazon.com/eks/latest/userguide/managed-node-groups.html",
+        ),
+        (
+            "kubernetes.azure.com/agentpool",
+            "an AKS node pool",
+            "learn.microsoft.com/azure/aks/cluster-autoscaler",
+        ),
+        (
+            "cloud.google.com/gke-nodepool",
+            "a GKE node pool",
+            "cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra",
+        ),
+    )
+)
+
+
+def _selected(pod: MappingNode) -> list[tuple[str, frozenset[str] | None, Node]]:
+    """(key, values or None for Exists, node) of every node label the pod requires:
+    nodeSelector and the required node affinity's matchExpressions (In, Exists)."""
+    out: list[tuple[str, frozenset[str] | None, Node]] = []
+    for key, key_node, value in entries(get(pod, "nodeSelector")):
+        out.append((key, frozenset([scalar(value) or ""]), key_node))
+    terms = get_path(
+        pod,
+        "affinity",
+        "nodeAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "nodeSelectorTerms",
+    )
+    for term in items(terms):
+        for expr in items(get(term, "matchExpressions")):
+            key_node = get(expr, "key")
+            operator = scalar(get(expr, "operator"))
+            if key_node is None or operator not in ("In", "Exists"):
+                continue
+            values = frozenset(v for v in (scalar(x) for x in items(get(expr, "values"))) if v)
+            out.append((scalar(key_node) or "", values if operator == "In" else None, key_node))
+    return out
+
+
+def _held(site: PodSite, node: Node, code: str, what: str, fix: str, path: str) -> Outcome:
+    line, col = trees.position(node)
+    where = f" ({site.path})" if site.label else ""
+    return Outcome(
+        findings=(
+            finding(
+                code,
+                path,
+                line,
+                col,
+                f"{site.workload.kind} {site.workload.name}{where}: {what}; the pod spec is "
+                "held on the device plugin",
+                f"{fix}; {BRIDGE_WAY}",
+            ),
+        ),
+        refused=True,
+    )
+
+
+def landing(
+    site: PodSite, path: str, pools: tuple[NodePool, ...] = (), served: frozenset[str] = frozenset()
+) -> Outcome:
+    """DRA270/DRA271: the pod selects nodes that a provisioner or pool without DRA
+    scale-up makes, or the repository's Karpenter NodePools cap GPUs and the pod selects
+    no other pool (held); DRA277: a managed node pool (a note for the plan). ``pools``:
+    the repository's NodePools; ``served``: those draNodePools names as serving claims."""
+    notes: list[Finding] = []
+    selected = _selected(site.pod)
+    pinned = _pinned(selected, pools, served)
+    if pinned is not None:
+        pool, node = pinned
+        return _held(
+            site,
+            node,
+            "DRA270",
+            f"it selects the nodes of Karpenter NodePool {pool.name} ({pool.where}): "
+            f"{_KARPENTER_WHY}",
+            f"{_KARPENTER_FIX}; then list {pool.name} under draNodePools in .dra-migrate.yaml",
+            path,
+        )
+    for key, values, node in selected:
+        rule = next((r for r in LANDINGS if r.matches(key)), None)
+        if rule is None or (values is not None and values and values <= rule.fine):
+            continue
+        if key == "karpenter.sh/nodepool" and values and values <= served:
+            continue  # a pool the configuration says serves claims
+        shown = f"{key}={','.join(sorted(values))}" if values else f"{key} (Exists)"
+        if not rule.hold:
+            line, col = trees.position(node)
+            where = f" ({site.path})" if site.label else ""
+            note = finding(
+                rule.code,
+                path,
+                line,
+                col,
+                f"{site.workload.kind} {site.workload.name}{where} selects {shown}, "
+                f"{rule.provisioner}: {rule.why}",
+                rule.fix,
+            )
+            notes.append(note)
+            continue
+        return _held(
+            site,
+            node,
+            rule.code,
+            f"it selects {shown}, nodes of {rule.provisioner}: {rule.why}",
+            rule.fix,
+            path,
+        )
+    if notes:
+        return Outcome(findings=tuple(notes[:1]))  # it selects a managed pool: not Karpenter's
+    gpu_pools = [p for p in pools if p.gpu_limits and p.name not in served]
+    elsewhere = any(
+        r.matches(k) and r.code != "DRA270" for k, _v, _n in selected for r in LANDINGS
+    )  # it selects nodes of a pool that is not Karpenter's (GKE's, a managed group)
+    karpenter = any(k.startswith("karpenter.") for k, _v, _n in selected)
+    if gpu_pools and not elsewhere and not karpenter:
+        names = ", ".join(f"{p.name} ({p.where})" for p in gpu_pools)
+        return _held(
+            site,
+            site.pod,
+            "DRA270",
+            f"the repository's Karpenter NodePools {names} cap "
+            f"{', '.join(sorted({g for p in gpu_pools for g in p.gpu_limits}))}: Karpenter "
+            f"launches the GPU nodes for pending pods, and {_KARPENTER_WHY}",
+            f"{_KARPENTER_FIX}; then list the pools under draNodePools in .dra-migrate.yaml, "
+            "or select a static pool",
+            path,
+        )
+    return NOTHING
+
+
+def _pinned(
+    selected: list[tuple[str, frozenset[str] | None, Node]],
+    pools: tuple[NodePool, ...],
+    served: frozenset[str],
+) -> tuple[NodePool, Node] | None:
+    """The repository's NodePool whose nodes carry a label the pod requires."""
+    for key, values, node in selected:
+        if values is None or len(values) != 1:
+            continue
+        (value,) = values
+        for pool in pools:
+            if pool.name in served:
+                continue
+            by_name = key == "karpenter.sh/nodepool" and value == pool.name
+            if by_name or (key, value) in pool.labels:
+                return pool, node
+    return None
+
+
+# --- operators that build pods from the template and read their GPU count -----------
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """An operator that reads the GPU count of pods it selects or builds."""
+
+    operator: str
+    what: str  # kinds, labels or fields it reads
+    reads: str  # what it does with the count
+    does: str  # what dra-migrate does
+    source: str
+    code: str = "DRA273"
+    fix: str = ""
+
+
+# kinds whose pod templates an operator reads or rewrites: "group/Kind" -> Reader
+HELD_KINDS: dict[str, Reader] = {
+    "kaito.sh/Workspace": Reader(
+        "KAITO",
+        "kaito.sh Workspace",
+        "waits until every node of the Workspace has nvidia.com/gpu capacity in its status "
+        "(the device plugin's) before it deploys, and builds preset pods with nvidia.com/gpu "
+        "requests of the SKU's GPU count",
+        "holds the Workspace (DRA272)",
+        "kaito-project/kaito pkg/workspace/resource/node.go (node plugins ready), "
+        "pkg/workspace/inference/preset_inferences.go",
+        "DRA272",
+        "keep KAITO's nodes on the device plugin until KAITO reads DRA devices",
+    ),
+    "kaito.sh/RAGEngine": Reader(
+        "KAITO",
+        "kaito.sh RAGEngine",
+        "checks nvidia.com/gpu capacity on its nodes (CheckNvidiaPlugin) and builds pods "
+        "with the SKU's nvidia.com/gpu count",
+        "holds the RAGEngine (DRA272)",
+        "kaito-project/kaito pkg/utils/nodes/nodes.go (CheckNvidiaPlugin), "
+        "pkg/ragengine/controllers/preset_rag.go",
+        "DRA272",
+        "keep KAITO's nodes on the device plugin until KAITO reads DRA devices",
+    ),
+    "inference.llmaz.io/Service": Reader(
+        "llmaz",
+        "inference.llmaz.io Service workloadTemplate",
+        "overwrites the model-runner container's requests and limits with the OpenModel "
+        "flavor's limits (injectModelFlavor) when it builds the LeaderWorkerSet: a converted "
+        "template gets nvidia.com/gpu back beside its claim, twice the GPUs",
+        "holds the Service (DRA273)",
+        "InftyAI/llmaz pkg/controller/inference/service_controller.go (injectModelFlavor)",
+        "DRA273",
+        "convert after llmaz stops writing the flavor's GPU limit (remove the GPU from the "
+        "OpenModel's flavors first)",
+    ),
+    "serving.kserve.io/LLMInferenceServiceConfig": Reader(
+        "KServe",
+        "serving.kserve.io LLMInferenceServiceConfig",
+        "merges this preset into LLMInferenceServices of any namespace through baseRefs "
+        "(and the well-known configs of its own namespace): a ResourceClaimTemplate "
+        "written beside it exists in one namespace only, and the services that merge the "
+        "preset name a template their namespace lacks",
+        "holds the preset (DRA273)",
+        "kserve/kserve pkg/controller/v1alpha2/llmisvc/config_merge.go, config_loader.go (baseRefs)",
+        "DRA273",
+        "put the claim in each LLMInferenceService that uses the preset, with its own "
+        "ResourceClaimTemplate in its namespace, then drop the GPU from the preset",
+    ),
+    **{
+        f"sparkoperator.k8s.io/{kind}": Reader(
+            "the Spark operator",
+            f"sparkoperator.k8s.io {kind} driver and executor templates",
+            "adds spec.driver.gpu and spec.executor.gpu (name, quantity) to the Spark "
+            "container's limits in its pod webhook (addGPU), beside the template's claim",
+            "holds the template (DRA273)",
+            "kubeflow/spark-operator internal/webhook/sparkpod_defaulter.go (addGPU)",
+            "DRA273",
+            "keep the application on the device plugin until the Spark operator writes claims",
+        )
+        for kind in ("SparkApplication", "ScheduledSparkApplication")
+    },
+}
+
+# labels (or annotations) an operator selects pods by, and reads their GPU count:
+# (key, value or "" for any) -> Reader
+SELECTED_BY: dict[tuple[str, str], Reader] = {
+    ("claim.model.aibrix.ai/enabled", "true"): Reader(
+        "aibrix ModelClaim warm pool",
+        "pods labelled claim.model.aibrix.ai/enabled: true",
+        "places a ModelClaim only on a warm pod whose nvidia.com/gpu count equals tensor x "
+        "pipeline parallelism; a pod with 0 GPUs matches any parallelism "
+        "(podSupportsVLLMParallelism)",
+        "holds the warm pool (DRA273)",
+        "vllm-project/aibrix pkg/controller/modelclaim/parallelism.go, pkg/constants/model.go",
+        "DRA273",
+        "keep the warm pool on the device plugin until aibrix counts claimed devices",
+    ),
+    **{
+        (annotation, ""): Reader(
+            "Kueue topology-aware scheduling",
+            f"pod templates annotated {annotation}",
+            "fits the pod set into a topology domain by the nodes' allocatable and the pods' "
+            "requests (tas_topology_tree.go, tas_flavor_snapshot.go); DRA devices are not in "
+            "allocatable and Kueue's DRA support has no topology part (pkg/dra), so after the "
+            "rewrite the GPUs no longer decide the domain (or, with a deviceClassMappings "
+            "name, no domain has them)",
+            "holds the pod set (DRA273)",
+            "kubernetes-sigs/kueue pkg/cache/scheduler/tas_topology_tree.go, "
+            "tas_flavor_snapshot.go, apis/kueue/v1beta2/topology_types.go",
+            "DRA273",
+            "keep topology-aware pod sets on the device plugin until Kueue places DRA devices "
+            "by topology",
+        )
+        for annotation in (
+            "kueue.x-k8s.io/podset-required-topology",
+            "kueue.x-k8s.io/podset-preferred-topology",
+            "kueue.x-k8s.io/podset-slice-required-topology",
+        )
+    },
+    ("pool.aibrix.ai/enabled", "true"): Reader(
+        "aibrix ModelClaim warm pool (earlier label)",
+        "pods labelled pool.aibrix.ai/enabled: true",
+        "as claim.model.aibrix.ai/enabled: matches a ModelClaim's parallelism against the "
+        "pod's nvidia.com/gpu count, any parallelism when it is 0",
+        "holds the warm pool (DRA273)",
+        "vllm-project/aibrix pkg/controller/modelclaim/parallelism.go, pkg/constants/model.go",
+        "DRA273",
+        "keep the warm pool on the device plugin until aibrix counts claimed devices",
+    ),
+}
+
+
+def _kind(workload: Workload) -> str:
+    return f"{api_group(workload.api_version)}/{workload.kind}"
+
+
+def readers(site: PodSite, asks: list[Ask], path: str) -> Outcome:
+    """DRA272/DRA273: an operator builds pods from this template, or selects them by a
+    label, and reads their GPU count."""
+    if not asks:
+        return NOTHING
+    rule = HELD_KINDS.get(_kind(site.workload))
+    if rule is not None:
+        return _held(
+            site,
+            get_path(site.workload.root, "metadata", "name") or site.pod,
+            rule.code,
+            f"{rule.operator} {rule.reads}",
+            rule.fix,
+            path,
+        )
+    labels = {**site.workload.labels, **site.template_labels}
+    template = locate.node_at(site.workload.root, site.path.removesuffix("spec").rstrip("."))
+    annotations = {
+        **(trees.to_python(get_path(site.workload.root, "metadata", "annotations")) or {}),
+        **(trees.to_python(get_path(template, "metadata", "annotations")) or {}),
+    }
+    for (key, value), rule in SELECTED_BY.items():
+        got = labels.get(key, annotations.get(key))
+        if got is not None and (not value or got == value):
+            return _held(site, site.pod, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path)
+    return NOTHING
+
+
+def after_rewrite(
+    site: PodSite, asks: list[Ask], path: str, before: Outcome, settings: Settings
+) -> Outcome:
+    """Every rule of this module for one pod spec, after ``controllers.after_rewrite``
+    (``before``): the first that holds it wins; else ``before`` with the notes added."""
+    held = readers(site, asks, path)
+    if held.refused:
+        return held
+    lands = landing(site, path, settings.node_pools, settings.config.dra_node_pools)
+    if lands.refused:
+        return lands
+    return Outcome(before.edits, before.findings + lands.findings)
+
+
+# --- GPU counts outside pod specs that an operator reads --------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Outside:
+    """A field outside any pod spec that holds a GPU count an operator reads."""
+
+    kinds: tuple[str, ...]  # "group/Kind"
+    code: str
+    operator: str
+    reads: str
+    fix: str
+    source: str
+    ask: bool = True  # a count that pods get (counted as refused); False: a cap
+
+
+OUTSIDE: tuple[Outside, ...] = (
+    Outside(
+        ("karpenter.sh/NodePool",),
+        "DRA276",
+        "Karpenter",
+        "caps the GPUs of every node the pool launches (spec.limits, summed over the "
+        "instance types' capacity): a cap, not a request; DRA devices of new nodes are not "
+        "counted against it",
+        "keep the cap while the pool runs device-plugin nodes; pods that select the pool are "
+        "held (DRA270)",
+        "kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go (Limits), "
+        "pkg/controllers/provisioning/scheduling/scheduler.go",
+        ask=False,
+    ),
+    Outside(
+        ("ome.io/ClusterServingRuntime", "ome.io/ServingRuntime"),
+        "DRA275",
+        "OME",
+        "builds the engine and decoder pods from the runner and sets PARALLELISM_SIZE to the "
+        "runner's nvidia.com/gpu count times the leader and worker pods "
+        "(setParallelismEnvVarForEngine, GetGpuCountFromContainer): without the count the "
+        "engine gets no PARALLELISM_SIZE",
+        "keep the runtime on the device plugin until OME reads claims",
+        "sgl-project/ome pkg/controller/v1beta1/inferenceservice/components/engine.go, "
+        "decoder.go, pkg/controller/v1beta1/inferenceservice/utils/container.go",
+    ),
+    Outside(
+        ("ome.io/InferenceService",),
+        "DRA275",
+        "OME",
+        "merges the engine's and decoder's runner into the runtime's and sets "
+        "PARALLELISM_SIZE from the merged runner's nvidia.com/gpu count",
+        "keep the service on the device plugin until OME reads claims",
+        "sgl-project/ome pkg/controller/v1beta1/inferenceservice/components/engine.go",
+    ),
+    Outside(
+        ("llmaz.io/OpenModel",),
+        "DRA275",
+        "llmaz",
+        "writes the flavor's limits into the model-runner container of every Service that "
+        "claims the model (injectModelFlavor), requests and limits",
+        "keep the model's flavors on the device plugin until llmaz writes claims",
+        "InftyAI/llmaz pkg/controller/inference/service_controller.go (injectModelFlavor)",
+    ),
+    Outside(
+        ("inference.llmaz.io/BackendRuntime", "inference.llmaz.io/Playground"),
+        "DRA275",
+        "llmaz",
+        "merges a Playground's backendRuntimeConfig resources over the runtime's recommended "
+        "config into the model-runner container of the Service it builds",
+        "keep the runtime's recommended resources on the device plugin until llmaz writes claims",
+        "InftyAI/llmaz pkg/controller/inference/playground_controller.go (buildTemplate)",
+    ),
+)
+OUTSIDE += (
+    Outside(
+        ("apps.nvidia.com/NIMService",),
+        "DRA275",
+        "the NIM Operator",
+        "gives the NIM container spec.resources, or nvidia.com/gpu limits of the profile's "
+        "tensor parallelism when it sets none",
+        "move the GPUs to spec.draResources (NIM Operator v3.0.0 and later) and drop them from "
+        "spec.resources",
+        "NVIDIA/k8s-nim-operator internal/controller/platform/standalone/nimservice.go",
+    ),
+    Outside(
+        ("trainer.kubeflow.org/TrainJob",),
+        "DRA275",
+        "Kubeflow Trainer",
+        "sets the node container's resources from spec.trainer.resourcesPerNode (over the "
+        "runtime's) and derives processes per node from its GPU count: a claim in the "
+        "runtime would come with the extended resource beside it",
+        "drop the GPU from resourcesPerNode once the runtime is converted (its claim gives the "
+        "node its devices; set numProcPerNode), or keep both on the device plugin",
+        "kubeflow/trainer pkg/runtime/framework/plugins/jobset/builder.go (Trainer), "
+        "pkg/runtime/runtime.go (GetNumGPUPerNode)",
+    ),
+    Outside(
+        ("sparkoperator.k8s.io/SparkApplication", "sparkoperator.k8s.io/ScheduledSparkApplication"),
+        "DRA275",
+        "the Spark operator",
+        "adds the driver's or executor's gpu (name, quantity) to the Spark container's limits "
+        "in its pod webhook (addGPU): a claim in the pod template would come with the extended "
+        "resource beside it",
+        "keep the application's gpu field on the device plugin until the operator writes "
+        "claims; pod templates of the application with GPUs are held too",
+        "kubeflow/spark-operator internal/webhook/sparkpod_defaulter.go (addGPU), "
+        "api/v1beta2/sparkapplication_types.go (GPUSpec)",
+    ),
+)
+_OUTSIDE = {kind: rule for rule in OUTSIDE for kind in rule.kinds}
+
+
+def outside_rule(workload: Workload) -> Outside | None:
+    """The operator that reads this object's GPU counts outside its pod specs, if known."""
+    return _OUTSIDE.get(_kind(workload))
+
+
+def outside_finding(
+    rule: Outside, workload: Workload, where: str, name: str, node: Node, path: str
+) -> Finding:
+    """DRA275 or DRA276 for one GPU key of ``workload`` at ``where``."""
+    line, col = trees.position(node)
+    value = f"{workload.kind} {workload.name}".strip()
+    if rule.ask:
+        message = (
+            f"{value} asks for {name} at {where}, outside any pod spec: {rule.operator} "
+            f"{rule.reads}; it is left as it is"
+        )
+    else:
+        message = f"{value} sets {name} at {where}: {rule.operator} {rule.reads}"
+    return finding(rule.code, path, line, col, message, rule.fix)
