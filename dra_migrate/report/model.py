@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from dra_migrate.report.inventory import ClusterInventory
     from dra_migrate.report.migration import MigrationPlan
+    from dra_migrate.report.simulation import Simulation
 
 REPORT_VERSION = 1
 
@@ -183,6 +184,7 @@ class Report:
     # the DeviceClasses with extendedResourceName the run read (the strategy may bridge)
     bridge_classes: tuple[BridgeClass, ...] = ()
     charts: list[ChartPlan] = field(default_factory=list)  # Helm charts with GPU requests
+    simulation: Simulation | None = None  # simulate: the placements before and after
 
     def manual(self) -> list[tuple[str, list[str]]]:
         """(path, codes) of the files that need a person: left untouched by a blocking

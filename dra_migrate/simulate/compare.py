@@ -1,0 +1,222 @@
+"""The comparison: each workload placed before and after, and what differs as findings
+at the workload's ``file:line:col`` with the scheduler's own reason.
+
+A workload holds when, after the conversion, the API server accepted it and what it
+needs, it binds as many pods as before, and each container of a bound pod has as many
+devices as it had GPUs. Those differences are errors (DRA801 to DRA803: exit status 1).
+Pods on other node pools (DRA804) are a warning: among nodes that score the same the
+scheduler picks at random (``pkg/scheduler/schedule_one.go`` ``selectHost``), so a
+workload that fits two pools may land on either in any run. More pods bound after than
+before (DRA805), nothing to compare (DRA806), a workload that is not in the tree after
+(DRA807) and a run that did not settle (DRA808) are warnings; how a workload without
+its operator was placed (DRA809) is information."""
+
+from __future__ import annotations
+
+from dra_migrate.report.findings import Finding, finding
+from dra_migrate.report.simulation import Placement, SimulatedWorkload
+from dra_migrate.simulate.place import Phase
+
+SEVERE = ("DRA801", "DRA802", "DRA803")
+
+
+def compare(
+    before: Phase,
+    after: Phase,
+    placed: dict[str, dict[int, Placement]],
+    quiet: bool,
+    timeout: float,
+) -> tuple[list[SimulatedWorkload], list[Finding]]:
+    rows: list[SimulatedWorkload] = []
+    found: list[Finding] = []
+    later = {_key(u): u for u in after.units}
+    seen = set()
+    for unit in before.units:
+        key = _key(unit)
+        seen.add(key)
+        twin = later.get(key)
+        item = unit.item
+        was = placed["before"].get(unit.index)
+        now = placed["after"].get(twin.index) if twin is not None else None
+        where = twin.item if twin is not None else item
+        row = SimulatedWorkload(
+            where.path,
+            where.line,
+            where.col,
+            item.kind,
+            item.namespace,
+            item.name,
+            unit.site,
+            unit.placed_as,
+            was,
+            now,
+        )
+        problems = _differences(row, was, now, after, twin)
+        if unit.placed_as == "Job of its pod template":
+            problems.append(
+                finding(
+                    "DRA809",
+                    row.path,
+                    row.line,
+                    row.col,
+                    f"{row.display} ({unit.site}) placed as a Job of its pod template: its "
+                    "operator is not part of the simulation",
+                    "what the operator adds to its pods (labels, gang scheduling) is not placed",
+                )
+            )
+        row.holds = not any(f.code in SEVERE or f.code == "DRA807" for f in problems)
+        rows.append(row)
+        found.extend(problems)
+    for unit in after.units:
+        if _key(unit) not in seen:
+            item = unit.item
+            now = placed["after"].get(unit.index)
+            rows.append(
+                SimulatedWorkload(
+                    item.path, item.line, item.col, item.kind, item.namespace, item.name,
+                    unit.site, unit.placed_as, None, now, holds=True,
+                )
+            )
+    if not quiet:
+        found.append(
+            finding(
+                "DRA808",
+                "",
+                0,
+                0,
+                f"the scheduler did not settle within {timeout:g} seconds: pods were still "
+                "being created or scheduled when the placements were read",
+                "a larger --timeout, or a smaller fleet",
+            )
+        )
+    return rows, found
+
+
+def _key(unit: object) -> tuple[str, str, str, str]:
+    item = unit.item  # type: ignore[attr-defined]
+    return item.kind, item.namespace, item.name, unit.site  # type: ignore[attr-defined]
+
+
+def _differences(
+    row: SimulatedWorkload,
+    was: Placement | None,
+    now: Placement | None,
+    after: Phase,
+    twin: object,
+) -> list[Finding]:
+    at = (row.path, row.line, row.col)
+    name = row.display
+    if row.site not in ("spec", "spec.template.spec", "spec.jobTemplate.spec.template.spec"):
+        name = f"{name} ({row.site})"
+
+    def say(code: str, message: str, hint: str = "") -> Finding:
+        return finding(code, *at, message, hint)
+
+    if now is None or was is None:
+        return [
+            say(
+                "DRA807",
+                f"{name} ({row.site}) is placed before the conversion but is not in the "
+                "tree after it",
+                "the converted tree must keep every workload (same kind, namespace, name)",
+            )
+        ]
+    out: list[Finding] = []
+    refused = now.refused or _support_refused(after, row)
+    if refused and not was.refused:
+        return [
+            say(
+                "DRA802",
+                f"{name}: the API server refused it after the conversion: {refused}",
+                "fix the converted object; the server's message says which field",
+            )
+        ]
+    if was.bound == 0:
+        why = was.refused or "; ".join(was.reasons) or "no pod was created"
+        out.append(
+            say(
+                "DRA806",
+                f"{name}: no pod of it is bound before the conversion ({why}): "
+                "nothing to compare",
+                "give a fleet it fits on (--fleet)",
+            )
+        )
+        return out
+    if now.bound < was.bound:
+        why = "; ".join(now.reasons) or f"{now.created} pods created"
+        out.append(
+            say(
+                "DRA801",
+                f"{name}: {now.bound} of its pods bound after the conversion, {was.bound} "
+                f"before; the scheduler: {why}",
+                "the reason names what no node has: a toleration, a device, a quota",
+            )
+        )
+    elif now.bound > was.bound:
+        out.append(
+            say(
+                "DRA805",
+                f"{name}: {now.bound} of its pods bound after the conversion, only "
+                f"{was.bound} before ({'; '.join(was.reasons) or 'no reason given'})",
+            )
+        )
+    if now.bound and _fewer_or_other(was, now, _init_containers(twin)):
+        out.append(
+            say(
+                "DRA803",
+                f"{name}: containers get {_devices(now)} after the conversion, "
+                f"{_devices(was)} before",
+                "each container must ask its claim for as many devices as it had GPUs",
+            )
+        )
+    moved = set(now.pools) - set(was.pools)
+    if now.bound and moved:
+        out.append(
+            say(
+                "DRA804",
+                f"{name}: pods on node pool(s) {', '.join(sorted(moved))} after the "
+                f"conversion, on {', '.join(was.pools)} before",
+                "check the claim's selectors and the pod's node selector: they may admit "
+                "other GPUs",
+            )
+        )
+    return out
+
+
+def _init_containers(unit: object) -> frozenset[str]:
+    """Names of the init containers (not sidecars) of a unit's pod spec: after the
+    conversion they see the devices of the claim they share with the app containers
+    (DRA207), so more devices than before is that sharing, not a difference."""
+    obj = getattr(unit, "obj", None) or {}
+    spec = obj.get("spec") or {}
+    if obj.get("kind") != "Pod":
+        spec = (spec.get("template") or {}).get("spec") or {}
+    return frozenset(
+        str(c.get("name"))
+        for c in spec.get("initContainers") or []
+        if isinstance(c, dict) and c.get("restartPolicy") != "Always"
+    )
+
+
+def _fewer_or_other(was: Placement, now: Placement, init: frozenset[str]) -> bool:
+    before, after = dict(was.devices), dict(now.devices)
+    for name in set(before) | set(after):
+        a, b = before.get(name, 0), after.get(name, 0)
+        if name in init and b >= a:
+            continue
+        if a != b:
+            return True
+    return False
+
+
+def _devices(p: Placement) -> str:
+    return ", ".join(f"{c}: {n}" for c, n in p.devices) or "no device"
+
+
+def _support_refused(after: Phase, row: SimulatedWorkload) -> str:
+    """What the server refused of what the workload needs (its claim templates, in its
+    namespace) after the conversion."""
+    for (kind, namespace, name), message in after.support_refused.items():
+        if namespace == row.namespace and kind in ("ResourceClaimTemplate", "ResourceClaim"):
+            return f"{kind} {name}: {message}"
+    return ""
