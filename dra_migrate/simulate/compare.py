@@ -36,8 +36,8 @@ def compare(
         seen.add(key)
         twin = later.get(key)
         item = unit.item
-        was = placed["before"].get(unit.index)
-        now = placed["after"].get(twin.index) if twin is not None else None
+        was = placed[before.tag].get(unit.index)
+        now = placed[after.tag].get(twin.index) if twin is not None else None
         where = twin.item if twin is not None else item
         row = SimulatedWorkload(
             where.path,
@@ -70,7 +70,7 @@ def compare(
     for unit in after.units:
         if _key(unit) not in seen:
             item = unit.item
-            now = placed["after"].get(unit.index)
+            now = placed[after.tag].get(unit.index)
             rows.append(
                 SimulatedWorkload(
                     item.path, item.line, item.col, item.kind, item.namespace, item.name,

@@ -67,7 +67,7 @@ class Phase:
 
 @dataclass(slots=True)
 class Outcome:
-    placements: dict[str, dict[int, Placement]]  # phase -> unit index -> placement
+    placements: dict[str, dict[int, Placement]]  # phase tag -> unit index -> placement
     quiet: bool
     seconds: dict[str, float]
 
@@ -84,17 +84,17 @@ def run(
     api: Api,
     fleet: Fleet,
     phases: list[Phase],
-    run_id: str,
     classes: list[dict[str, Any]],
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Outcome:
-    """Create, settle, record; the objects are left for ``cleanup``."""
+    """Create, settle, record; the objects are left for ``cleanup``. Each phase has a
+    ``tag`` of its own (several runs' phases may be placed at once, apart); the
+    placements are keyed by it."""
     seconds: dict[str, float] = {}
     start = time.monotonic()
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         for phase in phases:
-            phase.tag = f"{run_id}-{phase.name[0]}"
             made = devices.phase_nodes(fleet.nodes, f"{phase.tag}.", phase.tag, phase.dra, now)
             phase.node_names = {
                 m.name: n.name for m, n in zip(made, fleet.nodes, strict=True)
@@ -111,26 +111,34 @@ def run(
         quiet = _settle(api, phases, timeout)
         seconds["settle"] = time.monotonic() - settle
         record = time.monotonic()
-        placements = {p.name: _record(api, p, fleet) for p in phases}
+        placements = {p.tag: _record(api, p, fleet) for p in phases}
         seconds["record"] = time.monotonic() - record
     return Outcome(placements, quiet, seconds)
 
 
-def cleanup(api: Api, run_id: str, phases: list[Phase], classes: Iterable[str]) -> None:
-    """Everything the run made on a cluster it was given: its namespaces (with all in
-    them), its nodes, slices and the DeviceClasses it created."""
+def cleanup(api: Api, phases: list[Phase], classes: Iterable[str]) -> None:
+    """Everything the run made on a cluster it was given: its pods (at once: no kubelet
+    confirms a graceful deletion), its namespaces (with all in them), its nodes, slices
+    and the DeviceClasses it created."""
     selector = f"{devices.SIM_LABEL} in ({','.join(p.tag for p in phases)})"
-    for namespace in {u.namespace for p in phases for u in p.units} | {
+    for namespace in sorted({u.namespace for p in phases for u in p.units} | {
         namespace_of(p.tag, "default") for p in phases
-    }:
+    }):
         api.delete("v1", "Namespace", namespace)
+        try:
+            api.request(
+                "DELETE",
+                f"/api/v1/namespaces/{namespace}/pods",
+                query={"gracePeriodSeconds": "0"},
+            )
+        except ApiError:
+            pass  # the namespace is gone, or had no pods
     for obj in list(api.list("v1", "Node", selector=selector)):
         api.delete("v1", "Node", obj["metadata"]["name"])
     for obj in list(api.list(devices.DRA_API, "ResourceSlice", selector=selector)):
         api.delete(devices.DRA_API, "ResourceSlice", obj["metadata"]["name"])
     for name in classes:
         api.delete(devices.DRA_API, "DeviceClass", name)
-    del run_id
 
 
 # --- creating -------------------------------------------------------------------

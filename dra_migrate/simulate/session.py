@@ -14,7 +14,7 @@ from typing import Any
 
 from dra_migrate.report.findings import ConfigError, Finding, InputProblem
 from dra_migrate.report.model import Report, Status
-from dra_migrate.report.simulation import Simulation
+from dra_migrate.report.simulation import SimulatedWorkload, Simulation
 from dra_migrate.simulate import compare, deploys, devices, fleet, place
 from dra_migrate.simulate.api import Api, ApiError
 
@@ -106,21 +106,8 @@ def simulate(
 ) -> Report:
     """Place both trees, compare, and the report (the run's objects removed from a
     cluster that was given, unless ``keep``)."""
-    run_id = "s" + secrets.token_hex(3)
-    phases = [place.Phase("before", before, dra=False), place.Phase("after", after, dra=True)]
-    every_class = {str(c["metadata"]["name"]): c for c in devices.driver_classes()}
-    for obj in [*the_fleet.device_classes, *classes]:
-        every_class.setdefault(str((obj.get("metadata") or {}).get("name")), _clean(obj))
-    created = [n for n in every_class if not _exists(api, n)]
-    try:
-        outcome = place.run(
-            api, the_fleet, phases, run_id, list(every_class.values()), request.timeout
-        )
-    finally:
-        if not request.keep and where != "local":
-            place.cleanup(api, run_id, phases, created)
-    rows, found = compare.compare(
-        phases[0], phases[1], outcome.placements, outcome.quiet, request.timeout
+    [(rows, found)], outcome = place_pairs(
+        api, the_fleet, [(before, after)], classes, request.timeout, cleanup=where != "local"
     )
     simulation = Simulation(
         control_plane=where if where != "local" else "a local control plane",
@@ -135,6 +122,37 @@ def simulate(
     )
     findings: list[Finding] = [*before.findings, *after.findings, *found]
     return Report(files=[], findings=sorted(findings), simulation=simulation)
+
+
+def place_pairs(
+    api: Api,
+    the_fleet: fleet.Fleet,
+    pairs: Sequence[tuple[deploys.Tree, deploys.Tree]],
+    classes: list[dict[str, Any]],
+    timeout: float,
+    cleanup: bool = True,
+) -> tuple[list[tuple[list[SimulatedWorkload], list[Finding]]], place.Outcome]:
+    """Several (before, after) pairs placed at once, each on a fleet of its own, and
+    each compared: one wait for the scheduler for all (the golden cases in CI)."""
+    run_id = "s" + secrets.token_hex(3)
+    phases = []
+    for i, (before, after) in enumerate(pairs):
+        phases.append(place.Phase("before", before, dra=False, tag=f"{run_id}-{i}b"))
+        phases.append(place.Phase("after", after, dra=True, tag=f"{run_id}-{i}a"))
+    every_class = {str(c["metadata"]["name"]): c for c in devices.driver_classes()}
+    for obj in [*the_fleet.device_classes, *classes]:
+        every_class.setdefault(str((obj.get("metadata") or {}).get("name")), _clean(obj))
+    created = [n for n in every_class if not _exists(api, n)]
+    try:
+        outcome = place.run(api, the_fleet, phases, list(every_class.values()), timeout)
+    finally:
+        if cleanup:
+            place.cleanup(api, phases, created)
+    results = [
+        compare.compare(phases[i], phases[i + 1], outcome.placements, outcome.quiet, timeout)
+        for i in range(0, len(phases), 2)
+    ]
+    return results, outcome
 
 
 def _clean(obj: dict[str, Any]) -> dict[str, Any]:
