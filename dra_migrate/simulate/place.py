@@ -36,6 +36,7 @@ from dra_migrate.simulate.fleet import GPU, MIG_PREFIX, Fleet
 UNIT_LABEL = "dra-migrate.dev/unit"  # on every pod: which placed unit made it
 POLL = 1.0  # seconds between looks at the pods
 QUIET_POLLS = 3  # looks in a row without a change
+STILL_POLLS = 15  # the same, while some pod is neither bound nor said unschedulable
 WORKERS = 8  # requests at once
 DEFAULT_TIMEOUT = 180.0  # seconds for the scheduler to settle
 
@@ -370,7 +371,9 @@ def _create_unit(api: Api, unit: Unit) -> None:
 
 def _settle(api: Api, phases: list[Phase], timeout: float) -> bool:
     """Until every pod is bound or the scheduler has said why not, and nothing changed
-    for ``QUIET_POLLS`` looks in a row; False when ``timeout`` passed first."""
+    for ``QUIET_POLLS`` looks in a row, or nothing changed for ``STILL_POLLS`` looks (a
+    pod the scheduler never tries: its claim cannot be made); False when ``timeout``
+    passed first."""
     deadline = time.monotonic() + timeout
     selector = f"{devices.SIM_LABEL} in ({','.join(p.tag for p in phases)})"
     last: tuple[int, int, int] | None = None
@@ -381,10 +384,10 @@ def _settle(api: Api, phases: list[Phase], timeout: float) -> bool:
         bound = sum(1 for p in pods if (p.get("spec") or {}).get("nodeName"))
         said = sum(1 for p in pods if _unschedulable(p))
         state = (len(pods), bound, said)
-        settled = bound + said == len(pods)
-        same = same + 1 if state == last and settled else 0
+        same = same + 1 if state == last else 0
         last = state
-        if same >= QUIET_POLLS:
+        settled = bound + said == len(pods)
+        if same >= (QUIET_POLLS if settled else STILL_POLLS):
             return True
     return False
 
@@ -413,7 +416,7 @@ def _record(api: Api, phase: Phase, fleet: Fleet) -> dict[int, Placement]:
         for claim in api.list(devices.DRA_API, "ResourceClaim", ns):
             claims[(ns, claim["metadata"]["name"])] = claim
         for event in api.list("v1", "Event", ns):
-            if event.get("type") == "Warning" and event.get("reason") in _CREATE_FAILURES:
+            if event.get("type") == "Warning" and event.get("reason") != "FailedScheduling":
                 involved = (event.get("involvedObject") or {}).get("name") or ""
                 events.setdefault(f"{ns}/{involved}", []).append(str(event.get("message") or ""))
     out = {}
@@ -422,6 +425,12 @@ def _record(api: Api, phase: Phase, fleet: Fleet) -> dict[int, Placement]:
         bound = [p for p in mine if (p.get("spec") or {}).get("nodeName")]
         nodes = sorted({phase.node_names.get(p["spec"]["nodeName"], p["spec"]["nodeName"]) for p in bound})
         reasons = sorted({r for p in mine if (r := _unschedulable(p)) and not p["spec"].get("nodeName")})
+        for p in mine:  # a pod the scheduler never tried: what its events say
+            if not p["spec"].get("nodeName") and not _unschedulable(p):
+                said = events.get(f"{unit.namespace}/{p['metadata']['name']}") or [
+                    "not scheduled: the scheduler never tried it"
+                ]
+                reasons = sorted(set(reasons) | {_short(m) for m in said})
         name = unit.obj["metadata"]["name"]
         failed = events.get(f"{unit.namespace}/{name}", [])
         for key, messages in events.items():  # a Deployment's pods: its ReplicaSet's
@@ -441,9 +450,6 @@ def _record(api: Api, phase: Phase, fleet: Fleet) -> dict[int, Placement]:
             refused=unit.refused,
         )
     return out
-
-
-_CREATE_FAILURES = ("FailedCreate",)
 
 
 def _short(message: str) -> str:
