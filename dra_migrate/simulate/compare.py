@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.simulation import Placement, SimulatedWorkload
-from dra_migrate.simulate.place import Phase
+from dra_migrate.simulate.place import Phase, Unit
 
 SEVERE = ("DRA801", "DRA802", "DRA803")
 
@@ -29,10 +29,9 @@ def compare(
 ) -> tuple[list[SimulatedWorkload], list[Finding]]:
     rows: list[SimulatedWorkload] = []
     found: list[Finding] = []
-    later = {_key(u): u for u in after.units}
+    later = _keyed(after.units)
     seen = set()
-    for unit in before.units:
-        key = _key(unit)
+    for key, unit in _keyed(before.units).items():
         seen.add(key)
         twin = later.get(key)
         item = unit.item
@@ -67,8 +66,8 @@ def compare(
         row.holds = not any(f.code in SEVERE or f.code == "DRA807" for f in problems)
         rows.append(row)
         found.extend(problems)
-    for unit in after.units:
-        if _key(unit) not in seen:
+    for key, unit in later.items():
+        if key not in seen:
             item = unit.item
             now = placed[after.tag].get(unit.index)
             rows.append(
@@ -92,9 +91,18 @@ def compare(
     return rows, found
 
 
-def _key(unit: object) -> tuple[str, str, str, str]:
-    item = unit.item  # type: ignore[attr-defined]
-    return item.kind, item.namespace, item.name, unit.site  # type: ignore[attr-defined]
+def _keyed(units: list[Unit]) -> dict[tuple[str, ...], Unit]:
+    """Units by what they are (unit of the tree, kind, namespace, name, pod template),
+    the second of one key counted apart (two files defining one object)."""
+    out: dict[tuple[str, ...], Unit] = {}
+    for unit in units:
+        item = unit.item
+        key: tuple[str, ...] = (item.unit, item.kind, item.namespace, item.name, unit.site)
+        n = 0
+        while (*key, str(n)) in out:
+            n += 1
+        out[(*key, str(n))] = unit
+    return out
 
 
 def _differences(
@@ -131,6 +139,16 @@ def _differences(
                 "fix the converted object; the server's message says which field",
             )
         ]
+    if was.bound == 0 and now.bound:
+        why = was.refused or "; ".join(was.reasons) or "no pod was created"
+        out.append(
+            say(
+                "DRA805",
+                f"{name}: {now.bound} of its pods bound after the conversion, none before "
+                f"({why})",
+            )
+        )
+        return out
     if was.bound == 0:
         why = was.refused or "; ".join(was.reasons) or "no pod was created"
         out.append(

@@ -22,19 +22,33 @@ from dra_migrate.manifests import compose, locate, sources, trees
 from dra_migrate.repo import discover, roles
 from dra_migrate.report.findings import Finding, InputProblem, finding
 
-# what the pods need to be created at all, created before the workloads
-SUPPORT_KINDS = (
-    "Namespace",
-    "ServiceAccount",
-    "PriorityClass",
-    "ResourceQuota",
-    "LimitRange",
-    "DeviceClass",
-    "ResourceClaim",
-    "ResourceClaimTemplate",
+# what the pods need to be created at all, created before the workloads:
+# (apiVersion's group, kind)
+SUPPORT_KINDS = frozenset(
+    {
+        ("", "Namespace"),
+        ("", "ServiceAccount"),
+        ("scheduling.k8s.io", "PriorityClass"),
+        ("", "ResourceQuota"),
+        ("", "LimitRange"),
+        ("resource.k8s.io", "DeviceClass"),
+        ("resource.k8s.io", "ResourceClaim"),
+        ("resource.k8s.io", "ResourceClaimTemplate"),
+    }
 )
 # workloads whose controllers run in kube-controller-manager: created as they are
-NATIVE_KINDS = ("Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob")
+NATIVE_KINDS = frozenset(
+    {
+        ("", "Pod"),
+        ("", "ReplicationController"),
+        ("apps", "Deployment"),
+        ("apps", "ReplicaSet"),
+        ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"),
+        ("batch", "Job"),
+        ("batch", "CronJob"),
+    }
+)
 _SOURCE = re.compile(r"^# Source: (\S+)", re.M)
 
 
@@ -57,6 +71,20 @@ class Deployable:
     @property
     def key(self) -> tuple[str, str, str]:
         return self.kind, self.namespace, self.name
+
+    @property
+    def group(self) -> str:
+        return str(self.obj.get("apiVersion") or "").rpartition("/")[0]
+
+    @property
+    def native(self) -> bool:
+        """A workload kube-controller-manager (or the API server) makes pods of."""
+        return (self.group, self.kind) in NATIVE_KINDS
+
+    @property
+    def support(self) -> bool:
+        """What the pods need to be admitted: created before the workloads."""
+        return (self.group, self.kind) in SUPPORT_KINDS
 
     @property
     def display(self) -> str:
@@ -153,7 +181,7 @@ def _objects(path: str, raw: bytes, unit: str) -> Iterable[Deployable]:
                 continue
             line, col = w.position
             item = Deployable(w.kind, w.namespace or "", w.name, path, line, col, data, unit)
-            if w.kind not in NATIVE_KINDS and w.kind not in SUPPORT_KINDS:
+            if not item.native and not item.support:
                 item.sites = _sites(w)
                 if not item.sites:
                     continue  # nothing the scheduler places

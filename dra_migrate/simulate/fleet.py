@@ -42,7 +42,7 @@ POOL_LABELS = (
 )
 _POOL_KEYS = frozenset(
     {"name", "count", "gpus", "product", "labels", "taints", "mig", "migStrategy", "cpu"}
-    | {"memory", "pods", "dra", "attributes"}
+    | {"memory", "pods", "dra", "attributes", "ephemeralStorage"}
 )
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _PROFILE = re.compile(r"\d+g\.\d+gb(\+me)?")
@@ -229,6 +229,7 @@ def _pool_nodes(name: str, count: int, pool: dict[str, Any], where: str) -> list
         "cpu": str(pool.get("cpu", "64")),
         "memory": str(pool.get("memory", "512Gi")),
         "pods": str(pool.get("pods", "110")),
+        "ephemeral-storage": str(pool.get("ephemeralStorage", "500Gi")),
     }
     out = []
     width = max(2, len(str(count - 1)))

@@ -30,7 +30,7 @@ from typing import Any
 from dra_migrate.report.simulation import Placement
 from dra_migrate.simulate import devices
 from dra_migrate.simulate.api import Api, ApiError
-from dra_migrate.simulate.deploys import NATIVE_KINDS, Deployable, Tree
+from dra_migrate.simulate.deploys import Deployable, Tree
 from dra_migrate.simulate.fleet import GPU, MIG_PREFIX, Fleet
 
 UNIT_LABEL = "dra-migrate.dev/unit"  # on every pod: which placed unit made it
@@ -61,9 +61,16 @@ class Phase:
     tree: Tree
     dra: bool  # the DRA fleet (after) or the device-plugin fleet (before)
     tag: str = ""
+    fleet: Fleet | None = None  # a fleet of its own, else the run's
     units: list[Unit] = field(default_factory=list)
     support_refused: dict[tuple[str, str, str], str] = field(default_factory=dict)
     node_names: dict[str, str] = field(default_factory=dict)  # phase name -> fleet name
+    units_of: dict[str, int] = field(default_factory=dict)  # chart or kustomization -> number
+
+    def namespace(self, item: Deployable, namespace: str | None = None) -> str:
+        """The phase's namespace of ``item`` (or of ``namespace`` in its unit)."""
+        number = self.units_of.setdefault(item.unit, len(self.units_of)) if item.unit else 0
+        return namespace_of(self.tag, item.namespace if namespace is None else namespace, number)
 
 
 @dataclass(slots=True)
@@ -73,8 +80,11 @@ class Outcome:
     seconds: dict[str, float]
 
 
-def namespace_of(tag: str, namespace: str) -> str:
-    name = f"{tag}-{namespace or 'default'}"
+def namespace_of(tag: str, namespace: str, unit: int = 0) -> str:
+    """The phase's namespace for a namespace of the tree: each chart and kustomization
+    of the tree (``unit``, 0 for plain files) has namespaces of its own, as the
+    environments several overlays build are deployed apart."""
+    name = f"{tag}-{f'u{unit}-' if unit else ''}{namespace or 'default'}"
     if len(name) <= 63:
         return name
     digest = hashlib.blake2b(name.encode(), digest_size=4).hexdigest()
@@ -96,10 +106,9 @@ def run(
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         for phase in phases:
-            made = devices.phase_nodes(fleet.nodes, f"{phase.tag}.", phase.tag, phase.dra, now)
-            phase.node_names = {
-                m.name: n.name for m, n in zip(made, fleet.nodes, strict=True)
-            }
+            nodes = (phase.fleet or fleet).nodes
+            made = devices.phase_nodes(nodes, f"{phase.tag}.", phase.tag, phase.dra, now)
+            phase.node_names = {m.name: n.name for m, n in zip(made, nodes, strict=True)}
             list(pool.map(lambda m: _create_node(api, m), made))
         for obj in classes:
             _create_quietly(api, obj)
@@ -112,7 +121,7 @@ def run(
         quiet = _settle(api, phases, timeout)
         seconds["settle"] = time.monotonic() - settle
         record = time.monotonic()
-        placements = {p.tag: _record(api, p, fleet) for p in phases}
+        placements = {p.tag: _record(api, p, p.fleet or fleet) for p in phases}
         seconds["record"] = time.monotonic() - record
     return Outcome(placements, quiet, seconds)
 
@@ -122,9 +131,9 @@ def cleanup(api: Api, phases: list[Phase], classes: Iterable[str]) -> None:
     confirms a graceful deletion), its namespaces (with all in them), its nodes, slices
     and the DeviceClasses it created."""
     selector = f"{devices.SIM_LABEL} in ({','.join(p.tag for p in phases)})"
-    for namespace in sorted({u.namespace for p in phases for u in p.units} | {
-        namespace_of(p.tag, "default") for p in phases
-    }):
+    made = {namespace_of(p.tag, "") for p in phases}
+    made |= {p.namespace(i) for p in phases for i in p.tree.objects}
+    for namespace in sorted(made):
         api.delete("v1", "Namespace", namespace)
         try:
             api.request(
@@ -167,7 +176,7 @@ def _prepare(phase: Phase) -> None:
     custom resource as a Job, with the phase's selector, toleration and labels."""
     index = 0
     for item in phase.tree.objects:
-        if item.kind in NATIVE_KINDS:
+        if item.native:
             obj = _native(item)
             if obj is None:
                 continue
@@ -182,7 +191,7 @@ def _prepare(phase: Phase) -> None:
         else:
             continue
         for site, obj, spec, placed in units:
-            namespace = namespace_of(phase.tag, item.namespace)
+            namespace = phase.namespace(item)
             _fence(obj, spec, phase, index, namespace)
             phase.units.append(Unit(index, item, site, placed, obj, namespace))
             index += 1
@@ -198,6 +207,8 @@ def _native(item: Deployable) -> dict[str, Any] | None:
             "metadata": {"name": item.name, "labels": (template.get("metadata") or {}).get("labels") or {}},
             "spec": copy.deepcopy(template.get("spec") or {}),
         }
+    if obj.get("kind") == "Job" and (obj.get("spec") or {}).get("suspend"):
+        obj["spec"]["suspend"] = False  # a queue (Kueue) would admit it: it is not simulated
     if item.kind == "StatefulSet":
         spec = obj.setdefault("spec", {})
         spec["podManagementPolicy"] = "Parallel"
@@ -270,16 +281,11 @@ def _fence(
 def _create_support(api: Api, phase: Phase, pool: ThreadPoolExecutor) -> None:
     """Namespaces, then what pods need to be admitted: service accounts, priority
     classes, quotas, limit ranges, claims, templates, classes of the tree."""
-    namespaces: dict[str, dict[str, Any]] = {}
+    namespaces: dict[str, dict[str, Any]] = {namespace_of(phase.tag, ""): {}}
     for item in phase.tree.objects:
-        if item.kind != "Namespace":
-            namespaces.setdefault(item.namespace, {})
-    for unit in phase.units:
-        namespaces.setdefault(unit.item.namespace, {})
-    namespaces.setdefault("", {})
-    for item in phase.tree.objects:
-        if item.kind == "Namespace":
-            namespaces[item.name] = item.obj
+        namespaces.setdefault(phase.namespace(item), {})
+        if item.kind == "Namespace" and item.support:
+            namespaces[phase.namespace(item, item.name)] = item.obj
     accounts: dict[str, set[str]] = {}
     priorities: set[str] = set()
     for unit in phase.units:
@@ -291,7 +297,7 @@ def _create_support(api: Api, phase: Phase, pool: ThreadPoolExecutor) -> None:
             priorities.add(str(spec["priorityClassName"]))
 
     def namespace(item: tuple[str, dict[str, Any]]) -> None:
-        name, source = item
+        made, source = item
         meta = source.get("metadata") or {}
         labels = {**(meta.get("labels") or {}), devices.SIM_LABEL: phase.tag}
         _create_quietly(
@@ -300,7 +306,7 @@ def _create_support(api: Api, phase: Phase, pool: ThreadPoolExecutor) -> None:
                 "apiVersion": "v1",
                 "kind": "Namespace",
                 "metadata": {
-                    "name": namespace_of(phase.tag, name),
+                    "name": made,
                     "labels": labels,
                     "annotations": meta.get("annotations") or {},
                 },
@@ -308,7 +314,7 @@ def _create_support(api: Api, phase: Phase, pool: ThreadPoolExecutor) -> None:
         )
 
     list(pool.map(namespace, namespaces.items()))
-    supports = [i for i in phase.tree.objects if i.kind not in NATIVE_KINDS and not i.sites]
+    supports = [i for i in phase.tree.objects if i.support]
     defined = {(i.kind, i.namespace, i.name) for i in supports}
     for ns, names in accounts.items():
         for name in names:
@@ -335,7 +341,7 @@ def _create_support(api: Api, phase: Phase, pool: ThreadPoolExecutor) -> None:
         obj = copy.deepcopy(item.obj)
         meta = obj.setdefault("metadata", {})
         scoped = _namespaced(obj)
-        ns = namespace_of(phase.tag, item.namespace) if scoped else ""
+        ns = phase.namespace(item) if scoped else ""
         if scoped:
             meta["namespace"] = ns
         meta.pop("resourceVersion", None)
@@ -431,7 +437,8 @@ def _record(api: Api, phase: Phase, fleet: Fleet) -> dict[int, Placement]:
                     "not scheduled: the scheduler never tried it"
                 ]
                 reasons = sorted(set(reasons) | {_short(m) for m in said})
-        name = unit.obj["metadata"]["name"]
+        meta = unit.obj["metadata"]
+        name = str(meta.get("name") or meta.get("generateName") or "")
         failed = events.get(f"{unit.namespace}/{name}", [])
         for key, messages in events.items():  # a Deployment's pods: its ReplicaSet's
             if key.startswith(f"{unit.namespace}/{name}-") and unit.item.kind == "Deployment":

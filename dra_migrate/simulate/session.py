@@ -131,14 +131,17 @@ def place_pairs(
     classes: list[dict[str, Any]],
     timeout: float,
     cleanup: bool = True,
+    fleets: Sequence[fleet.Fleet | None] = (),
 ) -> tuple[list[tuple[list[SimulatedWorkload], list[Finding]]], place.Outcome]:
-    """Several (before, after) pairs placed at once, each on a fleet of its own, and
-    each compared: one wait for the scheduler for all (the golden cases in CI)."""
+    """Several (before, after) pairs placed at once, each on nodes of its own (of
+    ``the_fleet``, or of its own fleet in ``fleets``), and each compared: one wait for
+    the scheduler for all (the golden cases in CI)."""
     run_id = "s" + secrets.token_hex(3)
     phases = []
     for i, (before, after) in enumerate(pairs):
-        phases.append(place.Phase("before", before, dra=False, tag=f"{run_id}-{i}b"))
-        phases.append(place.Phase("after", after, dra=True, tag=f"{run_id}-{i}a"))
+        own = fleets[i] if i < len(fleets) else None
+        phases.append(place.Phase("before", before, dra=False, tag=f"{run_id}-{i}b", fleet=own))
+        phases.append(place.Phase("after", after, dra=True, tag=f"{run_id}-{i}a", fleet=own))
     every_class = {str(c["metadata"]["name"]): c for c in devices.driver_classes()}
     for obj in [*the_fleet.device_classes, *classes]:
         every_class.setdefault(str((obj.get("metadata") or {}).get("name")), _clean(obj))

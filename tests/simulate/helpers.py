@@ -28,6 +28,7 @@ class Case:
     before: Path
     after: Path
     classes: list[dict[str, Any]]
+    fleet: Path | None = None  # a fleet of its own, else FLEET
 
 
 def _in(folder: Path, args: list[str]) -> Any:
@@ -40,7 +41,11 @@ def _in(folder: Path, args: list[str]) -> Any:
 
 
 def prepare(
-    name: str, source: Path, work: Path, breaking: Callable[[Path], None] | None = None
+    name: str,
+    source: Path,
+    work: Path,
+    breaking: Callable[[Path], None] | None = None,
+    fleet: Path | None = None,
 ) -> Case:
     """``source`` copied to ``work/name/before`` and converted (``convert --write``) into
     ``work/name/after``; ``breaking`` edits the converted tree (a hand-broken conversion)."""
@@ -54,7 +59,7 @@ def prepare(
     found = [d for d in yaml.safe_load_all(classes.stdout) if isinstance(d, dict)]
     if breaking is not None:
         breaking(after)
-    return Case(name, before, after, found)
+    return Case(name, before, after, found, fleet)
 
 
 def place(
@@ -68,12 +73,16 @@ def place(
         after = deploys.read_tree(str(case.after), ["."])
         pairs.append((before, after))
     classes = [c for case in cases for c in case.classes]
+    own = [session.read_fleet([str(c.fleet)], 1 << 20) if c.fleet else None for c in cases]
     api = Api(kubeconfig)
     try:
-        results, outcome = session.place_pairs(api, fleet, pairs, classes, timeout)
+        results, outcome = session.place_pairs(
+            api, fleet, pairs, classes, timeout, fleets=own
+        )
     finally:
         api.close()
     assert outcome.quiet, "the scheduler settled"
+    print(f"placed {len(cases)} case(s): {outcome.seconds}")
     named = {}
     for case, (pair, (rows, found)) in zip(cases, zip(pairs, results, strict=True), strict=True):
         named[case.name] = (rows, [*pair[0].findings, *pair[1].findings, *found])
