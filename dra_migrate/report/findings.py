@@ -274,6 +274,7 @@ CODES: dict[str, Code] = _table(
     Code("DRA808", W, "scheduler did not settle within the deadline"),
     Code("DRA809", N, "custom resource placed through its pod templates: operator absent"),
     Code("DRA810", W, "chart or kustomization not placed: its workloads are not simulated"),
+    Code("DRA811", W, "workload differs only while competing for GPUs: holds when placed alone"),
     # 9xx: the tool's own failures
     Code("DRA900", E, "internal error", blocks=True),
     Code("DRA901", E, "generated object fails schema validation", blocks=True),

@@ -13,11 +13,22 @@ its operator was placed (DRA809) is information."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.simulation import Placement, SimulatedWorkload
 from dra_migrate.simulate.place import Phase, Unit
 
 SEVERE = ("DRA801", "DRA802", "DRA803")
+CONTENDED = ("DRA801", "DRA803")  # differences that competing for GPUs can make
+
+
+@dataclass(slots=True)
+class Compared:
+    rows: list[SimulatedWorkload]
+    findings: list[Finding]
+    # the rows that differ in what competing for GPUs can change, with their units
+    contended: list[tuple[SimulatedWorkload, Unit, Unit]]
 
 
 def compare(
@@ -26,9 +37,10 @@ def compare(
     placed: dict[str, dict[int, Placement]],
     quiet: bool,
     timeout: float,
-) -> tuple[list[SimulatedWorkload], list[Finding]]:
+) -> Compared:
     rows: list[SimulatedWorkload] = []
     found: list[Finding] = []
+    contended: list[tuple[SimulatedWorkload, Unit, Unit]] = []
     later = _keyed(after.units)
     seen = set()
     for key, unit in _keyed(before.units).items():
@@ -64,6 +76,8 @@ def compare(
                 )
             )
         row.holds = not any(f.code in SEVERE or f.code == "DRA807" for f in problems)
+        if twin is not None and any(f.code in CONTENDED for f in problems):
+            contended.append((row, unit, twin))
         rows.append(row)
         found.extend(problems)
     for key, unit in later.items():
@@ -88,7 +102,43 @@ def compare(
                 "a larger --timeout, or a smaller fleet",
             )
         )
-    return rows, found
+    return Compared(rows, found, contended)
+
+
+def alone(compared: Compared, confirmed: dict[int, bool]) -> None:
+    """``confirmed``: for the index of a row of ``contended``, whether the workload,
+    placed again alone on the fleet, still differs. One that holds alone differs only
+    when it competes with the others for GPUs (which pod wins a device is the order
+    the scheduler meets them in, not the conversion): its DRA801 and DRA803 become
+    DRA811."""
+    for index, (row, _unit, _twin) in enumerate(compared.contended):
+        if confirmed.get(index, True):
+            continue
+        mine = [
+            f
+            for f in compared.findings
+            if f.code in CONTENDED and (f.path, f.line, f.col) == (row.path, row.line, row.col)
+            and row.display in f.message
+        ]
+        for f in mine:
+            compared.findings.remove(f)
+            compared.findings.append(
+                finding(
+                    "DRA811",
+                    f.path,
+                    f.line,
+                    f.col,
+                    f"{f.message.split('; the scheduler:')[0]} among the other workloads, "
+                    "but holds when placed alone: the GPUs went to others first",
+                    "which pod gets a GPU when they compete is the scheduler's order; "
+                    "a fleet with room for all shows no difference",
+                )
+            )
+        row.holds = not any(
+            f.code in SEVERE and (f.path, f.line, f.col) == (row.path, row.line, row.col)
+            and row.display in f.message
+            for f in compared.findings
+        )
 
 
 def _keyed(units: list[Unit]) -> dict[tuple[str, ...], Unit]:

@@ -148,14 +148,70 @@ def place_pairs(
     created = [n for n in every_class if not _exists(api, n)]
     try:
         outcome = place.run(api, the_fleet, phases, list(every_class.values()), timeout)
+        results = [
+            compare.compare(phases[i], phases[i + 1], outcome.placements, outcome.quiet, timeout)
+            for i in range(0, len(phases), 2)
+        ]
+        _confirm_alone(api, the_fleet, phases, results, list(every_class.values()), timeout, run_id)
     finally:
         if cleanup:
             place.cleanup(api, phases, created)
-    results = [
-        compare.compare(phases[i], phases[i + 1], outcome.placements, outcome.quiet, timeout)
-        for i in range(0, len(phases), 2)
-    ]
-    return results, outcome
+    return [(r.rows, r.findings) for r in results], outcome
+
+
+ALONE_MAX = 20  # workloads placed again alone at most (each on a copy of the fleet)
+
+
+def _confirm_alone(
+    api: Api,
+    the_fleet: fleet.Fleet,
+    phases: list[place.Phase],
+    results: list[compare.Compared],
+    classes: list[dict[str, Any]],
+    timeout: float,
+    run_id: str,
+) -> None:
+    """Each workload that bound fewer pods or devices after the conversion placed again
+    alone (with what it needs of its tree), on a copy of its fleet: one that holds alone
+    only lost GPUs to the others (``compare.alone``). Placed into ``phases`` so that
+    the cleanup takes them too."""
+    again: list[tuple[int, int, place.Phase, place.Phase]] = []
+    for pair, result in enumerate(results):
+        for index, (_row, unit, twin) in enumerate(result.contended):
+            if len(again) >= ALONE_MAX:
+                break
+            n = len(again)
+            before, after = phases[2 * pair], phases[2 * pair + 1]
+            again.append(
+                (
+                    pair,
+                    index,
+                    place.Phase(
+                        "before", _alone(before.tree, unit.item), False,
+                        tag=f"{run_id}-r{n}b", fleet=before.fleet,
+                    ),
+                    place.Phase(
+                        "after", _alone(after.tree, twin.item), True,
+                        tag=f"{run_id}-r{n}a", fleet=after.fleet,
+                    ),
+                )
+            )
+    if not again:
+        return
+    extra = [p for _, _, b, a in again for p in (b, a)]
+    outcome = place.run(api, the_fleet, extra, classes, timeout)
+    phases.extend(extra)
+    confirmed: dict[int, dict[int, bool]] = {}
+    for pair, index, before, after in again:
+        result = compare.compare(before, after, outcome.placements, outcome.quiet, timeout)
+        differs = any(f.code in compare.CONTENDED for f in result.findings)
+        confirmed.setdefault(pair, {})[index] = differs or not outcome.quiet
+    for pair, answers in confirmed.items():
+        compare.alone(results[pair], answers)
+
+
+def _alone(tree: deploys.Tree, item: deploys.Deployable) -> deploys.Tree:
+    return deploys.Tree([*(o for o in tree.objects if o.support), item], [])
 
 
 def _clean(obj: dict[str, Any]) -> dict[str, Any]:
