@@ -138,7 +138,9 @@ def simulate(
         session.converted_tree(converted, options.paths, root, scratch)
         later = session.deploys.read_tree(scratch, relative, options.excludes)
     try:
-        report = _place(request, the_fleet, before, later, classes, control_plane, kubeconfig, kube_context)
+        report = _place(
+            request, the_fleet, before, later, classes, control_plane, kubeconfig, kube_context
+        )
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -71,8 +71,9 @@ def render(report: Report, command: str) -> str:
         run_level = [x for x in report.findings if (x.path, x.line, x.col) not in placed]
         for w in report.simulation.workloads:
             mine = [
-                x for x in by_place.pop((w.path, w.line, w.col), []) if w.site in x.message
-                or "(" not in x.message.split(":", 1)[0]
+                x
+                for x in by_place.pop((w.path, w.line, w.col), [])
+                if w.site in x.message or "(" not in x.message.split(":", 1)[0]
             ]
             name = f"{w.path}:{w.line} {w.display} {w.site}"
             t, f = _case(suite, command, name, mine, file=w.path)

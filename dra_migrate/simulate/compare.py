@@ -86,8 +86,17 @@ def compare(
             now = placed[after.tag].get(unit.index)
             rows.append(
                 SimulatedWorkload(
-                    item.path, item.line, item.col, item.kind, item.namespace, item.name,
-                    unit.site, unit.placed_as, None, now, holds=True,
+                    item.path,
+                    item.line,
+                    item.col,
+                    item.kind,
+                    item.namespace,
+                    item.name,
+                    unit.site,
+                    unit.placed_as,
+                    None,
+                    now,
+                    holds=True,
                 )
             )
     if not quiet:
@@ -117,7 +126,8 @@ def alone(compared: Compared, confirmed: dict[int, bool]) -> None:
         mine = [
             f
             for f in compared.findings
-            if f.code in CONTENDED and (f.path, f.line, f.col) == (row.path, row.line, row.col)
+            if f.code in CONTENDED
+            and (f.path, f.line, f.col) == (row.path, row.line, row.col)
             and row.display in f.message
         ]
         for f in mine:
@@ -135,7 +145,8 @@ def alone(compared: Compared, confirmed: dict[int, bool]) -> None:
                 )
             )
         row.holds = not any(
-            f.code in SEVERE and (f.path, f.line, f.col) == (row.path, row.line, row.col)
+            f.code in SEVERE
+            and (f.path, f.line, f.col) == (row.path, row.line, row.col)
             and row.display in f.message
             for f in compared.findings
         )
@@ -194,8 +205,7 @@ def _differences(
         out.append(
             say(
                 "DRA805",
-                f"{name}: {now.bound} of its pods bound after the conversion, none before "
-                f"({why})",
+                f"{name}: {now.bound} of its pods bound after the conversion, none before ({why})",
             )
         )
         return out
@@ -204,8 +214,7 @@ def _differences(
         out.append(
             say(
                 "DRA806",
-                f"{name}: no pod of it is bound before the conversion ({why}): "
-                "nothing to compare",
+                f"{name}: no pod of it is bound before the conversion ({why}): nothing to compare",
                 "give a fleet it fits on (--fleet)",
             )
         )

@@ -156,9 +156,7 @@ def load(paths: tuple[str, ...], data: list[tuple[str, list[dict[str, Any]]]]) -
     Node, ResourceSlice and DeviceClass objects (lists too), not both."""
     described = [(p, d) for p, docs in data for d in docs if d.get("kind") == FLEET_KIND]
     if described:
-        if len(described) > 1 or any(
-            d.get("kind") != FLEET_KIND for _, docs in data for d in docs
-        ):
+        if len(described) > 1 or any(d.get("kind") != FLEET_KIND for _, docs in data for d in docs):
             raise ConfigError(
                 "--fleet: give one kind: Fleet description, or kubectl get -o yaml objects"
             )
@@ -221,7 +219,9 @@ def _pool_nodes(name: str, count: int, pool: dict[str, Any], where: str) -> list
     if strategy not in MIG_STRATEGIES:
         raise ConfigError(f"{where}.migStrategy: one of {', '.join(MIG_STRATEGIES)}")
     labels = _strings(pool.get("labels") or {}, f"{where}.labels")
-    taints = tuple(_taint(t, f"{where}.taints[{i}]") for i, t in enumerate(pool.get("taints") or []))
+    taints = tuple(
+        _taint(t, f"{where}.taints[{i}]") for i, t in enumerate(pool.get("taints") or [])
+    )
     attributes = pool.get("attributes") or {}
     if not isinstance(attributes, dict):
         raise ConfigError(f"{where}.attributes: a mapping of attribute to value")

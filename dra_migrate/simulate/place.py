@@ -19,6 +19,7 @@ phase's name of that node.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import time
@@ -135,14 +136,12 @@ def cleanup(api: Api, phases: list[Phase], classes: Iterable[str]) -> None:
     made |= {p.namespace(i) for p in phases for i in p.tree.objects}
     for namespace in sorted(made):
         api.delete("v1", "Namespace", namespace)
-        try:
+        with contextlib.suppress(ApiError):  # the namespace is gone, or had no pods
             api.request(
                 "DELETE",
                 f"/api/v1/namespaces/{namespace}/pods",
                 query={"gracePeriodSeconds": "0"},
             )
-        except ApiError:
-            pass  # the namespace is gone, or had no pods
     for obj in list(api.list("v1", "Node", selector=selector)):
         api.delete("v1", "Node", obj["metadata"]["name"])
     for obj in list(api.list(devices.DRA_API, "ResourceSlice", selector=selector)):
@@ -187,7 +186,9 @@ def _prepare(phase: Phase) -> None:
             units = []
             for path, replicas, pod, labels in item.sites:
                 job = _job_for(item, path, replicas, pod, labels)
-                units.append((path, job, job["spec"]["template"]["spec"], "Job of its pod template"))
+                units.append(
+                    (path, job, job["spec"]["template"]["spec"], "Job of its pod template")
+                )
         else:
             continue
         for site, obj, spec, placed in units:
@@ -204,7 +205,10 @@ def _native(item: Deployable) -> dict[str, Any] | None:
         obj = {
             "apiVersion": "batch/v1",
             "kind": "Job",
-            "metadata": {"name": item.name, "labels": (template.get("metadata") or {}).get("labels") or {}},
+            "metadata": {
+                "name": item.name,
+                "labels": (template.get("metadata") or {}).get("labels") or {},
+            },
             "spec": copy.deepcopy(template.get("spec") or {}),
         }
     if obj.get("kind") == "Job" and (obj.get("spec") or {}).get("suspend"):
@@ -260,13 +264,21 @@ def _fence(
         meta.pop(key, None)
     obj.pop("status", None)
     selector = spec.get("nodeSelector")
-    spec["nodeSelector"] = {**(selector if isinstance(selector, dict) else {}), devices.SIM_LABEL: phase.tag}
+    spec["nodeSelector"] = {
+        **(selector if isinstance(selector, dict) else {}),
+        devices.SIM_LABEL: phase.tag,
+    }
     tolerations = spec.get("tolerations")
-    spec["tolerations"] = [*(tolerations if isinstance(tolerations, list) else []), devices.sim_toleration(phase.tag)]
+    spec["tolerations"] = [
+        *(tolerations if isinstance(tolerations, list) else []),
+        devices.sim_toleration(phase.tag),
+    ]
     if spec.get("nodeName"):
         spec["nodeName"] = f"{phase.tag}.{spec['nodeName']}"
     for volume in spec.get("volumes") or []:
-        if isinstance(volume, dict) and ("persistentVolumeClaim" in volume or "ephemeral" in volume):
+        if isinstance(volume, dict) and (
+            "persistentVolumeClaim" in volume or "ephemeral" in volume
+        ):
             volume.pop("persistentVolumeClaim", None)
             volume.pop("ephemeral", None)
             volume["emptyDir"] = {}
@@ -429,8 +441,12 @@ def _record(api: Api, phase: Phase, fleet: Fleet) -> dict[int, Placement]:
     for unit in phase.units:
         mine = sorted(pods.get(unit.index, []), key=lambda p: p["metadata"]["name"])
         bound = [p for p in mine if (p.get("spec") or {}).get("nodeName")]
-        nodes = sorted({phase.node_names.get(p["spec"]["nodeName"], p["spec"]["nodeName"]) for p in bound})
-        reasons = sorted({r for p in mine if (r := _unschedulable(p)) and not p["spec"].get("nodeName")})
+        nodes = sorted(
+            {phase.node_names.get(p["spec"]["nodeName"], p["spec"]["nodeName"]) for p in bound}
+        )
+        reasons = sorted(
+            {r for p in mine if (r := _unschedulable(p)) and not p["spec"].get("nodeName")}
+        )
         for p in mine:  # a pod the scheduler never tried: what its events say
             if not p["spec"].get("nodeName") and not _unschedulable(p):
                 said = events.get(f"{unit.namespace}/{p['metadata']['name']}") or [
@@ -445,7 +461,9 @@ def _record(api: Api, phase: Phase, fleet: Fleet) -> dict[int, Placement]:
                 failed.extend(messages)
         reasons = sorted(set(reasons) | {_short(m) for m in failed})
         first = bound[0] if bound else None
-        counted, allocated = _devices(first, unit.namespace, claims, fleet, phase) if first else ((), ())
+        counted, allocated = (
+            _devices(first, unit.namespace, claims, fleet, phase) if first else ((), ())
+        )
         out[unit.index] = Placement(
             created=len(mine),
             bound=len(bound),
@@ -495,10 +513,14 @@ def _devices(
         for r in got:
             allocated.append(f"{pod_name} {r.get('request')}: {r.get('driver')}/{r.get('device')}")
     bridge = status.get("extendedResourceClaimStatus") or {}
-    bridged = ((claims.get((namespace, str(bridge.get("resourceClaimName")))) or {}).get("status") or {})
+    bridged = (claims.get((namespace, str(bridge.get("resourceClaimName")))) or {}).get(
+        "status"
+    ) or {}
     bridge_results = ((bridged.get("allocation") or {}).get("devices") or {}).get("results") or []
     for r in bridge_results:
-        allocated.append(f"(extended resource) {r.get('request')}: {r.get('driver')}/{r.get('device')}")
+        allocated.append(
+            f"(extended resource) {r.get('request')}: {r.get('driver')}/{r.get('device')}"
+        )
     counts = []
     for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
         name = str(container.get("name"))
@@ -516,7 +538,9 @@ def _devices(
                     total += 1
         for mapping in bridge.get("requestMappings") or []:
             if mapping.get("containerName") == name:
-                total += sum(1 for r in bridge_results if r.get("request") == mapping.get("requestName"))
+                total += sum(
+                    1 for r in bridge_results if r.get("request") == mapping.get("requestName")
+                )
         if total or resources.get("claims") or any("/" in str(k) for k in limits):
             counts.append((name, total))
     return tuple(counts), tuple(sorted(allocated))

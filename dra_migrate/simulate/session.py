@@ -49,7 +49,12 @@ def read_fleet(paths: Sequence[str], limit: int) -> fleet.Fleet:
         except InputProblem as problem:
             f = problem.finding
             raise ConfigError(f"--fleet: {f.message}", path, f.line, f.col) from None
-        data.append((path, [d for d in (trees.to_data(x.root) for x in docs if x.root) if isinstance(d, dict)]))
+        data.append(
+            (
+                path,
+                [d for d in (trees.to_data(x.root) for x in docs if x.root) if isinstance(d, dict)],
+            )
+        )
     return fleet.load(tuple(paths), data)
 
 
@@ -187,12 +192,18 @@ def _confirm_alone(
                     pair,
                     index,
                     place.Phase(
-                        "before", _alone(before.tree, unit.item), False,
-                        tag=f"{run_id}-r{n}b", fleet=before.fleet,
+                        "before",
+                        _alone(before.tree, unit.item),
+                        False,
+                        tag=f"{run_id}-r{n}b",
+                        fleet=before.fleet,
                     ),
                     place.Phase(
-                        "after", _alone(after.tree, twin.item), True,
-                        tag=f"{run_id}-r{n}a", fleet=after.fleet,
+                        "after",
+                        _alone(after.tree, twin.item),
+                        True,
+                        tag=f"{run_id}-r{n}a",
+                        fleet=after.fleet,
                     ),
                 )
             )

@@ -52,7 +52,9 @@ def prepare(
     before, after = work / name / "before", work / name / "after"
     shutil.copytree(source, before)
     shutil.copytree(source, after)
-    args = (source.parent / "args").read_text().split() if (source.parent / "args").is_file() else []
+    args = (
+        (source.parent / "args").read_text().split() if (source.parent / "args").is_file() else []
+    )
     done = _in(after, ["convert", "--write", "--jobs", "1", *args, "."])
     assert done.exception is None or isinstance(done.exception, SystemExit), done.output
     classes = _in(before, ["deviceclasses", *args, "."])
@@ -76,9 +78,7 @@ def place(
     own = [session.read_fleet([str(c.fleet)], 1 << 20) if c.fleet else None for c in cases]
     api = Api(kubeconfig)
     try:
-        results, outcome = session.place_pairs(
-            api, fleet, pairs, classes, timeout, fleets=own
-        )
+        results, outcome = session.place_pairs(api, fleet, pairs, classes, timeout, fleets=own)
     finally:
         api.close()
     assert outcome.quiet, "the scheduler settled"

@@ -25,9 +25,7 @@ def _left(plane: ControlPlane) -> list[str]:
     _, nodes = api(plane, "GET", "/api/v1/nodes?labelSelector=dra-migrate.dev/simulation")
     _, spaces = api(plane, "GET", "/api/v1/namespaces?labelSelector=dra-migrate.dev/simulation")
     live = [
-        n["metadata"]["name"]
-        for n in spaces["items"]
-        if not n["metadata"].get("deletionTimestamp")
+        n["metadata"]["name"] for n in spaces["items"] if not n["metadata"].get("deletionTimestamp")
     ]
     return [n["metadata"]["name"] for n in nodes["items"]] + live
 
@@ -36,8 +34,16 @@ def test_a_conversion_that_holds_exits_0_with_its_json_and_leaves_nothing(
     control_plane: ControlPlane, kubeconfig: str
 ) -> None:
     result = invoke(
-        ["simulate", "--kubeconfig", kubeconfig, "--fleet", FLEET, "--format", "json",
-         str(CASE / "input")]
+        [
+            "simulate",
+            "--kubeconfig",
+            kubeconfig,
+            "--fleet",
+            FLEET,
+            "--format",
+            "json",
+            str(CASE / "input"),
+        ]
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -50,8 +56,16 @@ def test_a_conversion_that_holds_exits_0_with_its_json_and_leaves_nothing(
 
 def test_after_compares_with_a_tree_converted_by_hand(kubeconfig: str, tmp_path: Path) -> None:
     held = invoke(
-        ["simulate", "--kubeconfig", kubeconfig, "--fleet", FLEET, str(CASE / "input"),
-         "--after", str(CASE / "expected")]
+        [
+            "simulate",
+            "--kubeconfig",
+            kubeconfig,
+            "--fleet",
+            FLEET,
+            str(CASE / "input"),
+            "--after",
+            str(CASE / "expected"),
+        ]
     )
     assert held.exit_code == 0, held.output
     broken = tmp_path / "by-hand"
@@ -59,8 +73,16 @@ def test_after_compares_with_a_tree_converted_by_hand(kubeconfig: str, tmp_path:
     text = (broken / "inference.yaml").read_text(encoding="utf-8")
     (broken / "inference.yaml").write_text(text.replace("count: 2", "count: 1"), encoding="utf-8")
     differs = invoke(
-        ["simulate", "--kubeconfig", kubeconfig, "--fleet", FLEET, str(CASE / "input"),
-         "--after", str(broken)]
+        [
+            "simulate",
+            "--kubeconfig",
+            kubeconfig,
+            "--fleet",
+            FLEET,
+            str(CASE / "input"),
+            "--after",
+            str(broken),
+        ]
     )
     assert differs.exit_code == 1, differs.output
     assert "DRA803 error" in differs.stdout and "server: 1 after" in differs.stdout

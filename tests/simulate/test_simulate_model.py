@@ -52,7 +52,9 @@ def test_a_pool_is_its_count_of_nodes_with_what_gpu_feature_discovery_labels() -
         ("{name: a, taints: [{key: k, effect: Sometimes}]}", "NoSchedule"),
     ],
 )
-def test_a_pool_the_model_cannot_hold_is_a_usage_error(pool: str, said: str, tmp_path: Path) -> None:
+def test_a_pool_the_model_cannot_hold_is_a_usage_error(
+    pool: str, said: str, tmp_path: Path
+) -> None:
     with pytest.raises(ConfigError, match=said):
         _fleet(f"kind: Fleet\npools:\n  - {pool}\n", tmp_path)
 
@@ -126,10 +128,29 @@ def test_the_dra_fleet_publishes_what_the_driver_publishes_and_nothing_else() ->
 
 def test_the_report_of_a_simulation_is_valid_json_of_its_schema() -> None:
     placed = Placement(2, 2, ("a100",), ("a100-00",), (("server", 2),), ("gpu server: x",), ())
-    row = SimulatedWorkload("a.yaml", 3, 9, "Deployment", "ml", "infer", "spec.template.spec",
-                            "controller", placed, placed, holds=True)
-    sim = Simulation("a local control plane", "fleet.yaml", 2, {"a100": 2}, 16,
-                     "converted by this run", [row], {"create": 1.0})
+    row = SimulatedWorkload(
+        "a.yaml",
+        3,
+        9,
+        "Deployment",
+        "ml",
+        "infer",
+        "spec.template.spec",
+        "controller",
+        placed,
+        placed,
+        holds=True,
+    )
+    sim = Simulation(
+        "a local control plane",
+        "fleet.yaml",
+        2,
+        {"a100": 2},
+        16,
+        "converted by this run",
+        [row],
+        {"create": 1.0},
+    )
     data = json.loads(json_format.render(Report(files=[], simulation=sim), "simulate"))
     jsonschema.validate(data, SCHEMA)
     assert data["simulation"]["workloads"][0]["before"]["devices"] == {"server": 2}
