@@ -5,11 +5,13 @@ A workload holds when, after the conversion, the API server accepted it and what
 needs, it binds as many pods as before, and each container of a bound pod has as many
 devices as it had GPUs. Those differences are errors (DRA801 to DRA803: exit status 1).
 Pods on other node pools (DRA804) are a warning: among nodes that score the same the
-scheduler picks at random (``pkg/scheduler/schedule_one.go`` ``selectHost``), so a
+scheduler takes them in the order it evaluated them, which starts at another node
+each cycle (``nextStartNodeIndex`` in kubernetes v1.37.2 ``pkg/scheduler/schedule_one.go``), so a
 workload that fits two pools may land on either in any run. More pods bound after than
-before (DRA805), nothing to compare (DRA806), a workload that is not in the tree after
-(DRA807) and a run that did not settle (DRA808) are warnings; how a workload without
-its operator was placed (DRA809) is information."""
+before (DRA805) and nothing to compare (DRA806) are warnings; a workload that is not in
+the tree after (DRA807) is an error; a run that did not settle (DRA808) and a difference that
+disappears when the workload is placed alone (DRA811) are warnings; how a workload
+without its operator was placed (DRA809) is information."""
 
 from __future__ import annotations
 
