@@ -108,8 +108,14 @@ def main() -> None:
             try:
                 cli(
                     [
-                        "simulate", "--fleet", str(fleet), "--format", "json",
-                        "--timeout", str(args.timeout), "repo",
+                        "simulate",
+                        "--fleet",
+                        str(fleet),
+                        "--format",
+                        "json",
+                        "--timeout",
+                        str(args.timeout),
+                        "repo",
                     ]
                 )
             except SystemExit as done:

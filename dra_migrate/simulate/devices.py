@@ -65,7 +65,12 @@ def _node(n: FleetNode, prefix: str, tag: str, dra: bool, now: str) -> NodeObjec
     node = {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": {**n.labels, SIM_LABEL: tag}},
+        "metadata": {
+            "name": name,
+            "labels": {**n.labels, SIM_LABEL: tag},
+            # KWOK keeps the nodes it manages Ready (its default node selector)
+            "annotations": {"kwok.x-k8s.io/node": "fake"},
+        },
         "spec": {"taints": [*map(dict, n.taints), _sim_taint(tag)]},
     }
     status = {
