@@ -173,8 +173,8 @@ def test_the_command_line_refuses_in_one_line(args: list[str], said: str) -> Non
 
 def test_without_the_kubernetes_client_simulate_says_how_to_install_it(tmp_path: Path) -> None:
     """The client is the ``cluster`` extra: one line, exit 2, as cluster mode says it."""
-    from tests.cluster.test_without_client import INSTALL, _run
     from tests.cli.test_cli import DEPLOYMENT
+    from tests.cluster.test_without_client import INSTALL, _run
 
     (tmp_path / "gpu.yaml").write_text(DEPLOYMENT)
     done = _run(tmp_path, "hide", "simulate", "--fleet", str(FLEET), "gpu.yaml")
