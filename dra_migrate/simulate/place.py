@@ -23,7 +23,7 @@ import contextlib
 import copy
 import hashlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,7 +116,7 @@ def run(
         for phase in phases:
             _prepare(phase)
             _create_support(api, phase, pool)
-            list(pool.map(lambda u: _create_unit(api, u), phase.units))
+            list(pool.map(lambda u: _create_unit(api, u), _first_of_each(phase.units)))
         seconds["create"] = time.monotonic() - start
         settle = time.monotonic()
         quiet = _settle(api, phases, timeout)
@@ -377,6 +377,30 @@ def _namespaced(obj: dict[str, Any]) -> bool:
     return spec.namespaced if spec is not None else True
 
 
+def _first_of_each(units: list[Unit]) -> list[Unit]:
+    """The units to create: an object of the same kind, namespace and name as an earlier
+    one (two files define it) is refused here, in the tree's order, as the API server
+    would refuse the second one created (created at once, which is second would be a
+    race)."""
+    first: dict[tuple[str, str, str, str], Unit] = {}
+    out = []
+    for unit in units:
+        meta = unit.obj.get("metadata") or {}
+        key = (str(unit.obj.get("kind")), unit.namespace, str(meta.get("name") or ""), "")
+        if not key[2]:  # generateName: every one is new
+            out.append(unit)
+            continue
+        if key in first:
+            earlier = first[key].item
+            unit.refused = (
+                f"{key[0]} {key[2]} already exists: {earlier.path}:{earlier.line} defines it too"
+            )
+            continue
+        first[key] = unit
+        out.append(unit)
+    return out
+
+
 def _create_unit(api: Api, unit: Unit) -> None:
     try:
         api.create(unit.obj, unit.namespace)
@@ -549,9 +573,3 @@ def _devices(
         if total or resources.get("claims") or any("/" in str(k) for k in limits):
             counts.append((name, total))
     return tuple(counts), tuple(sorted(allocated))
-
-
-def timed(action: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.monotonic()
-    value = action()
-    return value, time.monotonic() - start
