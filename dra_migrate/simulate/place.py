@@ -67,6 +67,8 @@ class Phase:
     support_refused: dict[tuple[str, str, str], str] = field(default_factory=dict)
     node_names: dict[str, str] = field(default_factory=dict)  # phase name -> fleet name
     units_of: dict[str, int] = field(default_factory=dict)  # chart or kustomization -> number
+    # cluster-scoped objects of the tree the phase made (PriorityClasses, DeviceClasses)
+    made: list[tuple[str, str, str]] = field(default_factory=list)
 
     def namespace(self, item: Deployable, namespace: str | None = None) -> str:
         """The phase's namespace of ``item`` (or of ``namespace`` in its unit)."""
@@ -148,6 +150,9 @@ def cleanup(api: Api, phases: list[Phase], classes: Iterable[str]) -> None:
         api.delete(devices.DRA_API, "ResourceSlice", obj["metadata"]["name"])
     for name in classes:
         api.delete(devices.DRA_API, "DeviceClass", name)
+    for phase in phases:
+        for api_version, kind, name in phase.made:
+            api.delete(api_version, kind, name)
 
 
 # --- creating -------------------------------------------------------------------
@@ -160,13 +165,22 @@ def _create_node(api: Api, made: devices.NodeObjects) -> None:
         api.create(obj)
 
 
-def _create_quietly(api: Api, obj: dict[str, Any], namespace: str = "") -> str:
-    """Create; an object of that name already there is no error. The refusal, else ""."""
+def _create_quietly(
+    api: Api,
+    obj: dict[str, Any],
+    namespace: str = "",
+    made: list[tuple[str, str, str]] | None = None,
+) -> str:
+    """Create; an object of that name already there is no error. The refusal, else "".
+    A cluster-scoped object this call made is added to ``made`` (the cleanup's list)."""
     try:
         api.create(obj, namespace)
     except ApiError as error:
         if error.status != 409:
             return error.message
+        return ""
+    if made is not None and not namespace and obj.get("kind") != "Namespace":
+        made.append((str(obj["apiVersion"]), str(obj["kind"]), str(obj["metadata"]["name"])))
     return ""
 
 
@@ -343,6 +357,7 @@ def _create_support(api: Api, phase: Phase, pool: ThreadPoolExecutor) -> None:
                     "metadata": {"name": name},
                     "value": 0,
                 },
+                made=phase.made,
             )
     order = ("ServiceAccount", "PriorityClass", "DeviceClass", "LimitRange", "ResourceQuota")
     supports.sort(key=lambda i: order.index(i.kind) if i.kind in order else len(order))
@@ -359,7 +374,7 @@ def _create_support(api: Api, phase: Phase, pool: ThreadPoolExecutor) -> None:
         meta.pop("resourceVersion", None)
         meta.pop("uid", None)
         obj.pop("status", None)
-        refused = _create_quietly(api, obj, ns)
+        refused = _create_quietly(api, obj, ns, made=phase.made)
         if refused:
             phase.support_refused[item.key] = refused
 
