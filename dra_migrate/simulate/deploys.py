@@ -4,8 +4,8 @@ written (``file:line:col``).
 Plain manifests are read as the other commands read them (``manifests/compose.py``,
 ``locate.objects``). A kustomization that no other kustomization uses is built with
 kubectl (``pipeline/builds.py``) and its files are not read on their own; a Helm chart
-is rendered with helm and its default values (``pipeline/renders.py``), its templates
-not read on their own. Without kubectl or helm, those units are listed as not placed
+is rendered with helm (``pipeline/renders.py``) with its default values and with each
+other values file it has (``_variants``), its templates not read on their own. Without kubectl or helm, those units are listed as not placed
 (DRA810). Objects of a build or a rendering point at the file a ``# Source:`` comment
 or an object of the same kind and name in the unit names, else at the unit's file.
 """
@@ -147,12 +147,34 @@ def read_tree(root: str, paths: Sequence[str], excludes: Sequence[str] = ()) -> 
         if helm is None:
             found.append(_unplaced(rel, "helm is not on PATH"))
             continue
-        rendered, error = renders._render(helm, chart, ())
-        if rendered is None:
-            found.append(_unplaced(rel, f"helm template: {error}"))
-            continue
-        out.extend(_from_sources(_objects(rel, rendered, rel), rendered, chart, root))
+        for label, args in _variants(chart):
+            rendered, error = renders._render(helm, chart, args)
+            if rendered is None:
+                found.append(_unplaced(rel, f"helm template{label}: {error}"))
+                continue
+            unit = rel + label
+            out.extend(_from_sources(_objects(rel, rendered, unit), rendered, chart, root))
     return Tree(out, found)
+
+
+def _variants(chart: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The renderings of a chart that deploy: its default values, and each other values
+    file it has (``values-*.yaml``, ``ci/*.yaml``: ``helm/chart.py``), each as a unit of
+    its own (`` -f NAME`` in its name). ``values-dra.yaml``, which the chart pass writes
+    beside an upstream chart's values (``helm/recipes.py``), is given to every rendering
+    of the chart that has it: it is what the migrated chart is deployed with."""
+    from dra_migrate.helm.chart import _values_files
+    from dra_migrate.helm.recipes import OVERLAY
+
+    files = _values_files(chart)
+    overlay = os.path.join(chart, OVERLAY)
+    dra: tuple[str, ...] = ("--values", overlay) if os.path.isfile(overlay) else ()
+    out = [("", dra)]
+    for path in files:
+        if os.path.basename(path) not in (OVERLAY, "values.yaml", "values.yml"):
+            name = os.path.relpath(path, chart)
+            out.append((f" -f {name}", ("--values", path, *dra)))
+    return out
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -237,3 +237,32 @@ def test_every_format_renders_a_simulation_and_junit_has_a_case_a_workload() -> 
     assert set(cases) == {"a.yaml", "b.yaml"}
     assert cases["b.yaml"].find("failure") is not None and cases["a.yaml"].find("failure") is None
     assert report.exit_code() == 1
+
+
+def test_a_chart_deploys_once_a_values_file(
+    tmp_path: Path, tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each values file of a chart is a rendering that deploys, a unit of its own."""
+    import os
+
+    from dra_migrate.simulate import deploys
+
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: infer\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("gpus: 1\n")
+    (chart / "values-prod.yaml").write_text("gpus: 4\n")
+    (chart / "templates" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: infer\nspec:\n  containers:\n"
+        "    - name: server\n      image: x\n      resources:\n        limits:\n"
+        "          nvidia.com/gpu: {{ .Values.gpus }}\n"
+    )
+    tree = deploys.read_tree(str(tmp_path), ["."])
+    assert not tree.findings
+    units = {
+        o.unit: o.obj["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
+        for o in tree.objects
+    }
+    assert units == {"chart/Chart.yaml": 1, "chart/Chart.yaml -f values-prod.yaml": 4}
+    assert {o.path for o in tree.objects} == {"chart/templates/pod.yaml"}
