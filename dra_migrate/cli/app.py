@@ -39,6 +39,7 @@ COMMANDS = {
     "report": ("report", "The staged migration plan."),
     "deviceclasses": ("deviceclasses", "Render the DeviceClasses the mapping needs."),
     "inventory": ("inventory", "What runs today, from a cluster or dumps."),
+    "simulate": ("simulate", "Place the workloads before and after on a control plane."),
     "explain": ("explain", "The documentation of a finding code (offline)."),
 }
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

@@ -311,6 +311,18 @@ CODES: dict[str, Code] = _table(
     Code("DRA610", N, "devices read from the live cluster"),
     Code("DRA611", E, "API answer larger than the response size limit"),
     Code("DRA612", E, "list that does not end: a continue token again, or too many pages"),
+    # 80x-84x: simulate, the migration placed by a real control plane
+    Code("DRA801", E, "workload binds fewer pods after the conversion"),
+    Code("DRA802", E, "API server refuses a converted object"),
+    Code("DRA803", E, "container gets a different number of devices after the conversion"),
+    Code("DRA804", W, "pods land on other node pools after the conversion"),
+    Code("DRA805", W, "workload binds more pods after the conversion than before"),
+    Code("DRA806", W, "workload places no pod before the conversion: nothing to compare"),
+    Code("DRA807", E, "workload missing from the tree after the conversion"),
+    Code("DRA808", W, "scheduler did not settle within the deadline"),
+    Code("DRA809", N, "custom resource placed through its pod templates: operator absent"),
+    Code("DRA810", W, "chart or kustomization not placed: its workloads are not simulated"),
+    Code("DRA811", W, "workload differs only while competing for GPUs: holds when placed alone"),
     # 9xx: the tool's own failures
     Code("DRA900", E, "internal error", blocks=True),
     Code("DRA901", E, "generated object fails schema validation", blocks=True),

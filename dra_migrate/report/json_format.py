@@ -26,6 +26,8 @@ def render(report: Report, command: str) -> str:
         data["plan"] = report.plan.to_dict()
     if report.cluster is not None:
         data["cluster"] = report.cluster.to_dict()
+    if report.simulation is not None:
+        data["simulation"] = report.simulation.to_dict()
     return dumps(data)
 
 

@@ -29,12 +29,13 @@ def _case(
     name: str,
     findings: list[Finding],
     suppressed: list[Suppressed] | None = None,
+    file: str | None = None,
 ) -> tuple[int, int]:
     case = ET.SubElement(
         suite, "testcase", classname=f"dra-migrate.{command}", name=_clean(name), time="0"
     )
     if name != "dra-migrate":
-        case.set("file", _clean(name))
+        case.set("file", _clean(file or name))
     failures = 0
     others = []
     for f in findings:
@@ -60,8 +61,25 @@ def render(report: Report, command: str) -> str:
     root = ET.Element("testsuites", name=name)
     suite = ET.SubElement(root, "testsuite", name=name)
     tests = failures = 0
-    if report.findings:
-        t, f = _case(suite, command, "dra-migrate", report.findings)
+    run_level = report.findings
+    if report.simulation is not None:  # a test case a workload, its findings in it
+        run_level = []
+        by_place: dict[tuple[str, int, int], list[Finding]] = {}
+        for x in report.findings:
+            by_place.setdefault((x.path, x.line, x.col), []).append(x)
+        placed = {(w.path, w.line, w.col) for w in report.simulation.workloads}
+        run_level = [x for x in report.findings if (x.path, x.line, x.col) not in placed]
+        for w in report.simulation.workloads:
+            mine = [
+                x
+                for x in by_place.pop((w.path, w.line, w.col), [])
+                if w.site in x.message or "(" not in x.message.split(":", 1)[0]
+            ]
+            name = f"{w.path}:{w.line} {w.display} {w.site}"
+            t, f = _case(suite, command, name, mine, file=w.path)
+            tests, failures = tests + t, failures + f
+    if run_level:
+        t, f = _case(suite, command, "dra-migrate", run_level)
         tests, failures = tests + t, failures + f
     silenced: dict[str, list[Suppressed]] = {}
     if report.show_suppressed:

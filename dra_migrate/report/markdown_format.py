@@ -107,5 +107,6 @@ def _render(report: Report, command: str) -> str:
         docs_url=FINDINGS_URL,
         command=command,
         cluster=report.cluster,
+        simulation=report.simulation,
         version=__version__,
     )

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from dra_migrate.report.inventory import ClusterInventory
     from dra_migrate.report.migration import MigrationPlan
+    from dra_migrate.report.simulation import Simulation
 
 REPORT_VERSION = 1
 
@@ -203,6 +204,7 @@ class Report:
     charts: list[ChartPlan] = field(default_factory=list)  # Helm charts with GPU requests
     # the fleet's sharing model the run read (repo/sharing.py ``Fleet``): the plan's pools
     sharing: Any = None
+    simulation: Simulation | None = None  # simulate: the placements before and after
 
     def manual(self) -> list[tuple[str, list[str]]]:
         """(path, codes) of the files that need a person: left untouched by a blocking

@@ -12,6 +12,10 @@ def summary_line(report: Report, command: str) -> str:
         if command == "scan"
         else f"{s['files']} file(s) checked, {s['failed']} unreadable"
     )
+    if report.simulation is not None:
+        sim = report.simulation
+        differ = len(sim.differ())
+        head = f"{len(sim.workloads) - differ} workload(s) hold, {differ} differ"
     text = (
         f"dra-migrate {command}: {head}; {s['error']} error(s), {s['warning']} warning(s), "
         f"{s['info']} note(s)"

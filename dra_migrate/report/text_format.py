@@ -15,6 +15,7 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:  # the cluster and plan views only: the scan and convert views never load them
     from dra_migrate.report.inventory import ClusterInventory
     from dra_migrate.report.migration import MigrationPlan, Total
+    from dra_migrate.report.simulation import Placement, Simulation
 
 MANUAL_SHOWN = 20  # files named in the summary before "and N more"
 NOTHING_TO_DO = "nothing to do: no GPU extended resource is left to convert."
@@ -202,6 +203,54 @@ def _cluster(console: Console, report: Report, inv: ClusterInventory) -> None:
     )
 
 
+def _simulation(console: Console, report: Report, sim: Simulation) -> None:
+    pools = ", ".join(f"{name}: {count}" for name, count in sorted(sim.pools.items()))
+    console.print(
+        f"Simulated on {escape(sim.control_plane)}: fleet {escape(sim.fleet)}, {sim.nodes} "
+        f"node(s) ({escape(pools)}), {sim.gpus} GPU(s); after: {escape(sim.after_source)}",
+        "title",
+    )
+    if sim.workloads:
+        console.table(
+            ("LOCATION", "WORKLOAD", "POD SPEC", "BEFORE", "AFTER", "HOLDS"),
+            [
+                (
+                    f"{quote_path(w.path)}:{w.line}:{w.col}",
+                    w.display,
+                    w.site,
+                    _placed(w.before),
+                    _placed(w.after),
+                    "yes" if w.holds else "NO",
+                )
+                for w in sim.workloads
+            ],
+        )
+    else:
+        console.print("No workload to place.", "dim")
+    findings = report.all_findings
+    if findings:
+        console.print()
+        for f in findings:
+            console.finding(f)
+    console.print()
+    took = sum(sim.seconds.values())
+    settled = "settled" if sim.quiet else "did NOT settle"
+    console.print(
+        f"{sum(1 for w in sim.workloads if w.holds)} workload(s) hold, {len(sim.differ())} "
+        f"differ; the scheduler {settled}; {took:.1f} s on the API server"
+    )
+
+
+def _placed(p: Placement | None) -> str:
+    if p is None:
+        return "(not in the tree)"
+    if p.refused:
+        return "refused"
+    devices = ",".join(f"{c}={n}" for c, n in p.devices)
+    where = "+".join(p.pools) if p.pools else "-"
+    return f"{p.bound}/{p.created} bound on {where}" + (f" [{devices}]" if devices else "")
+
+
 def render(report: Report, command: str) -> str:
     """The text view; no line of it is a workflow command of a CI runner (``inert``)."""
     console = Console()
@@ -214,6 +263,9 @@ def show(report: Report, command: str, console: Console) -> None:
     the terminal view's)."""
     if report.cluster is not None:
         _cluster(console, report, report.cluster)
+        return
+    if report.simulation is not None:
+        _simulation(console, report, report.simulation)
         return
     if report.plan is not None:
         _plan(report, report.plan, console)

@@ -56,6 +56,9 @@ ARGS_MARKER = re.compile(r"^# args: (?P<args>.*)$")
 NODES = "nodes.yaml"
 # Cluster mode: examples of these run through ``inventory`` (kubectl dumps), except:
 CLUSTER_SERIES = "DRA6"
+# simulate (DRA8xx): on the shared control plane; fleet.yaml is --fleet, after/ --after
+SIMULATE_SERIES = "DRA8"
+FLEET_FILE = "fleet.yaml"
 CLUSTER_COMMANDS = {"DRA610": "validate"}
 # ResourceSlices of a device-evaluation example: --resource-slices, not an input.
 SLICES = "slices.yaml"
@@ -87,6 +90,9 @@ EXEMPT = {
     "caught before anything is written; tests/pipeline/test_renders.py makes wrong "
     "migrations by hand (a wrong count, a switch that changes a byte when off, a closed "
     "values schema, another device class) and checks DRA244 names each",
+    "DRA811": "which workload gets a GPU when several compete is the scheduler's order: "
+    "tests/simulate/test_golden_simulate.py places the examples, where workloads compete, "
+    "and a difference that holds alone is DRA811",
     "DRA503": "every value is rendered in a form that reads back as itself (a property test "
     "checks it on arbitrary text and JSON values): a DeviceClass that does not is a bug",
 }
@@ -432,6 +438,8 @@ class Run:
 
 
 def _command(code: str) -> str:
+    if code.startswith(SIMULATE_SERIES):
+        return "simulate"
     if code.startswith(CLASSES_SERIES):
         return "deviceclasses"
     if code.startswith(REPORT_SERIES):
@@ -446,6 +454,11 @@ def _command(code: str) -> str:
 def _arguments(code: str, files: dict[str, bytes]) -> list[str]:
     """Options and paths for an example laid out in the current folder."""
     options = files.pop("# args", b"").decode().split()
+    if _command(code) == "simulate":
+        options += ["--fleet", FLEET_FILE]
+        if any(n.startswith("after/") for n in files):
+            options += ["--after", "after"]
+        return [*options, "before" if any(n.startswith("before/") for n in files) else "."]
     if _command(code) in ("report", "deviceclasses"):
         dumps = {SLICES: "--resource-slices", NODES: "--nodes"}
         for name, option in dumps.items():
@@ -543,6 +556,10 @@ def test_trigger_produces_the_code(
         files = _encoded(section.trigger)
         args = _arguments(code, files)
         _write(tmp_path, files)
+    if command == "simulate":  # the shared control plane, as a cluster the user gives
+        plane = request.getfixturevalue("control_plane")
+        # other tests of the session leave nodes of their own on the shared plane
+        args = ["--kubeconfig", str(plane.kubeconfig), "--allow-real-nodes", *args]
     run = _run(tmp_path, command, args, monkeypatch)
     assert code in run.codes, f"{code} not reported by {command}:\n{run.output}"
     # Other codes of the example must at least be named in the section, except the note

@@ -1,0 +1,292 @@
+"""What deploys from a tree: the objects ``simulate`` creates, each with where it is
+written (``file:line:col``).
+
+Plain manifests are read as the other commands read them (``manifests/compose.py``,
+``locate.objects``). A kustomization that no other kustomization uses is built with
+kubectl (``pipeline/builds.py``) and its files are not read on their own; a Helm chart
+is rendered with helm (``pipeline/renders.py``) with its default values and with each
+other values file it has (``_variants``), its templates not read on their own. Without kubectl or helm, those units are listed as not placed
+(DRA810). Objects of a build or a rendering point at the file a ``# Source:`` comment
+or an object of the same kind and name in the unit names, else at the unit's file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dra_migrate.manifests import compose, locate, sources, trees
+from dra_migrate.repo import discover, roles
+from dra_migrate.report.findings import Finding, InputProblem, finding
+
+# what the pods need to be created at all, created before the workloads:
+# (apiVersion's group, kind)
+SUPPORT_KINDS = frozenset(
+    {
+        ("", "Namespace"),
+        ("", "ServiceAccount"),
+        ("scheduling.k8s.io", "PriorityClass"),
+        ("", "ResourceQuota"),
+        ("", "LimitRange"),
+        ("resource.k8s.io", "DeviceClass"),
+        ("resource.k8s.io", "ResourceClaim"),
+        ("resource.k8s.io", "ResourceClaimTemplate"),
+    }
+)
+# workloads whose controllers run in kube-controller-manager: created as they are
+NATIVE_KINDS = frozenset(
+    {
+        ("", "Pod"),
+        ("", "ReplicationController"),
+        ("apps", "Deployment"),
+        ("apps", "ReplicaSet"),
+        ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"),
+        ("batch", "Job"),
+        ("batch", "CronJob"),
+    }
+)
+_SOURCE = re.compile(r"^# Source: (\S+)", re.M)
+
+
+@dataclass(slots=True)
+class Deployable:
+    """One object of the tree that ``simulate`` creates (or, for a custom resource, whose
+    pod templates it places). Not frozen: ``place`` fills ``refused``."""
+
+    kind: str
+    namespace: str  # "" for cluster-scoped and for namespaced objects without one
+    name: str
+    path: str  # where it is written (relative to the tree's root)
+    line: int
+    col: int
+    obj: dict[str, Any]
+    unit: str = ""  # the kustomization or chart it comes from, "" for a plain file
+    # pod specs of a custom resource: (site path, replicas, pod spec, template labels)
+    sites: list[tuple[str, int, dict[str, Any], dict[str, str]]] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.kind, self.namespace, self.name
+
+    @property
+    def group(self) -> str:
+        return str(self.obj.get("apiVersion") or "").rpartition("/")[0]
+
+    @property
+    def native(self) -> bool:
+        """A workload kube-controller-manager (or the API server) makes pods of."""
+        return (self.group, self.kind) in NATIVE_KINDS
+
+    @property
+    def support(self) -> bool:
+        """What the pods need to be admitted: created before the workloads."""
+        return (self.group, self.kind) in SUPPORT_KINDS
+
+    @property
+    def display(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind}/{ns}{self.name}"
+
+
+@dataclass(slots=True)
+class Tree:
+    """Everything that deploys from one tree."""
+
+    objects: list[Deployable]
+    findings: list[Finding]
+
+
+def read_tree(root: str, paths: Sequence[str], excludes: Sequence[str] = ()) -> Tree:
+    """What deploys from ``paths`` (relative to ``root``, the tree's top)."""
+    from dra_migrate.pipeline import builds, renders
+
+    files = [c.path for c in discover.expand([os.path.join(root, p) for p in paths], excludes)]
+    charts = sorted({os.path.dirname(f) for f in files if os.path.basename(f) == "Chart.yaml"})
+    kustomizations = [f for f in files if os.path.basename(f) in roles.KUSTOMIZATION_NAMES]
+    used: set[str] = set()
+    tops: list[str] = []
+    for k in kustomizations:
+        used |= roles.references(k) - {os.path.realpath(k)}
+    for k in kustomizations:
+        if os.path.realpath(k) not in used:
+            tops.append(k)
+    used |= {os.path.realpath(k) for k in kustomizations}
+    out: list[Deployable] = []
+    found: list[Finding] = []
+    for f in files:
+        if any(_inside(f, c) for c in charts) or os.path.realpath(f) in used:
+            continue
+        if not f.endswith((".yaml", ".yml", ".json")):
+            continue
+        rel = os.path.relpath(f, root)
+        try:
+            raw = discover.read_file(f)
+            out.extend(_objects(rel, raw, ""))
+        except (discover.Unreadable, InputProblem):
+            continue  # the conversion reports the file; nothing of it deploys
+    build = builds.builder()
+    for k in tops:
+        folder, rel = os.path.dirname(k), os.path.relpath(k, root)
+        if build is None:
+            found.append(_unplaced(rel, "kubectl (or kustomize) is not on PATH"))
+            continue
+        built, error = builds._build(build, folder)
+        if built is None:
+            found.append(_unplaced(rel, f"kubectl kustomize: {error}"))
+            continue
+        out.extend(_located(_objects(rel, built, rel), folder, root))
+    helm = renders.helm()
+    for chart in charts:
+        if any(_inside(chart, c) and chart != c for c in charts):
+            continue  # a subchart renders with its parent
+        rel = os.path.relpath(os.path.join(chart, "Chart.yaml"), root)
+        if helm is None:
+            found.append(_unplaced(rel, "helm is not on PATH"))
+            continue
+        for label, args in _variants(chart):
+            rendered, error = renders._render(helm, chart, args)
+            if rendered is None:
+                found.append(_unplaced(rel, f"helm template{label}: {error}"))
+                continue
+            unit = rel + label
+            out.extend(_from_sources(_objects(rel, rendered, unit), rendered, chart, root))
+    return Tree(out, found)
+
+
+def _variants(chart: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The renderings of a chart that deploy: its default values, and each other values
+    file it has (``values-*.yaml``, ``ci/*.yaml``: ``helm/chart.py``), each as a unit of
+    its own (`` -f NAME`` in its name). ``values-dra.yaml``, which the chart pass writes
+    beside an upstream chart's values (``helm/recipes.py``), is given to every rendering
+    of the chart that has it: it is what the migrated chart is deployed with."""
+    from dra_migrate.helm.chart import _values_files
+    from dra_migrate.helm.recipes import OVERLAY
+
+    files = _values_files(chart)
+    overlay = os.path.join(chart, OVERLAY)
+    dra: tuple[str, ...] = ("--values", overlay) if os.path.isfile(overlay) else ()
+    out = [("", dra)]
+    for path in files:
+        if os.path.basename(path) not in (OVERLAY, "values.yaml", "values.yml"):
+            name = os.path.relpath(path, chart)
+            out.append((f" -f {name}", ("--values", path, *dra)))
+    return out
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _unplaced(path: str, why: str) -> Finding:
+    return finding(
+        "DRA810",
+        path,
+        1,
+        1,
+        f"not placed: {why}; its workloads are not simulated",
+        "install it (the README's CI tools) and run again",
+    )
+
+
+def _objects(path: str, raw: bytes, unit: str) -> Iterable[Deployable]:
+    source = sources.decode(path, raw)
+    for doc in compose.parse(source):
+        for w in locate.objects(doc):
+            if not w.kind or not w.name:
+                continue
+            data = trees.to_data(w.root)
+            if not isinstance(data, dict):
+                continue
+            line, col = w.position
+            item = Deployable(w.kind, w.namespace or "", w.name, path, line, col, data, unit)
+            if not item.native and not item.support:
+                item.sites = _sites(w)
+                if not item.sites:
+                    continue  # nothing the scheduler places
+            yield item
+
+
+def _sites(w: locate.Workload) -> list[tuple[str, int, dict[str, Any], dict[str, str]]]:
+    """The pod specs of a custom resource, each with the pods it makes at once."""
+    from dra_migrate.pipeline.one_file import _replicas
+
+    out = []
+    for site in locate.pod_sites(w):
+        if site.style != "pod":
+            continue  # an Argo template or a KServe component: no PodSpec of its own
+        spec = trees.to_data(site.pod)
+        if isinstance(spec, dict):
+            count = _replicas(site)
+            out.append((site.path, 1 if count is None else count, spec, dict(site.template_labels)))
+    return out
+
+
+def _located(items: Iterable[Deployable], folder: str, root: str) -> list[Deployable]:
+    """Objects of a build pointed at the file of the unit that defines them."""
+    index: dict[tuple[str, str], tuple[str, int, int]] = {}
+    for f in discover.expand([folder], ()):
+        if not f.path.endswith((".yaml", ".yml")):
+            continue
+        try:
+            for d in _objects(os.path.relpath(f.path, root), discover.read_file(f.path), ""):
+                index.setdefault((d.kind, d.name), (d.path, d.line, d.col))
+        except (discover.Unreadable, InputProblem):
+            continue
+    for base in sorted(_bases(folder)):
+        for f in discover.expand([base], ()):
+            if not f.path.endswith((".yaml", ".yml")):
+                continue
+            try:
+                for d in _objects(os.path.relpath(f.path, root), discover.read_file(f.path), ""):
+                    index.setdefault((d.kind, d.name), (d.path, d.line, d.col))
+            except (discover.Unreadable, InputProblem):
+                continue
+    out = list(items)
+    for item in out:
+        where = index.get((item.kind, item.name)) or _suffixless(index, item)
+        if where is not None:
+            item.path, item.line, item.col = where
+    return out
+
+
+def _bases(folder: str) -> set[str]:
+    found = set()
+    for name in roles.KUSTOMIZATION_NAMES:
+        k = os.path.join(folder, name)
+        if os.path.isfile(k):
+            found |= {os.path.dirname(p) for p in roles.references(k)}
+    return found - {os.path.realpath(folder)}
+
+
+def _suffixless(
+    index: dict[tuple[str, str], tuple[str, int, int]], item: Deployable
+) -> tuple[str, int, int] | None:
+    """A name a prefix or suffix of the overlay changed: the defined name it holds."""
+    for (kind, name), where in index.items():
+        if kind == item.kind and name in item.name:
+            return where
+    return None
+
+
+def _from_sources(
+    items: Iterable[Deployable], rendered: bytes, chart: str, root: str
+) -> list[Deployable]:
+    """Objects of a rendering pointed at their template (helm's ``# Source:``)."""
+    text = rendered.decode("utf-8", "replace")
+    starts = [(m.start(), m[1]) for m in _SOURCE.finditer(text)]
+    lines = [text.count("\n", 0, at) + 1 for at, _ in starts]
+    out = list(items)
+    for item in out:
+        source = None
+        for (_at, name), line in zip(starts, lines, strict=True):
+            if line <= item.line:
+                source = name
+        if source is not None:
+            parts = source.split("/", 1)
+            template = os.path.join(chart, parts[1] if len(parts) > 1 else parts[0])
+            item.path, item.line, item.col = os.path.relpath(template, root), 1, 1
+    return out
