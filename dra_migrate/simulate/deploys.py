@@ -4,8 +4,9 @@ written (``file:line:col``).
 Plain manifests are read as the other commands read them (``manifests/compose.py``,
 ``locate.objects``). A kustomization that no other kustomization uses is built with
 kubectl (``pipeline/builds.py``) and its files are not read on their own; a Helm chart
-is rendered with helm and its default values (``pipeline/renders.py``), its templates
-not read on their own. Without kubectl or helm, those units are listed as not placed
+is rendered with helm (``pipeline/renders.py``) with its values.yaml, once per values
+overlay of its folder when it has some (``units``), its templates not read on their
+own. ``report --deploys`` counts GPUs from the same units (``counts.py``). Without kubectl or helm, those units are listed as not placed
 (DRA810). Objects of a build or a rendering point at the file a ``# Source:`` comment
 or an object of the same kind and name in the unit names, else at the unit's file.
 """
@@ -100,25 +101,115 @@ class Tree:
     findings: list[Finding]
 
 
-def read_tree(root: str, paths: Sequence[str], excludes: Sequence[str] = ()) -> Tree:
-    """What deploys from ``paths`` (relative to ``root``, the tree's top)."""
-    from dra_migrate.pipeline import builds, renders
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A kustomization no other kustomization uses, built with kubectl, or a chart
+    rendering (its values.yaml, and one values overlay of the chart folder, if any),
+    rendered with helm."""
 
+    path: str  # the kustomization or the Chart.yaml (relative to the tree's root)
+    folder: str  # where the tool runs
+    tool: str  # "kustomize" or "helm"
+    values: str = ""  # the values overlay of a rendering (relative to ``folder``)
+
+    @property
+    def display(self) -> str:
+        return f"{self.path} with {self.values}" if self.values else self.path
+
+
+def units(
+    root: str, paths: Sequence[str], excludes: Sequence[str] = ()
+) -> tuple[list[str], set[str], list[Unit]]:
+    """The files of ``paths``, those a unit reads (real paths) and the units that deploy.
+
+    A chart with values overlays (``values-prod.yaml``, ``values.prod.yaml`` beside
+    values.yaml; not ``ci/``, which holds a chart's test values) deploys once per overlay,
+    each over values.yaml, as a kustomize base deploys once per overlay; a chart without
+    deploys its values.yaml alone."""
     files = [c.path for c in discover.expand([os.path.join(root, p) for p in paths], excludes)]
     charts = sorted({os.path.dirname(f) for f in files if os.path.basename(f) == "Chart.yaml"})
     kustomizations = [f for f in files if os.path.basename(f) in roles.KUSTOMIZATION_NAMES]
     used: set[str] = set()
-    tops: list[str] = []
+    bases: set[str] = set()
+    found: list[Unit] = []
     for k in kustomizations:
         used |= roles.references(k) - {os.path.realpath(k)}
+        bases |= _kustomizations_used(k)
     for k in kustomizations:
-        if os.path.realpath(k) not in used:
-            tops.append(k)
+        if os.path.realpath(k) not in bases:
+            found.append(Unit(os.path.relpath(k, root), os.path.dirname(k), "kustomize"))
     used |= {os.path.realpath(k) for k in kustomizations}
+    for chart in charts:
+        if any(_inside(chart, c) and chart != c for c in charts):
+            continue  # a subchart renders with its parent
+        rel = os.path.relpath(os.path.join(chart, "Chart.yaml"), root)
+        overlays = _values_overlays(chart)
+        for values in overlays or [""]:
+            found.append(Unit(rel, chart, "helm", values))
+    for f in files:
+        if any(_inside(f, c) for c in charts):
+            used.add(os.path.realpath(f))
+    return files, used, found
+
+
+def _kustomizations_used(kustomization: str) -> set[str]:
+    """Real paths of the kustomizations ``kustomization`` builds on (its bases and
+    components, through theirs): they deploy only through it."""
+    reader = roles._Reader()
+    real = reader.real(kustomization)
+    visiting: set[str] = set()
+    roles._built(real, visiting, reader)
+    return visiting - {real}
+
+
+def _values_overlays(chart: str) -> list[str]:
+    try:
+        names = sorted(os.listdir(chart))
+    except OSError:
+        return []
+    return [
+        n
+        for n in names
+        if n.startswith("values")
+        and n.endswith((".yaml", ".yml"))
+        and n not in ("values.yaml", "values.yml")
+        and os.path.isfile(os.path.join(chart, n))
+    ]
+
+
+def produce(unit: Unit) -> tuple[bytes | None, str]:
+    """The unit's objects as the tool prints them, or None and why not."""
+    from dra_migrate.pipeline import builds, renders
+
+    if unit.tool == "kustomize":
+        build = builds.builder()
+        if build is None:
+            return None, "kubectl (or kustomize) is not on PATH"
+        built, error = builds._build(build, unit.folder)
+        return built, "" if built is not None else f"kubectl kustomize: {error}"
+    helm = renders.helm()
+    if helm is None:
+        return None, "helm is not on PATH"
+    args = ("-f", unit.values) if unit.values else ()
+    rendered, error = renders._render(helm, unit.folder, args)
+    return rendered, "" if rendered is not None else f"helm template: {error}"
+
+
+def located(unit: Unit, raw: bytes, root: str) -> list[Deployable]:
+    """The objects of a build or a rendering, each pointed at its source."""
+    objects = _objects(unit.path, raw, unit.display)
+    if unit.tool == "kustomize":
+        return _located(objects, unit.folder, root)
+    return _from_sources(objects, raw, unit.folder, root)
+
+
+def read_tree(root: str, paths: Sequence[str], excludes: Sequence[str] = ()) -> Tree:
+    """What deploys from ``paths`` (relative to ``root``, the tree's top)."""
+    files, used, tops = units(root, paths, excludes)
     out: list[Deployable] = []
     found: list[Finding] = []
     for f in files:
-        if any(_inside(f, c) for c in charts) or os.path.realpath(f) in used:
+        if os.path.realpath(f) in used:
             continue
         if not f.endswith((".yaml", ".yml", ".json")):
             continue
@@ -128,30 +219,12 @@ def read_tree(root: str, paths: Sequence[str], excludes: Sequence[str] = ()) -> 
             out.extend(_objects(rel, raw, ""))
         except (discover.Unreadable, InputProblem):
             continue  # the conversion reports the file; nothing of it deploys
-    build = builds.builder()
-    for k in tops:
-        folder, rel = os.path.dirname(k), os.path.relpath(k, root)
-        if build is None:
-            found.append(_unplaced(rel, "kubectl (or kustomize) is not on PATH"))
+    for unit in tops:
+        made, error = produce(unit)
+        if made is None:
+            found.append(_unplaced(unit.path, error))
             continue
-        built, error = builds._build(build, folder)
-        if built is None:
-            found.append(_unplaced(rel, f"kubectl kustomize: {error}"))
-            continue
-        out.extend(_located(_objects(rel, built, rel), folder, root))
-    helm = renders.helm()
-    for chart in charts:
-        if any(_inside(chart, c) and chart != c for c in charts):
-            continue  # a subchart renders with its parent
-        rel = os.path.relpath(os.path.join(chart, "Chart.yaml"), root)
-        if helm is None:
-            found.append(_unplaced(rel, "helm is not on PATH"))
-            continue
-        rendered, error = renders._render(helm, chart, ())
-        if rendered is None:
-            found.append(_unplaced(rel, f"helm template: {error}"))
-            continue
-        out.extend(_from_sources(_objects(rel, rendered, rel), rendered, chart, root))
+        out.extend(located(unit, made, root))
     return Tree(out, found)
 
 
