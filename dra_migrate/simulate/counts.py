@@ -17,7 +17,8 @@ time). Nothing is counted without ``--deploys``: ``uncounted`` then names the un
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from dra_migrate.manifests import compose, locate, sources, trees
@@ -43,6 +44,52 @@ JOB_SPECS: dict[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec"),
 }
 TOOLS = {"kustomize": "kubectl kustomize", "helm": "helm template"}
+
+
+def _whole(value: Any, default: int) -> int | None:
+    """A count field: its default when absent, None when not a whole number."""
+    if value is None:
+        return default
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _jobset(obj: dict[str, Any], pod_path: str, pods: int) -> int | None:
+    """A JobSet runs ``replicas`` Jobs of each replicatedJob (default 1; kubernetes-sigs/
+    jobset api/jobset/v1alpha2/jobset_types.go), each ``pods`` at once."""
+    match = re.match(r"spec\.replicatedJobs\[(\d+)\]", pod_path)
+    jobs = _at(obj, ("spec", "replicatedJobs"))
+    if match is None or not isinstance(jobs, list) or int(match[1]) >= len(jobs):
+        return pods
+    job = jobs[int(match[1])]
+    spec = _at(job, ("template", "spec"))
+    per_job = _job_pods(spec, pods)
+    replicas = _whole(job.get("replicas") if isinstance(job, dict) else None, 1)
+    return None if replicas is None else replicas * per_job
+
+
+def _lws(obj: dict[str, Any], pod_path: str, pods: int) -> int | None:
+    """A LeaderWorkerSet runs ``replicas`` groups of ``size`` pods: a leader and
+    size - 1 workers; without a leaderTemplate the leader is a worker's template too
+    (kubernetes-sigs/lws api/leaderworkerset/v1/leaderworkerset_types.go)."""
+    template = _at(obj, ("spec", "leaderWorkerTemplate"))
+    groups = _whole(_at(obj, ("spec", "replicas")), 1)
+    size = _whole(template.get("size") if isinstance(template, dict) else None, 1)
+    if groups is None or size is None:
+        return None
+    has_leader = isinstance(template, dict) and template.get("leaderTemplate") is not None
+    if ".leaderTemplate." in pod_path:
+        return groups
+    return groups * (size - 1 if has_leader else size)
+
+
+# Custom resources whose pods at once are more than the fields beside one pod template:
+# (apiVersion's group, kind) -> (object, pod path, the scan's count) -> pods at once
+CUSTOM_PODS: dict[tuple[str, str], Callable[[dict[str, Any], str, int], int | None]] = {
+    ("jobset.x-k8s.io", "JobSet"): _jobset,
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): _lws,
+}
 
 
 def uncounted(options: RunOptions) -> Deployed:
@@ -209,8 +256,12 @@ def _counted(
                 if kind == "DaemonSet"
                 else "the replica count is empty or not a whole number (a value set at install?)"
             )
-        elif obj is not None and kind in JOB_SPECS and pod_path.endswith("template.spec"):
+        elif obj is not None and kind in JOB_SPECS and obj.native:
             pods = _job_pods(_at(obj.obj, JOB_SPECS[kind]), pods)
+        elif obj is not None and (obj.group, kind) in CUSTOM_PODS:
+            pods = CUSTOM_PODS[obj.group, kind](obj.obj, pod_path, pods)
+            if pods is None:
+                unknown.append("a replica or size field is not a whole number")
         ns = namespace
         reason = scaled.get((ns, kind, name)) or (scaled.get(("", kind, name)) if tool else None)
         if reason:
@@ -235,7 +286,9 @@ def _counted(
 
 
 def _job_pods(spec: Any, parallelism: int) -> int:
-    """Pods a Job runs at once: parallelism, at most its completions when set."""
+    """Pods a Job runs at once: parallelism, at most its completions when set (kubernetes
+    pkg/controller/job/job_controller.go, manageJob: completions - succeeded, capped at
+    parallelism)."""
     completions = spec.get("completions") if isinstance(spec, dict) else None
     if isinstance(completions, int) and not isinstance(completions, bool):
         return min(parallelism, completions)

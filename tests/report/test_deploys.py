@@ -349,3 +349,77 @@ def test_simulate_deploys_each_overlay_never_the_base_on_its_own(
     assert infer == ["prod", "staging"]
     units = {o.unit for o in tree.objects if o.unit.startswith("charts/")}
     assert units == {"charts/trainer/Chart.yaml with values-prod.yaml"}
+
+
+CUSTOM = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pretrain, namespace: train}
+spec:
+  replicatedJobs:
+    - name: workers
+      replicas: 4
+      template:
+        spec:
+          parallelism: 3
+          completions: 2
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: w
+                  image: nvcr.io/nvidia/pytorch:24.05-py3
+                  resources: {limits: {nvidia.com/gpu: 8}}
+---
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: serve, namespace: serve}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 4
+    leaderTemplate:
+      spec:
+        containers:
+          - name: leader
+            image: vllm/vllm-openai:v0.6.0
+            resources: {limits: {nvidia.com/gpu: 1}}
+    workerTemplate:
+      spec:
+        containers:
+          - name: worker
+            image: vllm/vllm-openai:v0.6.0
+            resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+
+def test_custom_resources_count_their_groups_and_jobs(tmp_path: Path) -> None:
+    """A JobSet's Jobs (replicas x min(parallelism, completions)), a LeaderWorkerSet's
+    groups (a leader and size - 1 workers each)."""
+    (tmp_path / "cr.yaml").write_text(CUSTOM, encoding="utf-8")
+    deployed = report(tmp_path, "--deploys")["plan"]["stages"]["inventory"]["deployed"]
+    pods = {
+        (w["name"], w["podPath"].split(".")[-2]): (w["pods"], w["gpus"])
+        for w in deployed["workloads"]
+    }
+    assert pods == {
+        ("pretrain", "template"): (8, 64),
+        ("serve", "leaderTemplate"): (2, 2),
+        ("serve", "workerTemplate"): (6, 48),
+    }
+    totals = {t["key"]: t["gpus"] for t in deployed["namespaces"]}
+    assert totals == {"train": 64, "serve": 50}
+
+
+def test_a_unit_whose_tool_is_missing_is_named_not_counted(tmp_path: Path) -> None:
+    write(tmp_path)
+    previous = os.environ["PATH"]
+    os.environ["PATH"] = str(tmp_path / "no-tools")
+    try:
+        deployed = report(tmp_path, "--deploys")["plan"]["stages"]["inventory"]["deployed"]
+    finally:
+        os.environ["PATH"] = previous
+    reasons = {u["unit"]: u["reason"] for u in deployed["uncounted"]}
+    assert reasons["charts/trainer/Chart.yaml with values-prod.yaml"] == "helm is not on PATH"
+    assert "not on PATH" in reasons["app/overlays/prod/kustomization.yaml"]
+    assert [w["name"] for w in deployed["workloads"]] == ["nightly"]  # the plain file
