@@ -45,8 +45,9 @@ def _wave(row: DeployedWorkload, workloads: Sequence[Workload]) -> int:
     ]
     here = [w for w in same if w.path == path]
     if here:
-        return here[0].wave
-    return same[0].wave if len({w.wave for w in same}) == 1 else 0
+        return min(here, key=lambda w: w.name != row.name).wave
+    named = [w for w in same if w.name == row.name] or same
+    return named[0].wave if len({w.wave for w in named}) == 1 else 0
 
 
 def _totals(

@@ -423,3 +423,43 @@ def test_a_unit_whose_tool_is_missing_is_named_not_counted(tmp_path: Path) -> No
     assert reasons["charts/trainer/Chart.yaml with values-prod.yaml"] == "helm is not on PATH"
     assert "not on PATH" in reasons["app/overlays/prod/kustomization.yaml"]
     assert [w["name"] for w in deployed["workloads"]] == ["nightly"]  # the plain file
+
+
+def test_totals_add_up_whatever_the_rows() -> None:
+    """Invariants of the totals: namespaces, waves and the stages that split the waves
+    (pilot, rollout, left out) each add up to the inventory; unknown counts stay out."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from dra_migrate.migration import deployed as totals
+    from dra_migrate.report.deployed import Deployed, DeployedWorkload
+
+    row = st.builds(
+        DeployedWorkload,
+        unit=st.sampled_from(["", "a/kustomization.yaml"]),
+        tool=st.just("kustomize"),
+        kind=st.sampled_from(["Deployment", "Job"]),
+        namespace=st.sampled_from(["", "prod", "dev"]),
+        name=st.sampled_from(["a", "b"]),
+        pod_path=st.just("spec.template.spec"),
+        source=st.sampled_from(["a.yaml:1:1", "b.yaml:2:3"]),
+        gpus_per_pod=st.one_of(st.none(), st.integers(0, 8)),
+        pods=st.one_of(st.none(), st.integers(0, 100)),
+    )
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(row, max_size=12))
+    def check(rows: list[DeployedWorkload]) -> None:
+        done = totals.fill(Deployed(counted=True, workloads=rows), [])
+        stage = {t.key: t for t in done.stages}
+        whole = stage["inventory"]
+        assert whole.gpus == sum(r.gpus or 0 for r in rows)
+        assert whole.unknown == sum(r.gpus is None for r in rows)
+        for group in (done.namespaces, done.waves):
+            assert sum(t.gpus for t in group) == whole.gpus
+            assert sum(t.workloads for t in group) == whole.workloads == len(rows)
+        parts = [stage["pilot"], stage["rollout"], stage["left out of the waves"]]
+        assert sum(t.gpus for t in parts) == whole.gpus
+        assert sum(t.unknown for t in parts) == whole.unknown
+
+    check()
