@@ -159,7 +159,3 @@ class Api:
         except ApiError as error:
             if error.status != 404:
                 raise
-
-    def delete_all(self, api_version: str, kind: str, selector: str) -> None:
-        """Every object of a cluster-scoped kind that has the run's label."""
-        self.request("DELETE", path_of(api_version, kind), query={"labelSelector": selector})

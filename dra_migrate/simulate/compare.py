@@ -193,7 +193,7 @@ def _differences(
             )
         ]
     out: list[Finding] = []
-    refused = now.refused or _support_refused(after, row)
+    refused = now.refused or _support_refused(after, row, twin)
     if refused and not was.refused:
         return [
             say(
@@ -292,10 +292,21 @@ def _devices(p: Placement) -> str:
     return ", ".join(f"{c}: {n}" for c, n in p.devices) or "no device"
 
 
-def _support_refused(after: Phase, row: SimulatedWorkload) -> str:
-    """What the server refused of what the workload needs (its claim templates, in its
-    namespace) after the conversion."""
+_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
+
+
+def _support_refused(after: Phase, row: SimulatedWorkload, unit: object) -> str:
+    """What the server refused of what the workload needs after the conversion: a
+    ResourceClaimTemplate or ResourceClaim of its namespace that its pod spec names."""
+    obj = getattr(unit, "obj", None) or {}
+    spec = obj.get("spec") or {}
+    if obj.get("kind") != "Pod":
+        spec = (spec.get("template") or {}).get("spec") or {}
+    named = set()
+    for entry in spec.get("resourceClaims") or []:
+        if isinstance(entry, dict):
+            named |= {entry.get("resourceClaimTemplateName"), entry.get("resourceClaimName")}
     for (kind, namespace, name), message in after.support_refused.items():
-        if namespace == row.namespace and kind in ("ResourceClaimTemplate", "ResourceClaim"):
+        if kind in _CLAIM_KINDS and namespace == row.namespace and name in named:
             return f"{kind} {name}: {message}"
     return ""

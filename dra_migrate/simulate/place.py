@@ -23,7 +23,7 @@ import contextlib
 import copy
 import hashlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,6 +67,8 @@ class Phase:
     support_refused: dict[tuple[str, str, str], str] = field(default_factory=dict)
     node_names: dict[str, str] = field(default_factory=dict)  # phase name -> fleet name
     units_of: dict[str, int] = field(default_factory=dict)  # chart or kustomization -> number
+    # cluster-scoped objects of the tree the phase made (PriorityClasses, DeviceClasses)
+    made: list[tuple[str, str, str]] = field(default_factory=list)
 
     def namespace(self, item: Deployable, namespace: str | None = None) -> str:
         """The phase's namespace of ``item`` (or of ``namespace`` in its unit)."""
@@ -116,7 +118,7 @@ def run(
         for phase in phases:
             _prepare(phase)
             _create_support(api, phase, pool)
-            list(pool.map(lambda u: _create_unit(api, u), phase.units))
+            list(pool.map(lambda u: _create_unit(api, u), _first_of_each(phase.units)))
         seconds["create"] = time.monotonic() - start
         settle = time.monotonic()
         quiet = _settle(api, phases, timeout)
@@ -148,6 +150,9 @@ def cleanup(api: Api, phases: list[Phase], classes: Iterable[str]) -> None:
         api.delete(devices.DRA_API, "ResourceSlice", obj["metadata"]["name"])
     for name in classes:
         api.delete(devices.DRA_API, "DeviceClass", name)
+    for phase in phases:
+        for api_version, kind, name in phase.made:
+            api.delete(api_version, kind, name)
 
 
 # --- creating -------------------------------------------------------------------
@@ -160,13 +165,22 @@ def _create_node(api: Api, made: devices.NodeObjects) -> None:
         api.create(obj)
 
 
-def _create_quietly(api: Api, obj: dict[str, Any], namespace: str = "") -> str:
-    """Create; an object of that name already there is no error. The refusal, else ""."""
+def _create_quietly(
+    api: Api,
+    obj: dict[str, Any],
+    namespace: str = "",
+    made: list[tuple[str, str, str]] | None = None,
+) -> str:
+    """Create; an object of that name already there is no error. The refusal, else "".
+    A cluster-scoped object this call made is added to ``made`` (the cleanup's list)."""
     try:
         api.create(obj, namespace)
     except ApiError as error:
         if error.status != 409:
             return error.message
+        return ""
+    if made is not None and not namespace and obj.get("kind") != "Namespace":
+        made.append((str(obj["apiVersion"]), str(obj["kind"]), str(obj["metadata"]["name"])))
     return ""
 
 
@@ -343,6 +357,7 @@ def _create_support(api: Api, phase: Phase, pool: ThreadPoolExecutor) -> None:
                     "metadata": {"name": name},
                     "value": 0,
                 },
+                made=phase.made,
             )
     order = ("ServiceAccount", "PriorityClass", "DeviceClass", "LimitRange", "ResourceQuota")
     supports.sort(key=lambda i: order.index(i.kind) if i.kind in order else len(order))
@@ -359,7 +374,7 @@ def _create_support(api: Api, phase: Phase, pool: ThreadPoolExecutor) -> None:
         meta.pop("resourceVersion", None)
         meta.pop("uid", None)
         obj.pop("status", None)
-        refused = _create_quietly(api, obj, ns)
+        refused = _create_quietly(api, obj, ns, made=phase.made)
         if refused:
             phase.support_refused[item.key] = refused
 
@@ -375,6 +390,30 @@ def _namespaced(obj: dict[str, Any]) -> bool:
     group = str(obj.get("apiVersion") or "").rpartition("/")[0]
     spec = KINDS.get((group, str(obj.get("kind"))))
     return spec.namespaced if spec is not None else True
+
+
+def _first_of_each(units: list[Unit]) -> list[Unit]:
+    """The units to create: an object of the same kind, namespace and name as an earlier
+    one (two files define it) is refused here, in the tree's order, as the API server
+    would refuse the second one created (created at once, which is second would be a
+    race)."""
+    first: dict[tuple[str, str, str, str], Unit] = {}
+    out = []
+    for unit in units:
+        meta = unit.obj.get("metadata") or {}
+        key = (str(unit.obj.get("kind")), unit.namespace, str(meta.get("name") or ""), "")
+        if not key[2]:  # generateName: every one is new
+            out.append(unit)
+            continue
+        if key in first:
+            earlier = first[key].item
+            unit.refused = (
+                f"{key[0]} {key[2]} already exists: {earlier.path}:{earlier.line} defines it too"
+            )
+            continue
+        first[key] = unit
+        out.append(unit)
+    return out
 
 
 def _create_unit(api: Api, unit: Unit) -> None:
@@ -549,9 +588,3 @@ def _devices(
         if total or resources.get("claims") or any("/" in str(k) for k in limits):
             counts.append((name, total))
     return tuple(counts), tuple(sorted(allocated))
-
-
-def timed(action: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.monotonic()
-    value = action()
-    return value, time.monotonic() - start

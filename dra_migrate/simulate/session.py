@@ -27,7 +27,6 @@ class Request:
     excludes: tuple[str, ...] = ()
     timeout: float = place.DEFAULT_TIMEOUT
     allow_real_nodes: bool = False
-    keep: bool = False  # leave the run's objects on a cluster that was given
 
 
 class RealNodes(Exception):
@@ -110,7 +109,7 @@ def simulate(
     classes: list[dict[str, Any]],
 ) -> Report:
     """Place both trees, compare, and the report (the run's objects removed from a
-    cluster that was given, unless ``keep``)."""
+    cluster that was given)."""
     [(rows, found)], outcome = place_pairs(
         api, the_fleet, [(before, after)], classes, request.timeout, cleanup=where != "local"
     )

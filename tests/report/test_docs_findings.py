@@ -528,7 +528,8 @@ def test_trigger_produces_the_code(
         _write(tmp_path, files)
     if command == "simulate":  # the shared control plane, as a cluster the user gives
         plane = request.getfixturevalue("control_plane")
-        args = ["--kubeconfig", str(plane.kubeconfig), *args]
+        # other tests of the session leave nodes of their own on the shared plane
+        args = ["--kubeconfig", str(plane.kubeconfig), "--allow-real-nodes", *args]
     run = _run(tmp_path, command, args, monkeypatch)
     assert code in run.codes, f"{code} not reported by {command}:\n{run.output}"
     # Other codes of the example must at least be named in the section, except the note

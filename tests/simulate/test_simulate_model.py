@@ -181,3 +181,59 @@ def test_without_the_kubernetes_client_simulate_says_how_to_install_it(tmp_path:
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and INSTALL in lines[0], done.stderr
+
+
+def _two_workloads() -> Report:
+    from dra_migrate.report.findings import finding
+
+    ok = Placement(2, 2, ("a100",), ("a100-00",), (("server", 2),), (), ())
+    short = Placement(2, 1, ("a100",), ("a100-00",), (("server", 2),), (), ("0/3 nodes",))
+    rows = [
+        SimulatedWorkload(
+            "a.yaml",
+            3,
+            9,
+            "Deployment",
+            "ml",
+            "infer",
+            "spec.template.spec",
+            "controller",
+            ok,
+            ok,
+            holds=True,
+        ),
+        SimulatedWorkload(
+            "b.yaml",
+            4,
+            9,
+            "Job",
+            "ml",
+            "train",
+            "spec.template.spec",
+            "controller",
+            ok,
+            short,
+            holds=False,
+        ),
+    ]
+    sim = Simulation("x", "f.yaml", 2, {"a100": 2}, 16, "converted by this run", rows, {})
+    lost = finding("DRA801", "b.yaml", 4, 9, "Job/ml/train: 1 of its pods bound after")
+    return Report(files=[], findings=[lost], simulation=sim)
+
+
+def test_every_format_renders_a_simulation_and_junit_has_a_case_a_workload() -> None:
+    from xml.etree import ElementTree
+
+    from dra_migrate.report import FORMATS, renderer
+
+    report = _two_workloads()
+    for name in FORMATS:
+        assert renderer(name)(report, "simulate")
+    text = renderer("text")(report, "simulate")
+    assert "1 workload(s) hold, 1 differ" in text and "NO" in text
+    suite = ElementTree.fromstring(renderer("junit")(report, "simulate")).find("testsuite")
+    assert suite is not None
+    cases = {c.get("file"): c for c in suite.iter("testcase")}
+    assert set(cases) == {"a.yaml", "b.yaml"}
+    assert cases["b.yaml"].find("failure") is not None and cases["a.yaml"].find("failure") is None
+    assert report.exit_code() == 1
