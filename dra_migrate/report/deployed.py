@@ -95,6 +95,20 @@ class Deployed:
     waves: list[DeployedTotal] = field(default_factory=list)
     stages: list[DeployedTotal] = field(default_factory=list)
 
+    @property
+    def summary(self) -> str:
+        """One clause for a plan's summary line ("" when nothing is left to say)."""
+        if not self.counted:
+            n = len(self.uncounted)
+            return f"{n} overlay(s) and chart rendering(s) not counted: give --deploys" if n else ""
+        whole = next((t for t in self.stages if t.key == "inventory"), None)
+        gpus = whole.gpus if whole else 0
+        unknown = (
+            f", {whole.unknown} workload(s) of unknown count" if whole and whole.unknown else ""
+        )
+        left = f", {len(self.uncounted)} unit(s) not counted" if self.uncounted else ""
+        return f"deploys {gpus} GPU(s){unknown}{left}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "counted": self.counted,

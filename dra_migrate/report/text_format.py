@@ -690,8 +690,9 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
     s = report.summary()
     say()
     say(
-        f"{len(plan.workloads)} workload(s), {sum(t.gpus for t in plan.namespaces)} GPU(s); "
-        f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} note(s)"
+        f"{len(plan.workloads)} workload(s), {sum(t.gpus for t in plan.namespaces)} GPU(s)"
+        + (f" ({plan.deployed.summary})" if plan.deployed and plan.deployed.summary else "")
+        + f"; {s['error']} error(s), {s['warning']} warning(s), {s['info']} note(s)"
     )
 
 

@@ -463,3 +463,11 @@ def test_totals_add_up_whatever_the_rows() -> None:
         assert sum(t.unknown for t in parts) == whole.unknown
 
     check()
+
+
+def test_the_summary_line_says_what_deploys(tmp_path: Path, on_path: Path) -> None:
+    write(tmp_path)
+    text = run_cli(["report", "--deploys", "."], tmp_path).stdout.decode()
+    assert "(deploys 22 GPU(s), 2 workload(s) of unknown count)" in text.splitlines()[-1]
+    plain = run_cli(["report", "."], tmp_path).stdout.decode()
+    assert "3 overlay(s) and chart rendering(s) not counted: give --deploys" in plain
