@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from dra_migrate.pipeline.options import RunOptions
+    from dra_migrate.report.deployed import Deployed
     from dra_migrate.report.migration import LiveInventory
 
 FORMATS = ("text", "markdown", "html", "json")
@@ -60,11 +61,20 @@ FORMATS = ("text", "markdown", "html", "json")
     help="Read the ResourceSlices and Nodes from the live cluster (read-only), in place of "
     "--resource-slices and --nodes.",
 )
+@click.option(
+    "--deploys",
+    is_flag=True,
+    help="Count what deploys: build every kustomization no other uses with kubectl "
+    "kustomize and render every chart with helm template (values.yaml, each values "
+    "overlay), and total their replicas x GPUs by namespace, wave and stage. Without it "
+    "the plan names the overlays and charts it does not count.",
+)
 @cluster_options
 def report(
     slices: str | None,
     nodes: str | None,
     from_cluster: bool,
+    deploys: bool,
     **params: Any,
 ) -> None:
     """The staged migration plan of a repository: inventory, prerequisites, DeviceClasses,
@@ -100,12 +110,22 @@ def report(
         config = options.settings.config
         if found_report.sharing is not None:  # the pools the repository's configurations define
             config = dataclasses.replace(config, sharing=found_report.sharing)
-        found_report.plan, found = stages.build(found_report, config, settings, live)
+        found_report.plan, found = stages.build(
+            found_report, config, settings, live, _deployed(options, deploys)
+        )
     except ConfigError as error:
         run.fail_usage(error)
     found_report.findings.extend(found)
     run.emit(found_report, "report", options)
     sys.exit(found_report.exit_code())
+
+
+def _deployed(options: RunOptions, deploys: bool) -> Deployed:
+    """What the builds and renderings deploy (``--deploys``), else the units left out."""
+    from dra_migrate.simulate import counts
+
+    # a unit whose tool is not on PATH is listed as not counted, with that reason
+    return counts.count(options) if deploys else counts.uncounted(options)
 
 
 def _live_inventory(options: RunOptions) -> LiveInventory:

@@ -19,12 +19,14 @@ from typing import Any
 
 from dra_migrate.convert.mapping import Config
 from dra_migrate.convert.unconverted import quota_prerequisite
+from dra_migrate.migration import deployed as deployed_totals
 from dra_migrate.migration import deviceclasses as dc
 from dra_migrate.migration import sharing, strategy, waves
 from dra_migrate.migration.capacity import per_pod, place
 from dra_migrate.migration.deviceclasses import Bridged, ClassPlan, plan_classes
 from dra_migrate.migration.provisioning import PLAN_NOTES
 from dra_migrate.migration.provisioning import prerequisites as provisioner_prerequisites
+from dra_migrate.report.deployed import Deployed
 from dra_migrate.report.fields import location
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.migration import (
@@ -164,9 +166,14 @@ class PlanSettings:
 
 
 def build(
-    report: Report, config: Config, settings: PlanSettings, live: LiveInventory | None = None
+    report: Report,
+    config: Config,
+    settings: PlanSettings,
+    live: LiveInventory | None = None,
+    deployed: Deployed | None = None,
 ) -> tuple[MigrationPlan, list[Finding]]:
-    """The migration plan of a scanned repository, and the findings the plan adds."""
+    """The migration plan of a scanned repository, and the findings the plan adds;
+    ``deployed``: what the builds and renderings deploy (``migration/deployed.py``)."""
     from dra_migrate.k8s.versions import parse_kube_version
 
     minor = parse_kube_version(settings.kube_version) if settings.kube_version else None
@@ -251,6 +258,7 @@ def build(
             else ""
         ),
         live=live,
+        deployed=deployed_totals.fill(deployed, workloads) if deployed else None,
     )
     return plan, found
 

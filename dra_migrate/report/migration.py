@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dra_migrate.report.charts import ChartPlan
+from dra_migrate.report.deployed import Deployed
 from dra_migrate.report.fields import REQUEST, Location, as_json, location_dict
 
 PLAN_VERSION = 1
@@ -268,6 +269,7 @@ class MigrationPlan:
     kustomize_config: str  # nameReference configuration, "" when no overlay renames
     live: LiveInventory | None = None
     charts: list[ChartPlan] = field(default_factory=list)  # Helm charts and their ways
+    deployed: Deployed | None = None  # what builds and renderings deploy (report/deployed.py)
 
     @property
     def pilot(self) -> Wave | None:
@@ -301,6 +303,7 @@ class MigrationPlan:
                     "products": [t.to_dict() for t in self.products],
                     "unanalysed": [u.to_dict() for u in self.unanalysed],
                     "charts": [c.to_dict() for c in self.charts],
+                    "deployed": self.deployed.to_dict() if self.deployed else None,
                 },
                 "prerequisites": {
                     "requirements": [p.to_dict() for p in self.prerequisites],

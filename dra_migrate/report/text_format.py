@@ -13,6 +13,9 @@ from dra_migrate.report.summary import summary_line
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 
 if TYPE_CHECKING:  # the cluster and plan views only: the scan and convert views never load them
+    from typing import Any
+
+    from dra_migrate.report.deployed import Deployed
     from dra_migrate.report.inventory import ClusterInventory
     from dra_migrate.report.migration import MigrationPlan, Total
     from dra_migrate.report.simulation import Placement, Simulation
@@ -495,6 +498,65 @@ def _totals(console: Console, title: str, totals: list[Total]) -> None:
     console.print()
 
 
+def _deployed(console: Console, deployed: Deployed, say: Any) -> None:
+    """What the overlays and charts deploy (``report --deploys``), or those not counted."""
+
+    def shown(value: int | None) -> str:
+        return "unknown" if value is None else str(value)
+
+    if deployed.counted:
+        say("What deploys (kubectl kustomize of each overlay, helm template of each chart):")
+        console.table(
+            (
+                "UNIT",
+                "WORKLOAD",
+                "POD SPEC",
+                "SOURCE",
+                "GPUS/POD",
+                "PODS",
+                "GPUS",
+                "WAVE",
+                "UNKNOWN",
+            ),
+            [
+                (
+                    d.unit or "(file)",
+                    d.display,
+                    d.pod_path,
+                    d.source,
+                    shown(d.gpus_per_pod),
+                    shown(d.pods),
+                    shown(d.gpus),
+                    str(d.wave or "-"),
+                    d.unknown,
+                )
+                for d in deployed.workloads
+            ],
+        )
+        say()
+        for title, totals in (
+            ("DEPLOYED NAMESPACE", deployed.namespaces),
+            ("DEPLOYED WAVE", deployed.waves),
+            ("DEPLOYED STAGE", deployed.stages),
+        ):
+            console.table(
+                (title, "WORKLOADS", "GPUS", "UNKNOWN"),
+                [(t.key, str(t.workloads), str(t.gpus), str(t.unknown)) for t in totals],
+            )
+            say()
+    if deployed.uncounted:
+        say(
+            "Not counted:"
+            if deployed.counted
+            else "Not counted (give --deploys): the totals above read each file once, so "
+            "these overlays and chart renderings are left out:",
+            "title",
+        )
+        for u in deployed.uncounted:
+            say(f"  {u.unit} ({u.tool}): {u.reason}")
+        say()
+
+
 def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
     """The five stages and the risks, for a terminal (no markup: names are untrusted)."""
 
@@ -548,6 +610,8 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
             ],
         )
         say()
+    if plan.deployed is not None:
+        _deployed(console, plan.deployed, say)
     say("== Stage 2: prerequisites", "title")
     console.table(
         ("TOPIC", "REQUIREMENT", "DETAIL"),
@@ -639,8 +703,9 @@ def _plan(report: Report, plan: MigrationPlan, console: Console) -> None:
     s = report.summary()
     say()
     say(
-        f"{len(plan.workloads)} workload(s), {sum(t.gpus for t in plan.namespaces)} GPU(s); "
-        f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} note(s)"
+        f"{len(plan.workloads)} workload(s), {sum(t.gpus for t in plan.namespaces)} GPU(s)"
+        + (f" ({plan.deployed.summary})" if plan.deployed and plan.deployed.summary else "")
+        + f"; {s['error']} error(s), {s['warning']} warning(s), {s['info']} note(s)"
     )
 
 

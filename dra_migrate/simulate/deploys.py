@@ -4,17 +4,19 @@ written (``file:line:col``).
 Plain manifests are read as the other commands read them (``manifests/compose.py``,
 ``locate.objects``). A kustomization that no other kustomization uses is built with
 kubectl (``pipeline/builds.py``) and its files are not read on their own; a Helm chart
-is rendered with helm (``pipeline/renders.py``) with its default values and with each
-other values file it has (``_variants``), its templates not read on their own. Without kubectl or helm, those units are listed as not placed
+is rendered with helm (``pipeline/renders.py``) with its values.yaml, once per values
+overlay of its folder when it has some (``units``), its templates not read on their
+own. ``report --deploys`` counts GPUs from the same units (``counts.py``). Without kubectl or helm, those units are listed as not placed
 (DRA810). Objects of a build or a rendering point at the file a ``# Source:`` comment
 or an object of the same kind and name in the unit names, else at the unit's file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,25 +102,173 @@ class Tree:
     findings: list[Finding]
 
 
-def read_tree(root: str, paths: Sequence[str], excludes: Sequence[str] = ()) -> Tree:
-    """What deploys from ``paths`` (relative to ``root``, the tree's top)."""
-    from dra_migrate.pipeline import builds, renders
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A kustomization no other kustomization uses, built with kubectl, or a chart
+    rendering (its values.yaml, and one values overlay of the chart folder, if any),
+    rendered with helm."""
+
+    path: str  # the kustomization or the Chart.yaml (relative to the tree's root)
+    folder: str  # where the tool runs
+    tool: str  # "kustomize" or "helm"
+    values: str = ""  # the values overlay of a rendering (relative to ``folder``)
+    # ``values-dra.yaml``, which the chart pass writes beside an upstream chart's values
+    # (``helm/recipes.py``): given last to every rendering of the chart that has it, as
+    # the migrated chart is deployed with it
+    migration: str = ""
+
+    @property
+    def display(self) -> str:
+        return f"{self.path} with {self.values}" if self.values else self.path
+
+
+def units(
+    root: str, paths: Sequence[str], excludes: Sequence[str] = ()
+) -> tuple[list[str], set[str], list[Unit]]:
+    """The files of ``paths``, those a unit reads (real paths) and the units that deploy.
+
+    A chart with values overlays (``values-prod.yaml``, ``values.prod.yaml`` beside
+    values.yaml; not ``ci/``, which holds a chart's test values) deploys once per overlay,
+    each over values.yaml, as a kustomize base deploys once per overlay; a chart without
+    deploys its values.yaml alone."""
+    from dra_migrate.helm.recipes import OVERLAY
 
     files = [c.path for c in discover.expand([os.path.join(root, p) for p in paths], excludes)]
     charts = sorted({os.path.dirname(f) for f in files if os.path.basename(f) == "Chart.yaml"})
     kustomizations = [f for f in files if os.path.basename(f) in roles.KUSTOMIZATION_NAMES]
     used: set[str] = set()
-    tops: list[str] = []
+    bases: set[str] = set()
+    found: list[Unit] = []
     for k in kustomizations:
         used |= roles.references(k) - {os.path.realpath(k)}
+        bases |= _kustomizations_used(k)
     for k in kustomizations:
-        if os.path.realpath(k) not in used:
-            tops.append(k)
+        if os.path.realpath(k) not in bases:
+            found.append(Unit(os.path.relpath(k, root), os.path.dirname(k), "kustomize"))
     used |= {os.path.realpath(k) for k in kustomizations}
+    for chart in charts:
+        if any(_inside(chart, c) and chart != c for c in charts):
+            continue  # a subchart renders with its parent
+        rel = os.path.relpath(os.path.join(chart, "Chart.yaml"), root)
+        migration = OVERLAY if os.path.isfile(os.path.join(chart, OVERLAY)) else ""
+        overlays = [n for n in _values_overlays(chart) if n != OVERLAY]
+        for values in overlays or [""]:
+            found.append(Unit(rel, chart, "helm", values, migration))
+    for f in files:
+        if any(_inside(f, c) for c in charts):
+            used.add(os.path.realpath(f))
+    return files, used, found
+
+
+def _kustomizations_used(kustomization: str) -> set[str]:
+    """Real paths of the kustomizations ``kustomization`` builds on (its bases and
+    components, through theirs): they deploy only through it."""
+    reader = roles._Reader()
+    real = reader.real(kustomization)
+    visiting: set[str] = set()
+    roles._built(real, visiting, reader)
+    return visiting - {real}
+
+
+def _values_overlays(chart: str) -> list[str]:
+    try:
+        names = sorted(os.listdir(chart))
+    except OSError:
+        return []
+    return [
+        n
+        for n in names
+        if n.startswith("values")
+        and n.endswith((".yaml", ".yml"))
+        and n not in ("values.yaml", "values.yml")
+        and os.path.isfile(os.path.join(chart, n))
+    ]
+
+
+Produce = Callable[[Unit], tuple[bytes | None, str]]
+
+
+@contextlib.contextmanager
+def producing(root: str, limit: int = discover.DEFAULT_MAX_FILE_SIZE) -> Iterator[Produce]:
+    """What builds and renders the units of the tree at ``root``: the unit's objects as
+    the tool prints them, or None and why not. As the proofs do (``pipeline/processes``):
+    kubectl and helm run on a copy of the repository's own files (links kept inside it,
+    never followed out of it: a unit that reads such a link is not made, DRA250's
+    reason), offline, found on absolute ``PATH`` entries only, within one time budget
+    and the file size limit for what they print, and their own error text (which can
+    hold what they read) is never passed on: only how they failed, and where."""
+    from dra_migrate.pipeline import builds, processes, renders
+
+    with processes.workspace("dra-migrate-deploys-") as tmp:
+        repository = processes.repository([root])
+        env = processes.environment(os.path.join(tmp, "home"))
+        budget = processes.Budget()
+        shown_root = os.path.relpath(root)
+        copied: processes.Copied | None = None
+        why = ""
+        try:
+            copied = processes.copy_tree(root, os.path.join(tmp, "tree"), repository)
+        except processes.TooLarge as exc:
+            why = f"the tree is too large to copy for kubectl and helm ({exc})"
+        except processes.Outside:
+            why = "the tree is a symbolic link to outside the repository"
+        except OSError as exc:
+            why = f"the tree cannot be copied ({exc.strerror or type(exc).__name__})"
+
+        def produce(unit: Unit) -> tuple[bytes | None, str]:
+            if copied is None:
+                return None, why
+            inner = os.path.relpath(unit.folder, root)
+            for link, _target in copied.links_out:
+                if processes.inside(os.path.join(root, link), unit.folder):
+                    return None, (
+                        f"{os.path.join(shown_root, link)} is a symbolic link that leaves "
+                        "the repository: not copied, nor read (DRA250)"
+                    )
+            if unit.tool == "kustomize":
+                build = builds.builder()
+                if build is None:
+                    return None, "kubectl (or kustomize) is not on PATH"
+                _reads, stop = builds._closure(os.path.join(root, unit.path), repository)
+                if stop is not None:  # a remote base (never fetched) or a link out
+                    return None, stop.message
+                built, error = builds._build(
+                    build, copied.root, inner, env, budget, limit, shown_root
+                )
+                return built, "" if built is not None else f"kubectl kustomize: {error}"
+            helm = renders.helm()
+            if helm is None:
+                return None, "helm is not on PATH"
+            args = [*(("-f", unit.values) if unit.values else ())]
+            args += ("-f", unit.migration) if unit.migration else ()
+            argv = [helm, "template", renders.RELEASE, ".", "--namespace", renders.NAMESPACE]
+            share = budget.next_share()
+            if share <= 0:
+                return None, budget.spent()
+            folder = os.path.normpath(os.path.join(copied.root, inner))
+            done = processes.run([*argv, *args], folder, env, share, limit)
+            if done.stdout is None:
+                return None, f"helm template: {processes.helm_failure(done, folder)}"
+            return done.stdout, ""
+
+        yield produce
+
+
+def located(unit: Unit, raw: bytes, root: str) -> list[Deployable]:
+    """The objects of a build or a rendering, each pointed at its source."""
+    objects = _objects(unit.path, raw, unit.display)
+    if unit.tool == "kustomize":
+        return _located(objects, unit.folder, root)
+    return _from_sources(objects, raw, unit.folder, root)
+
+
+def read_tree(root: str, paths: Sequence[str], excludes: Sequence[str] = ()) -> Tree:
+    """What deploys from ``paths`` (relative to ``root``, the tree's top)."""
+    files, used, tops = units(root, paths, excludes)
     out: list[Deployable] = []
     found: list[Finding] = []
     for f in files:
-        if any(_inside(f, c) for c in charts) or os.path.realpath(f) in used:
+        if os.path.realpath(f) in used:
             continue
         if not f.endswith((".yaml", ".yml", ".json")):
             continue
@@ -128,53 +278,15 @@ def read_tree(root: str, paths: Sequence[str], excludes: Sequence[str] = ()) -> 
             out.extend(_objects(rel, raw, ""))
         except (discover.Unreadable, InputProblem):
             continue  # the conversion reports the file; nothing of it deploys
-    build = builds.builder()
-    for k in tops:
-        folder, rel = os.path.dirname(k), os.path.relpath(k, root)
-        if build is None:
-            found.append(_unplaced(rel, "kubectl (or kustomize) is not on PATH"))
-            continue
-        built, error = builds._build(build, folder)
-        if built is None:
-            found.append(_unplaced(rel, f"kubectl kustomize: {error}"))
-            continue
-        out.extend(_located(_objects(rel, built, rel), folder, root))
-    helm = renders.helm()
-    for chart in charts:
-        if any(_inside(chart, c) and chart != c for c in charts):
-            continue  # a subchart renders with its parent
-        rel = os.path.relpath(os.path.join(chart, "Chart.yaml"), root)
-        if helm is None:
-            found.append(_unplaced(rel, "helm is not on PATH"))
-            continue
-        for label, args in _variants(chart):
-            rendered, error = renders._render(helm, chart, args)
-            if rendered is None:
-                found.append(_unplaced(rel, f"helm template{label}: {error}"))
-                continue
-            unit = rel + label
-            out.extend(_from_sources(_objects(rel, rendered, unit), rendered, chart, root))
+    if tops:
+        with producing(root) as produce:
+            for unit in tops:
+                made, error = produce(unit)
+                if made is None:
+                    found.append(_unplaced(unit.path, error))
+                    continue
+                out.extend(located(unit, made, root))
     return Tree(out, found)
-
-
-def _variants(chart: str) -> list[tuple[str, tuple[str, ...]]]:
-    """The renderings of a chart that deploy: its default values, and each other values
-    file it has (``values-*.yaml``, ``ci/*.yaml``: ``helm/chart.py``), each as a unit of
-    its own (`` -f NAME`` in its name). ``values-dra.yaml``, which the chart pass writes
-    beside an upstream chart's values (``helm/recipes.py``), is given to every rendering
-    of the chart that has it: it is what the migrated chart is deployed with."""
-    from dra_migrate.helm.chart import _values_files
-    from dra_migrate.helm.recipes import OVERLAY
-
-    files = _values_files(chart)
-    overlay = os.path.join(chart, OVERLAY)
-    dra: tuple[str, ...] = ("--values", overlay) if os.path.isfile(overlay) else ()
-    out = [("", dra)]
-    for path in files:
-        if os.path.basename(path) not in (OVERLAY, "values.yaml", "values.yml"):
-            name = os.path.relpath(path, chart)
-            out.append((f" -f {name}", ("--values", path, *dra)))
-    return out
 
 
 def _inside(path: str, folder: str) -> bool:
