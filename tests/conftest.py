@@ -13,6 +13,15 @@ if TYPE_CHECKING:
     from dra_migrate.simulate.control_plane import ControlPlane
 
 REPO = Path(__file__).resolve().parents[1]
+
+# A relative PYTHONPATH (``PYTHONPATH=.`` in the checkout) names another folder in the
+# programs the tests run elsewhere (cwd=tmp_path): they would import the dra_migrate
+# installed in the environment, not this checkout's. Made absolute once, at collection,
+# every subprocess inherits it.
+if os.environ.get("PYTHONPATH"):
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        os.path.abspath(p) if p else p for p in os.environ["PYTHONPATH"].split(os.pathsep)
+    )
 SHARED = REPO.parent / "shared"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -29,7 +29,7 @@ from dra_migrate.manifests.sources import Document, Source
 from dra_migrate.manifests.trees import entries, get, items, position, to_data
 from dra_migrate.repo import roles
 from dra_migrate.report.findings import Finding, InputProblem
-from dra_migrate.report.model import FileResult, Status
+from dra_migrate.report.model import OVERLAY_UNIT, FileResult, Status
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class Unit:
     @property
     def label(self) -> str:
         """The unit as a write's findings name it: its kind and its kustomization."""
-        return f"kustomize overlay {self.display}"
+        return OVERLAY_UNIT + self.display
 
 
 @dataclass(frozen=True, slots=True)

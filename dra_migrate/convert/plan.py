@@ -95,8 +95,19 @@ def plan_site(
 ) -> tuple[PodPlan | None, list[Finding]]:
     """The plan for one pod spec, or None when it asks for no mapped GPU.
 
-    Findings that block the file (bad counts, aliases) come back with no plan.
+    Findings that block the file (bad counts, aliases) come back with no plan. A pod
+    spec held after its sharing model converted an ask (another ask refused, a Karpenter
+    pool, an operator) keeps no note that says it was converted (DRA260, DRA266).
     """
+    plan, findings = _plan_site(site, settings, names, path)
+    if plan is None:
+        findings = [f for f in findings if f.code not in ("DRA260", "DRA266")]
+    return plan, findings
+
+
+def _plan_site(
+    site: PodSite, settings: Settings, names: Names, path: str
+) -> tuple[PodPlan | None, list[Finding]]:
     config = settings.config
     ctx = Context(
         namespace=site.workload.namespace,

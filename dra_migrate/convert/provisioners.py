@@ -13,10 +13,11 @@ module holds what happens *around* it, as tables with their upstream sources:
   held (DRA272, DRA273).
 - ``SELECTED_BY``: labels an operator selects pods by and then reads their GPU count
   (aibrix's warm pool): the general shape "a label next to a GPU count"; held (DRA273).
-- ``READERS``: custom resources that carry a GPU count outside any pod spec and the
-  operator that reads it (OME runtimes, llmaz models, Karpenter NodePool limits): named
-  by what reads it (DRA275, DRA276) instead of DRA212's generic "move it into a pod
-  template", and counted in the inventory as refused.
+- ``OUTSIDE`` (``convert/outside_counts.py``, imported only where a GPU count stands
+  outside every pod spec): custom resources that carry a GPU count outside any pod spec
+  and the operator that reads it (OME runtimes, llmaz models, Karpenter NodePool
+  limits): named by what reads it (DRA275, DRA276) instead of DRA212's generic "move it
+  into a pod template", and counted in the inventory as refused.
 
 docs/conversion.md ("Where converted pods land") renders the same facts for users;
 tests/convert/test_provisioners.py holds a reduced real case per row.
@@ -478,133 +479,3 @@ def after_rewrite(
     if lands.refused:
         return lands
     return Outcome(before.edits, before.findings + lands.findings)
-
-
-# --- GPU counts outside pod specs that an operator reads --------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Outside:
-    """A field outside any pod spec that holds a GPU count an operator reads."""
-
-    kinds: tuple[str, ...]  # "group/Kind"
-    code: str
-    operator: str
-    reads: str
-    fix: str
-    source: str
-    ask: bool = True  # a count that pods get (counted as refused); False: a cap
-
-
-OUTSIDE: tuple[Outside, ...] = (
-    Outside(
-        ("karpenter.sh/NodePool",),
-        "DRA276",
-        "Karpenter",
-        "caps the GPUs of every node the pool launches (spec.limits, summed over the "
-        "instance types' capacity): a cap, not a request; DRA devices of new nodes are not "
-        "counted against it",
-        "keep the cap while the pool runs device-plugin nodes; pods that select the pool are "
-        "held (DRA270)",
-        "kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go (Limits), "
-        "pkg/controllers/provisioning/scheduling/scheduler.go",
-        ask=False,
-    ),
-    Outside(
-        ("ome.io/ClusterServingRuntime", "ome.io/ServingRuntime"),
-        "DRA275",
-        "OME",
-        "builds the engine and decoder pods from the runner and sets PARALLELISM_SIZE to the "
-        "runner's nvidia.com/gpu count times the leader and worker pods "
-        "(setParallelismEnvVarForEngine, GetGpuCountFromContainer): without the count the "
-        "engine gets no PARALLELISM_SIZE",
-        "keep the runtime on the device plugin until OME reads claims",
-        "sgl-project/ome pkg/controller/v1beta1/inferenceservice/components/engine.go, "
-        "decoder.go, pkg/controller/v1beta1/inferenceservice/utils/container.go",
-    ),
-    Outside(
-        ("ome.io/InferenceService",),
-        "DRA275",
-        "OME",
-        "merges the engine's and decoder's runner into the runtime's and sets "
-        "PARALLELISM_SIZE from the merged runner's nvidia.com/gpu count",
-        "keep the service on the device plugin until OME reads claims",
-        "sgl-project/ome pkg/controller/v1beta1/inferenceservice/components/engine.go",
-    ),
-    Outside(
-        ("llmaz.io/OpenModel",),
-        "DRA275",
-        "llmaz",
-        "writes the flavor's limits into the model-runner container of every Service that "
-        "claims the model (injectModelFlavor), requests and limits",
-        "keep the model's flavors on the device plugin until llmaz writes claims",
-        "InftyAI/llmaz pkg/controller/inference/service_controller.go (injectModelFlavor)",
-    ),
-    Outside(
-        ("inference.llmaz.io/BackendRuntime", "inference.llmaz.io/Playground"),
-        "DRA275",
-        "llmaz",
-        "merges a Playground's backendRuntimeConfig resources over the runtime's recommended "
-        "config into the model-runner container of the Service it builds",
-        "keep the runtime's recommended resources on the device plugin until llmaz writes claims",
-        "InftyAI/llmaz pkg/controller/inference/playground_controller.go (buildTemplate)",
-    ),
-)
-OUTSIDE += (
-    Outside(
-        ("apps.nvidia.com/NIMService",),
-        "DRA275",
-        "the NIM Operator",
-        "gives the NIM container spec.resources, or nvidia.com/gpu limits of the profile's "
-        "tensor parallelism when it sets none",
-        "move the GPUs to spec.draResources (NIM Operator v3.0.0 and later) and drop them from "
-        "spec.resources",
-        "NVIDIA/k8s-nim-operator internal/controller/platform/standalone/nimservice.go",
-    ),
-    Outside(
-        ("trainer.kubeflow.org/TrainJob",),
-        "DRA275",
-        "Kubeflow Trainer",
-        "sets the node container's resources from spec.trainer.resourcesPerNode (over the "
-        "runtime's) and derives processes per node from its GPU count: a claim in the "
-        "runtime would come with the extended resource beside it",
-        "drop the GPU from resourcesPerNode once the runtime is converted (its claim gives the "
-        "node its devices; set numProcPerNode), or keep both on the device plugin",
-        "kubeflow/trainer pkg/runtime/framework/plugins/jobset/builder.go (Trainer), "
-        "pkg/runtime/runtime.go (GetNumGPUPerNode)",
-    ),
-    Outside(
-        ("sparkoperator.k8s.io/SparkApplication", "sparkoperator.k8s.io/ScheduledSparkApplication"),
-        "DRA275",
-        "the Spark operator",
-        "adds the driver's or executor's gpu (name, quantity) to the Spark container's limits "
-        "in its pod webhook (addGPU): a claim in the pod template would come with the extended "
-        "resource beside it",
-        "keep the application's gpu field on the device plugin until the operator writes "
-        "claims; pod templates of the application with GPUs are held too",
-        "kubeflow/spark-operator internal/webhook/sparkpod_defaulter.go (addGPU), "
-        "api/v1beta2/sparkapplication_types.go (GPUSpec)",
-    ),
-)
-_OUTSIDE = {kind: rule for rule in OUTSIDE for kind in rule.kinds}
-
-
-def outside_rule(workload: Workload) -> Outside | None:
-    """The operator that reads this object's GPU counts outside its pod specs, if known."""
-    return _OUTSIDE.get(_kind(workload))
-
-
-def outside_finding(
-    rule: Outside, workload: Workload, where: str, name: str, node: Node, path: str
-) -> Finding:
-    """DRA275 or DRA276 for one GPU key of ``workload`` at ``where``."""
-    line, col = trees.position(node)
-    value = f"{workload.kind} {workload.name}".strip()
-    if rule.ask:
-        message = (
-            f"{value} asks for {name} at {where}, outside any pod spec: {rule.operator} "
-            f"{rule.reads}; it is left as it is"
-        )
-    else:
-        message = f"{value} sets {name} at {where}: {rule.operator} {rule.reads}"
-    return finding(rule.code, path, line, col, message, rule.fix)

@@ -45,13 +45,11 @@ def outside_asks(
     workload: locate.Workload, covered: list[Node], config: Config, path: str
 ) -> tuple[list[Finding], list[InventoryItem]]:
     """GPU resources in a requests/limits mapping that no located container holds: a
-    finding for each key (DRA212; DRA275 or DRA276 where ``provisioners.OUTSIDE`` knows
-    the operator that reads it), and an inventory row for each ask (one a mapping and
-    resource, limits first), kept by its finding: scan counts every ask it sees. A
-    NodePool's limits are a cap, not an ask: no row."""
-    from dra_migrate.convert import provisioners
-
-    rule = provisioners.outside_rule(workload)
+    finding for each key (DRA212; DRA275 or DRA276 where ``outside_counts.OUTSIDE``
+    knows the operator that reads it), and an inventory row for each ask (one a mapping
+    and resource, limits first), kept by its finding: scan counts every ask it sees. A
+    NodePool's limits are a cap, not an ask: no row. The operators' table is imported at
+    the first such key (start-up: a run without one never imports it)."""
     found: list[Finding] = []
     rows: dict[tuple[str, str], InventoryItem] = {}
     inside = {id(n) for n in covered}
@@ -61,8 +59,11 @@ def outside_asks(
     ) -> None:
         if not _reported(config, name):
             return
+        from dra_migrate.convert import outside_counts
+
+        rule = outside_counts.outside_rule(workload)
         if rule is not None:
-            made = provisioners.outside_finding(rule, workload, here, name, name_node, path)
+            made = outside_counts.outside_finding(rule, workload, here, name, name_node, path)
         else:
             made = _generic_outside(workload, here, name, name_node, path)
         found.append(made)

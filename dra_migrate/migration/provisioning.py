@@ -8,7 +8,8 @@ Kept apart from convert/provisioners.py so that a conversion imports only the ru
 
 from __future__ import annotations
 
-from dra_migrate.convert.provisioners import HELD_KINDS, OUTSIDE, SELECTED_BY
+from dra_migrate.convert.outside_counts import OUTSIDE
+from dra_migrate.convert.provisioners import HELD_KINDS, SELECTED_BY
 from dra_migrate.report.findings import Finding
 
 # What the plan says about each code of this module: (title, why, prerequisite or "").

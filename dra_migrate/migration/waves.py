@@ -19,7 +19,7 @@ from dra_migrate.migration import strategy
 from dra_migrate.migration.deviceclasses import ClassPlan
 from dra_migrate.report.findings import Finding
 from dra_migrate.report.migration import Wave, Workload
-from dra_migrate.report.model import FileResult
+from dra_migrate.report.model import OVERLAY_UNIT, FileResult
 
 # Each risk factor of ``stages.risk_factors`` belongs to one family, by its text; a
 # family whose weight every movable workload shares ranks nothing and is left out.
@@ -192,7 +192,11 @@ def _unit(
     result = by_path.get(path)
     if result is None or not result.units:
         return [path]
-    folders = {os.path.dirname(unit) or "." for unit in result.units}
+    folders = {
+        os.path.dirname(unit.removeprefix(OVERLAY_UNIT)) or "."
+        for unit in result.units
+        if unit.startswith(OVERLAY_UNIT)
+    }
     members = {r.path for r in files if r.units & result.units and not r.created}
     return sorted(folders | {p for p in members if not any(_under(p, f) for f in folders)})
 

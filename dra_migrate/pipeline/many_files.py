@@ -17,7 +17,7 @@ from dra_migrate.pipeline.options import Job
 from dra_migrate.pipeline.pool import Progress
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.context import Lookup
-from dra_migrate.repo.node_pools import NodePoolLookup
+from dra_migrate.repo.node_pool_lookup import NodePoolLookup
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.model import FileResult, Report, Status
 

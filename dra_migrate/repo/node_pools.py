@@ -2,21 +2,16 @@
 and the GPU resources their limits cap (convert/provisioners.py holds the pods they
 would launch nodes for).
 
-Asked like the bridge classes (context.py's ``BridgeLookup``): in a git work tree
-``git grep`` finds the files that mention ``karpenter.sh/`` while the run reads its own;
-outside one the files are walked and searched. Only those files are parsed.
+The repository's search for them is ``repo/node_pool_lookup.py`` (no records): a run
+whose repository defines none never imports this module.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from dra_migrate import git
-from dra_migrate.repo import discover
-
-NEEDLE = b"karpenter.sh/"
 GROUP = "karpenter.sh"
 
 
@@ -67,38 +62,3 @@ def defined_node_pools(data: bytes, path: str, gpu: Callable[[str], bool]) -> li
                 )
             )
     return found
-
-
-class NodePoolLookup:
-    """The NodePools under ``roots`` (the paths of the run and its --context), each file
-    once, asked now and answered by ``result``."""
-
-    def __init__(self, roots: Iterable[str], excludes: Iterable[str], limit: int) -> None:
-        self.roots = [r for r in roots if r != "-"]
-        self.excludes, self.limit = list(excludes), limit
-        self.search = discover.Search(self.roots, NEEDLE.decode(), self.excludes)
-
-    def result(self, gpu: Callable[[str], bool]) -> tuple[NodePool, ...]:
-        found_paths = self.search.result()
-        if found_paths is None:  # outside git: walked, and each file searched
-            walked = discover.expand(self.roots, self.excludes, (), (NEEDLE,), self.limit)
-            paths = [c.path for c in walked if not c.ruled_out]
-        else:
-            paths = sorted(found_paths)
-        seen: set[str] = set()
-        found: list[NodePool] = []
-        for path in paths:
-            real = discover.real_name(path)
-            if real in seen or not path.lower().endswith(git.EXTENSIONS):
-                continue
-            seen.add(real)
-            try:
-                data = discover.read_file(path, self.limit)
-            except discover.Unreadable:
-                continue  # reported by the run whose paths hold it
-            if discover.mentions(data, (NEEDLE,)):
-                found += defined_node_pools(data, path, gpu)
-        return tuple(found)
-
-    def cancel(self) -> None:
-        self.search.cancel()

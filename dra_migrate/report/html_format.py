@@ -163,6 +163,17 @@ def code_link(code: str) -> Any:
     )
 
 
+def codes_linked(text: str) -> Any:
+    """Text, escaped, with each finding code it names (``exclusive GPUs (assumed:
+    DRA540)``) a link as ``code_link`` makes it: no code on the page without one."""
+    import re
+
+    from markupsafe import Markup, escape
+
+    shown = str(escape(_utf8(text)))
+    return Markup(re.sub(r"\bDRA\d{3}\b", lambda m: str(code_link(m.group())), shown))
+
+
 def code_meaning(code: str) -> str:
     """What a code means, in the few words of its title."""
     spec = CODES.get(code)
@@ -174,6 +185,7 @@ def render(report: Report, command: str) -> str:
     env.finalize = _utf8  # every value printed: a name that is not UTF-8 escaped
     env.filters["breaks"] = breaks
     env.filters["code_link"] = code_link
+    env.filters["codes_linked"] = codes_linked
     env.filters["meaning"] = code_meaning
     plan = report.plan
     context: dict[str, Any] = {

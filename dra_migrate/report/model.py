@@ -62,6 +62,7 @@ EXIT_UNPROCESSED = 123  # some input could not be processed
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: the reader of stdout closed it (| head), as git ends
 AUTOMATIC = frozenset({"DRA401"})  # errors that convert --write fixes: no manual action
 HELD = "DRA401"  # what an ignore of DRA401 (or of every code) keeps on the device plugin says
+OVERLAY_UNIT = "kustomize overlay "  # a FileResult's unit label: this and its kustomization
 EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM: what was written is said on stderr
 
 
@@ -149,8 +150,9 @@ class FileResult:
     # each part's text was at hand; None: found in ``original`` when needed
     markers: list[Any] | None = None
     created: bool = False  # a new file (a kustomize overlay's templates): written only if absent
-    # the kustomizations whose overlay conversion this file is part of: a file of such a
-    # unit is not written once another of its files could not be (convert/overlays.py)
+    # the units written whole this file is part of, by label: OVERLAY_UNIT and the
+    # kustomization's path (convert/overlays.py), "Helm chart " and the chart's folder
+    # (helm/unit.py); a file of a unit is not written once another of its files could not be
     units: set[str] = field(default_factory=set)
 
     @classmethod

@@ -154,7 +154,8 @@ def find_binaries(folder: Path | None = None) -> Binaries:
     where = folder if folder is not None else default_folder()
     how = (
         f"build them with `{BUILD_COMMAND}` (from a dra-migrate checkout; Go 1.26 or newer "
-        f"and the Go module proxy), which keeps them in {default_folder() or '~/.cache'}"
+        f"and the Go module proxy), which keeps them in "
+        f"{default_folder() or 'the user cache folder'}"
     )
     if where is None:
         raise MissingControlPlane(f"no home folder to find the control plane in: {how}")

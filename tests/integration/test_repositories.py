@@ -177,13 +177,26 @@ hub:
 """
 
 
-def test_kubespawner_profiles_are_reported_as_warnings(tmp_path: Path) -> None:
+def test_kubespawner_profiles_fail_the_check_until_held(tmp_path: Path) -> None:
+    """A spawner's GPU limit stays on the device plugin (DRA212, a warning at each key),
+    so the check fails on it (DRA401, issue 39: what the plan leaves manual fails the
+    check), naming the key, until an ignore holds it there."""
     _write(tmp_path, {"jupyterhub-config.yaml": KUBESPAWNER_VALUES})
     done = run_cli(["convert", "--check", "."], tmp_path)
     err = done.stderr.decode()
     assert err.count("DRA212 warning:") == 2, err
     assert "extra_resource_limits" in err and "extra_resource_guarantees" in err
-    assert done.returncode == 0
+    assert err.count("DRA401 error:") == 1, err
+    assert "DRA401 error: the value at hub.config.KubeSpawner.profile_list[0]" in err, err
+    assert done.returncode == 1
+    held = KUBESPAWNER_VALUES.replace(
+        'nvidia.com/gpu: "1"\n            extra_resource_guarantees',
+        'nvidia.com/gpu: "1"  # dra-migrate: ignore[DRA401]\n            extra_resource_guarantees',
+    )
+    assert held != KUBESPAWNER_VALUES
+    _write(tmp_path, {"jupyterhub-config.yaml": held})
+    done = run_cli(["convert", "--check", "."], tmp_path)
+    assert done.returncode == 0, done.stderr.decode()
 
 
 CRD = """\

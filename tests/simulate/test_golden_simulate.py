@@ -41,6 +41,11 @@ NOT_PLACED_BEFORE = {
     "semantics-existing-pod-claim-gpu": "its claim is not in the case",
     "semantics-intel": "Intel GPUs: the fleet has none",
     "semantics-time-sliced-config": "nvidia.com/gpu.shared: the fleet has none",
+    # a fleet pool has no GPU sharing model (docs/simulate.md): no node advertises time
+    # slices or MPS shares before, nor publishes consumable shares after
+    "sharing-ai-on-eks-time-slicing": "NodePool: gpu-ts, time-sliced: the fleet has none",
+    "sharing-mps-mig-per-node": "pools by nvidia.com/device-plugin.config: the fleet has none",
+    "sharing-stack-values": "NodePool: gpu-ts, time-sliced: the fleet has none",
     "upstream-intel-gaudi-chart-device-class": "Gaudi: the fleet has none",
     "upstream-rocm-device-plugin-mixed-naming": "AMD GPUs: the fleet has none",
     "yaml11-count-quoted-leading-zero": "more GPUs in one pod than a node has",

@@ -242,27 +242,48 @@ def test_every_format_renders_a_simulation_and_junit_has_a_case_a_workload() -> 
 def test_a_chart_deploys_once_a_values_file(
     tmp_path: Path, tools: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each values file of a chart is a rendering that deploys, a unit of its own."""
+    """A chart with values overlays deploys once per overlay, each over values.yaml (as
+    a kustomize base deploys once per overlay; ``ci/`` holds test values, never
+    deployed), with values-dra.yaml given last to each; a chart without overlays deploys
+    its values.yaml alone. ``report --deploys`` counts these same units."""
     import os
 
     from dra_migrate.simulate import deploys
 
     monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
-    chart = tmp_path / "chart"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: infer\nversion: 0.1.0\n")
-    (chart / "values.yaml").write_text("gpus: 1\n")
-    (chart / "values-prod.yaml").write_text("gpus: 4\n")
-    (chart / "templates" / "pod.yaml").write_text(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: infer\nspec:\n  containers:\n"
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n"
+        "  labels:\n    mode: {{{{ .Values.mode }}}}\nspec:\n  containers:\n"
         "    - name: server\n      image: x\n      resources:\n        limits:\n"
-        "          nvidia.com/gpu: {{ .Values.gpus }}\n"
+        "          nvidia.com/gpu: {{{{ .Values.gpus }}}}\n"
     )
+    for name in ("chart", "plain"):
+        chart = tmp_path / name
+        (chart / "templates").mkdir(parents=True)
+        (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+        (chart / "values.yaml").write_text("gpus: 1\nmode: plugin\n")
+        (chart / "templates" / "pod.yaml").write_text(pod.format(name=name))
+    chart = tmp_path / "chart"
+    (chart / "values-prod.yaml").write_text("gpus: 4\nmode: prod\n")
+    (chart / "values.staging.yaml").write_text("gpus: 2\n")
+    (chart / "ci").mkdir()
+    (chart / "ci" / "test-values.yaml").write_text("gpus: 8\n")
+    (chart / "values-dra.yaml").write_text("mode: dra\n")
     tree = deploys.read_tree(str(tmp_path), ["."])
     assert not tree.findings
     units = {
-        o.unit: o.obj["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
+        o.unit: (
+            o.obj["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"],
+            o.obj["metadata"]["labels"]["mode"],
+        )
         for o in tree.objects
     }
-    assert units == {"chart/Chart.yaml": 1, "chart/Chart.yaml -f values-prod.yaml": 4}
-    assert {o.path for o in tree.objects} == {"chart/templates/pod.yaml"}
+    assert units == {
+        "chart/Chart.yaml with values-prod.yaml": (4, "dra"),
+        "chart/Chart.yaml with values.staging.yaml": (2, "dra"),
+        "plain/Chart.yaml": (1, "plugin"),
+    }
+    assert {o.path for o in tree.objects} == {
+        "chart/templates/pod.yaml",
+        "plain/templates/pod.yaml",
+    }
