@@ -350,28 +350,12 @@ class BridgeLookup:
     def result(self) -> tuple[BridgeClass, ...]:
         from dra_migrate.manifests.locate import defined_bridges
 
-        found_paths = self.search.result()
-        if found_paths is None:  # outside git: walked, and each file searched
-            walked = discover.expand(self.roots, self.excludes, (), (BRIDGE_NEEDLE,), self.limit)
-            paths = [c.path for c in walked if not c.ruled_out]
-        else:
-            paths = sorted(found_paths)
-        seen: set[str] = set()
         found: list[BridgeClass] = []
-        for path in [*paths, *self.files]:
-            real = discover.real_name(path)
-            if real in seen or not path.lower().endswith(git.EXTENSIONS):
-                continue
-            seen.add(real)
-            try:
-                data = discover.read_file(path, self.limit)
-            except discover.Unreadable:
-                continue  # reported by the run whose paths hold it
-            if discover.mentions(data, (BRIDGE_NEEDLE,)):
-                found += [
-                    BridgeClass(name, resource, real, line, col)
-                    for name, resource, line, col in defined_bridges(data, path)
-                ]
+        for path, real, data in self.search.files(self.limit, self.files):
+            found += [
+                BridgeClass(name, resource, real, line, col)
+                for name, resource, line, col in defined_bridges(data, path)
+            ]
         return tuple(found)
 
     def cancel(self) -> None:

@@ -332,10 +332,12 @@ class Search:
         self, paths: Iterable[str], needle: str | Sequence[str], excludes: Iterable[str]
     ) -> None:
         self.excludes = list(excludes)
+        self.paths = list(paths)
         self.found: set[str] = set()
         self.searches: list[tuple[str, git.Git]] = []
         needles = [n.encode() for n in ([needle] if isinstance(needle, str) else needle)]
-        for raw in paths:
+        self.needles = tuple(needles)
+        for raw in self.paths:
             if os.path.isdir(raw):
                 self.searches.append((raw, git.containing(raw, needles)))
                 continue
@@ -360,6 +362,32 @@ class Search:
     def cancel(self) -> None:
         for _raw, search in self.searches:
             search.cancel()
+
+    def files(
+        self, limit: int, extra: Iterable[str] = (), extensions: tuple[str, ...] = EXTENSIONS
+    ) -> Iterator[tuple[str, str, bytes]]:
+        """Each file that mentions a needle, once: its path, real name and bytes. git
+        grep's answer where the paths are in a work tree; outside one the files walked
+        and each searched; then ``extra`` (files named apart). A file that cannot be read
+        is passed over: the run whose paths hold it reports it."""
+        found = self.result()
+        if found is None:
+            walked = expand(self.paths, self.excludes, (), self.needles, limit)
+            paths = [c.path for c in walked if not c.ruled_out]
+        else:
+            paths = sorted(found)
+        seen: set[str] = set()
+        for path in [*paths, *extra]:
+            real = real_name(path)
+            if real in seen or not path.lower().endswith(extensions):
+                continue
+            seen.add(real)
+            try:
+                data = read_file(path, limit)
+            except Unreadable:
+                continue
+            if mentions(data, self.needles):  # (git grep's backslash matches; a walk's files)
+                yield path, real, data
 
 
 # A backslash escape in a JSON or double-quoted YAML string can spell any

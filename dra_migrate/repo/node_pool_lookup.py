@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from dra_migrate import git
 from dra_migrate.repo import discover
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
@@ -31,27 +30,11 @@ class NodePoolLookup:
         self.search = discover.Search(self.roots, NEEDLE.decode(), self.excludes)
 
     def result(self, gpu: Callable[[str], bool]) -> tuple[NodePool, ...]:
-        found_paths = self.search.result()
-        if found_paths is None:  # outside git: walked, and each file searched
-            walked = discover.expand(self.roots, self.excludes, (), (NEEDLE,), self.limit)
-            paths = [c.path for c in walked if not c.ruled_out]
-        else:
-            paths = sorted(found_paths)
-        seen: set[str] = set()
         found: list[NodePool] = []
-        for path in paths:
-            real = discover.real_name(path)
-            if real in seen or not path.lower().endswith(git.EXTENSIONS):
-                continue
-            seen.add(real)
-            try:
-                data = discover.read_file(path, self.limit)
-            except discover.Unreadable:
-                continue  # reported by the run whose paths hold it
-            if discover.mentions(data, (NEEDLE,)):
-                from dra_migrate.repo.node_pools import defined_node_pools
+        for path, _real, data in self.search.files(self.limit):
+            from dra_migrate.repo.node_pools import defined_node_pools
 
-                found += defined_node_pools(data, path, gpu)
+            found += defined_node_pools(data, path, gpu)
         return tuple(found)
 
     def cancel(self) -> None:

@@ -39,11 +39,10 @@ class SharingLookup:
         self.roots = [r for r in roots if r != "-"]
         self.excludes, self.limit = list(excludes), limit
         # one git grep a folder for all of them (a hook run starts no more processes)
-        self.searches = [discover.Search(self.roots, SEARCHED, self.excludes)]
+        self.search = discover.Search(self.roots, SEARCHED, self.excludes)
 
     def cancel(self) -> None:
-        for search in self.searches:
-            search.cancel()
+        self.search.cancel()
 
     def result(self) -> tuple[Fleet | None, tuple[str, ...]]:
         """The pools the configurations define, and the files they were read from:
@@ -55,32 +54,11 @@ class SharingLookup:
         them)."""
         import os
 
-        from dra_migrate.repo import discover
-
-        needles = tuple(n.encode() for n in SEARCHED)
-        found: set[str] = set()
-        walked = False
-        for search in self.searches:
-            paths = search.result()
-            if paths is None:  # outside git: walked, and each file searched
-                walked = True
-                break
-            found |= paths
-        if walked:
-            self.cancel()
-            candidates = discover.expand(self.roots, self.excludes, (), needles, self.limit)
-            found = {c.path for c in candidates if not c.ruled_out}
         gathered = None
         files: list[str] = []
-        for path in sorted(found):
-            if not path.lower().endswith(_EXTENSIONS):
-                continue
-            try:
-                data = discover.read_file(path, self.limit)
-            except discover.Unreadable:
-                continue
-            if not discover.mentions(data, needles) or not any(n in data for n in NAMED):
-                continue  # a walk's every file, git grep's backslash matches; or no count
+        for path, _real, data in self.search.files(self.limit, extensions=_EXTENSIONS):
+            if not any(n in data for n in NAMED):
+                continue  # no count of replicas, no strategy
             from dra_migrate.repo.sharing import Found, read_documents
 
             display = os.path.normpath(os.path.relpath(path))
