@@ -16,7 +16,7 @@ from dra_migrate.pipeline import kept, pool, suppress, units
 from dra_migrate.pipeline.options import Job
 from dra_migrate.pipeline.pool import Progress
 from dra_migrate.repo import discover, roles
-from dra_migrate.repo.context import Lookup
+from dra_migrate.repo.context import Lookup, Trees
 from dra_migrate.repo.node_pool_lookup import NodePoolLookup
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.model import FileResult, Report, Status
@@ -57,10 +57,12 @@ def run(options: RunOptions) -> Report:
     reported = None if only is None else {str(p) for p in only}
     needles = config.needles()
     # git is asked what the context defines while the files are listed and read
-    defining_context = Lookup(context, every_exclude, config.max_file_size)
-    bridges = _bridge_lookup(settings, (*paths, *context), every_exclude)
-    sharing = _sharing_lookup(settings, (*paths, *context), every_exclude)
-    pools = NodePoolLookup((*paths, *context), every_exclude, config.max_file_size)
+    # (one kept answer a work tree for all of them: context.Trees)
+    trees = Trees()
+    defining_context = Lookup(context, every_exclude, config.max_file_size, trees)
+    bridges = _bridge_lookup(settings, (*paths, *context), every_exclude, trees)
+    sharing = _sharing_lookup(settings, (*paths, *context), every_exclude, trees)
+    pools = NodePoolLookup((*paths, *context), every_exclude, config.max_file_size, trees)
     wanted = (*needles, b"ResourceClaimTemplate", suppress.MARKER)
     reals: list[str] = []  # every file's real path; the candidates leave out the ruled-out ones
     candidates = list(
@@ -129,6 +131,7 @@ def run(options: RunOptions) -> Report:
         if sharing is not None:
             sharing.cancel()
         pools.cancel()
+        trees.cancel()
         around = []
     repo_layout = builder.add(around)
     if not todo:  # nothing to parse: the parsing and planning code is never imported
@@ -184,7 +187,10 @@ def run(options: RunOptions) -> Report:
 
 
 def _bridge_lookup(
-    settings: Settings, roots: Sequence[str], excludes: Sequence[str]
+    settings: Settings,
+    roots: Sequence[str],
+    excludes: Sequence[str],
+    trees: Trees | None = None,
 ) -> BridgeLookup | None:
     """The search for the DeviceClasses that bridge an extended resource (under ``roots``
     and in the configuration's deviceclasses file), started now; None when the strategy
@@ -195,7 +201,7 @@ def _bridge_lookup(
     from dra_migrate.repo.context import BridgeLookup
 
     extra = [config.strategy.device_classes] if config.strategy.device_classes else []
-    return BridgeLookup(roots, excludes, config.max_file_size, extra)
+    return BridgeLookup(roots, excludes, config.max_file_size, extra, trees)
 
 
 def _with_bridges(
@@ -232,7 +238,7 @@ def _with_bridges(
 
 
 def _sharing_lookup(
-    settings: Settings, roots: Sequence[str], excludes: Sequence[str]
+    settings: Settings, roots: Sequence[str], excludes: Sequence[str], trees: Trees
 ) -> SharingLookup | None:
     """The search for the device plugin configurations under ``roots`` (the sharing
     model, repo/sharing.py), started now; None when the configuration says not to."""
@@ -240,7 +246,7 @@ def _sharing_lookup(
         return None
     from dra_migrate.repo.sharing_lookup import SharingLookup
 
-    return SharingLookup(roots, excludes, settings.config.max_file_size)
+    return SharingLookup(roots, excludes, settings.config.max_file_size, trees)
 
 
 def _with_sharing(settings: Settings, lookup: SharingLookup | None) -> Settings:

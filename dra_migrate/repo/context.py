@@ -18,6 +18,13 @@ index holds differently from the anchor (``git diff-index --cached``: the index'
 tree cache skips unchanged folders, about 12 ms at 50,000 files) and reads only
 those, from the index. When that list grows long (commits since), the anchor
 moves to HEAD's tree, reading only what changed between the two trees.
+
+The same kept answer serves the run's other questions of the --context folders
+(``Trees``): which files mention what the Karpenter NodePool, device plugin sharing
+and bridge class lookups look for (``KEPT``), read from the index as the templates
+are. A hook run on one staged file so reads the few files a commit changes instead
+of searching the repository once a lookup (two or three ``git grep`` of a 5,000-file
+repository took 40 ms of a hook's 180).
 """
 
 from __future__ import annotations
@@ -27,13 +34,23 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from dra_migrate import cache, git
-from dra_migrate.repo import discover
+from dra_migrate.repo import discover, node_pool_lookup, sharing_lookup
 from dra_migrate.report.model import BridgeClass
 
 NEEDLE = git.TEMPLATE_KIND
-# what git grep looks for: the kind's name, or a backslash (an escape may spell it;
-# discover.may_define_templates decides on the content)
-_MAY_DEFINE = (b"-e", NEEDLE, b"-e", b"\\")
+BRIDGE_NEEDLE = b"extendedResourceName"
+# what the kept answer says of each file besides the templates it defines: which of
+# these it mentions (discover.mentions: the string, or an escape that may spell it),
+# the needles of the lookups a run starts over the repository (tests/repo/
+# test_context.py holds each lookup's needles to this table)
+KEPT = (
+    node_pool_lookup.NEEDLE,
+    BRIDGE_NEEDLE,
+    *(n.encode() for n in sharing_lookup.SEARCHED),
+)
+# what git grep looks for: the kind's name, the needles kept, or a backslash (an
+# escape may spell one; discover.mentions decides on the content)
+_MAY_DEFINE = (*(p for n in (NEEDLE, *KEPT) for p in (b"-e", n)), b"-e", b"\\")
 # changed files past which the anchor moves to HEAD's tree (each run reads the
 # changed files from the index: a few at commit time)
 REANCHOR = 200
@@ -44,28 +61,114 @@ _PATHSPECS = (b"--", *git.FILES)
 READ_LIMIT = discover.DEFAULT_MAX_FILE_SIZE
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a tree's, SHA-1 or SHA-256
 
-# (size of the file in bytes, (namespace, name) of each template it defines, or
-# None for a file over READ_LIMIT)
-Defines = tuple[int, "frozenset[tuple[str, str]] | None"]
+# (size of the file in bytes, (namespace, name) of each template it defines, the
+# needles of KEPT it mentions; both None for a file over READ_LIMIT, not read)
+Defines = tuple[int, "frozenset[tuple[str, str]] | None", "frozenset[bytes] | None"]
+# git grep -I's rule: a NUL byte in the first 8,000 bytes makes a file binary, not
+# searched (UTF-16 and UTF-32 text included: the run reports those, DRA002)
+_BINARY_PROBE = 8000
+
+
+class Trees:
+    """The work trees of a run's --context folders, each top's kept answer
+    (``_Index``) made once and shared by the run's questions: the templates the
+    context defines (``Lookup``) and the searches of the repository-wide lookups
+    (``search``: NodePools, device plugin configurations, bridge classes). A --context
+    folder is searched as the index holds it, as its templates are: the repository
+    the commit holds, what CI checks once it is pushed (pre-commit stashes unstaged
+    changes; an untracked file is in no commit). Other folders are searched with
+    ``git grep`` of the work tree: comparing the work tree with the index is what
+    would run the repository's filter drivers (git status hashes a racily clean
+    file through its clean filter), and git grep runs none."""
+
+    def __init__(self) -> None:
+        self.indexes: dict[str, _Index] = {}
+        self.staged: dict[str, _Index] = {}  # real path of a --context folder -> its index
+
+    def index(self, top: str, folder: str) -> _Index:
+        """The kept answer of the work tree at ``top``, for its --context ``folder``."""
+        if top not in self.indexes:
+            self.indexes[top] = _Index(top)
+        self.staged[os.path.realpath(folder)] = self.indexes[top]
+        return self.indexes[top]
+
+    def search(self, raw: str, needles: Sequence[bytes]) -> _Search | None:
+        """The files under the folder ``raw`` that may mention one of ``needles``, as
+        ``git grep --cached`` would list them, from the kept answer; None unless
+        ``raw`` is in a --context folder and every needle is kept (KEPT)."""
+        if not set(needles) <= set(KEPT):
+            return None
+        real = os.path.realpath(raw)
+        for folder, index in self.staged.items():
+            if real == folder or real.startswith(folder.rstrip(os.sep) + os.sep):
+                return _Search(index, raw, frozenset(needles))
+        return None
+
+    def cancel(self) -> None:
+        for index in self.indexes.values():
+            index.cancel()
+
+
+class _Search:
+    """One folder's search of ``Trees.search``, of the index: ``names`` as git grep -l
+    prints them (relative to the folder); ``read`` the content of those as the index
+    holds it (``staged``); ``cancel`` as for a running git."""
+
+    staged = True
+
+    def __init__(self, index: _Index, raw: str, needles: frozenset[bytes]) -> None:
+        self.index, self.needles = index, needles
+        below = os.path.relpath(os.path.realpath(raw), index.top)
+        self.prefix = "" if below == "." else below + "/"
+
+    def names(self, ok: tuple[int, ...] = (0,)) -> list[str] | None:
+        files = self.index.files()
+        if files is None:
+            return None
+        return [
+            rel[len(self.prefix) :]
+            for rel, (_size, _templates, mentions) in files.items()
+            if rel.startswith(self.prefix)
+            and (mentions is None or not mentions.isdisjoint(self.needles))
+        ]
+
+    def read(self, names: Sequence[str], limit: int) -> dict[str, bytes]:
+        """The content the index holds of ``names``, of those at most ``limit`` bytes
+        long: one ``git cat-file --batch``."""
+        given = [self.prefix + n for n in names]
+        blobs = _blobs(self.index.top, b":0:", given, limit)
+        return {path[len(self.prefix) :]: data for path, _s, data in blobs if data is not None}
+
+    def cancel(self) -> None:
+        self.index.cancel()
+
+
+def _text(data: bytes) -> bool:
+    """Whether git grep -I searches these bytes (not binary by its rule)."""
+    return b"\0" not in data[:_BINARY_PROBE]
 
 
 class Lookup:
     """The templates the context defines, asked of git now, answered by ``result``."""
 
-    def __init__(self, paths: Iterable[str], excludes: Iterable[str], limit: int) -> None:
+    def __init__(
+        self,
+        paths: Iterable[str],
+        excludes: Iterable[str],
+        limit: int,
+        trees: Trees | None = None,
+    ) -> None:
         self.excludes = list(excludes)
         self.limit = limit
         self.files: list[str] = []  # files named as context: read by the caller's process
         self.folders: list[tuple[str, _Index | None]] = []
-        indexes: dict[str, _Index] = {}
+        self.trees = trees if trees is not None else Trees()
         for raw in paths:
             if not os.path.isdir(raw):
                 self.files.append(raw)
                 continue
             top = git.work_tree_top(raw)
-            if top is not None and top not in indexes:
-                indexes[top] = _Index(top)
-            self.folders.append((raw, indexes.get(top) if top is not None else None))
+            self.folders.append((raw, self.trees.index(top, raw) if top is not None else None))
 
     def result(self) -> dict[str, frozenset[tuple[str, str]]] | None:
         """The real path of each file of the context that defines templates, and
@@ -84,7 +187,7 @@ class Lookup:
             below = os.path.relpath(root, index.top)
             prefix = "" if below == "." else below + "/"
             unread: list[str] = []
-            for rel, (size, templates) in files.items():
+            for rel, (size, templates, _mentions) in files.items():
                 if not rel.startswith(prefix) or size > self.limit:
                     continue
                 inside = rel[len(prefix) :]
@@ -92,10 +195,11 @@ class Lookup:
                     continue
                 if templates is None:
                     unread.append(rel)
-                else:
+                elif templates:
                     found[discover.real_name(os.path.join(index.top, rel))] = templates
-            for rel, (_size, templates) in index.read(unread, None, self.limit).items():
-                found[discover.real_name(os.path.join(index.top, rel))] = templates or frozenset()
+            for rel, (_size, templates, _m) in index.read(unread, None, self.limit).items():
+                if templates:
+                    found[discover.real_name(os.path.join(index.top, rel))] = templates
         for raw in self.files:
             try:
                 data = discover.read_file(raw, self.limit)
@@ -226,17 +330,20 @@ class _Index:
         tree ``tree``), read through one ``git cat-file --batch`` a file at a time; a
         file that defines none is left out, one over ``limit`` (READ_LIMIT) is not
         read (None)."""
-        from dra_migrate.manifests.locate import defined_templates
-
         prefix = b":0:" if tree is None else tree.encode() + b":"
         found: dict[str, Defines] = {}
         for path, size, data in _blobs(self.top, prefix, paths, limit or READ_LIMIT):
             if data is None:
-                found[path] = (size, None)
-            elif discover.may_define_templates(data):
+                found[path] = (size, None, None)
+                continue
+            templates: frozenset[tuple[str, str]] = frozenset()
+            if discover.may_define_templates(data):
+                from dra_migrate.manifests.locate import defined_templates
+
                 templates = frozenset(defined_templates(data))
-                if templates:
-                    found[path] = (size, templates)
+            mentions = frozenset(n for n in KEPT if _text(data) and discover.mentions(data, (n,)))
+            if templates or mentions:
+                found[path] = (size, templates, mentions)
         return found
 
     def _load(self) -> tuple[str, dict[str, Defines]] | None:
@@ -253,7 +360,12 @@ class _Index:
         kept = {
             "tree": tree,
             "files": {
-                rel: [size, None if t is None else sorted(t)] for rel, (size, t) in files.items()
+                rel: [
+                    size,
+                    None if t is None else sorted(t),
+                    None if m is None else sorted(n.decode() for n in m),
+                ]
+                for rel, (size, t, m) in files.items()
             },
         }
         cache.write("context", self.top, stamp, kept)
@@ -266,16 +378,19 @@ def _kept_shape(held: dict[str, object]) -> tuple[str, dict[str, Defines]]:
     if not isinstance(tree, str) or not _OBJECT_ID.fullmatch(tree) or not isinstance(files, dict):
         raise ValueError("not a kept context")
     found: dict[str, Defines] = {}
-    for rel, (size, templates) in files.items():
+    kept = {n.decode(): n for n in KEPT}
+    for rel, (size, templates, mentions) in files.items():
         if type(size) is not int or size < 0 or not isinstance(rel, str):
             raise ValueError("not a file's size")
-        if templates is None:
-            found[rel] = (size, None)
+        if templates is None or mentions is None:
+            if templates is not None or mentions is not None:
+                raise ValueError("a file read and not read")
+            found[rel] = (size, None, None)
             continue
         pairs = frozenset((ns, name) for ns, name in templates)
         if not all(isinstance(ns, str) and isinstance(name, str) for ns, name in pairs):
             raise TypeError("not a template's namespace and name")
-        found[rel] = (size, pairs)
+        found[rel] = (size, pairs, frozenset(kept[n] for n in mentions))  # KeyError: not kept
     return tree, found
 
 
@@ -327,8 +442,6 @@ def _stamp() -> str | None:
 
 # --- DeviceClasses with extendedResourceName (the bridge strategy) -----------------
 
-BRIDGE_NEEDLE = b"extendedResourceName"
-
 
 class BridgeLookup:
     """The DeviceClasses with extendedResourceName under ``roots`` (the paths of the run
@@ -340,12 +453,17 @@ class BridgeLookup:
     bridge a workload."""
 
     def __init__(
-        self, roots: Iterable[str], excludes: Iterable[str], limit: int, files: Iterable[str] = ()
+        self,
+        roots: Iterable[str],
+        excludes: Iterable[str],
+        limit: int,
+        files: Iterable[str] = (),
+        trees: Trees | None = None,
     ) -> None:
         self.roots = [r for r in roots if r != "-"]
         self.excludes, self.limit = list(excludes), limit
         self.files = [f for f in files if os.path.isfile(f)]
-        self.search = discover.Search(self.roots, BRIDGE_NEEDLE.decode(), self.excludes)
+        self.search = discover.Search(self.roots, BRIDGE_NEEDLE.decode(), self.excludes, trees)
 
     def result(self) -> tuple[BridgeClass, ...]:
         from dra_migrate.manifests.locate import defined_bridges

@@ -22,6 +22,11 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:  # nor pathlib: paths are strings here (resources.py)
     from os import PathLike
     from pathlib import Path
+    from typing import Any, Protocol
+
+    class Trees(Protocol):  # context.Trees (which imports this module)
+        def search(self, raw: str, needles: Sequence[bytes]) -> Any: ...
+
 
 EXTENSIONS = git.EXTENSIONS  # .tpl: Helm helpers, reported only
 DEFAULT_MAX_FILE_SIZE = 64 * 2**20  # bytes; rendered charts of thousands of objects fit
@@ -326,20 +331,29 @@ def containing(paths: Iterable[str], needle: str, excludes: Iterable[str] = ()) 
 
 class Search:
     """The running searches of ``containing``: ``result`` waits for them, ``cancel``
-    stops them."""
+    stops them. With ``trees`` (the run's, context.Trees) a folder of a work tree
+    whose answer is kept is answered from it instead of ``git grep``."""
 
     def __init__(
-        self, paths: Iterable[str], needle: str | Sequence[str], excludes: Iterable[str]
+        self,
+        paths: Iterable[str],
+        needle: str | Sequence[str],
+        excludes: Iterable[str],
+        trees: Trees | None = None,
     ) -> None:
         self.excludes = list(excludes)
         self.paths = list(paths)
         self.found: set[str] = set()
-        self.searches: list[tuple[str, git.Git]] = []
+        self.searches: list[tuple[str, Any]] = []  # git.Git, or what answers as one
+        # the real paths found by a search of the index (context.Trees), each with its
+        # search and its name there: read as the index holds them
+        self.staged: dict[str, tuple[Any, str]] = {}
         needles = [n.encode() for n in ([needle] if isinstance(needle, str) else needle)]
         self.needles = tuple(needles)
         for raw in self.paths:
             if os.path.isdir(raw):
-                self.searches.append((raw, git.containing(raw, needles)))
+                kept = trees.search(raw, needles) if trees is not None else None
+                self.searches.append((raw, kept or git.containing(raw, needles)))
                 continue
             with contextlib.suppress(Unreadable):
                 if mentions(read_file(raw), needles):
@@ -356,7 +370,10 @@ class Search:
             root = real_name(raw)
             for rel in names:
                 if rel.lower().endswith(EXTENSIONS) and not excluded(spec, rel):
-                    self.found.add(real_name(os.path.join(root, rel)))
+                    real = real_name(os.path.join(root, rel))
+                    self.found.add(real)
+                    if getattr(search, "staged", False):
+                        self.staged[real] = (search, rel)
         return self.found
 
     def cancel(self) -> None:
@@ -376,16 +393,28 @@ class Search:
             paths = [c.path for c in walked if not c.ruled_out]
         else:
             paths = sorted(found)
+        from_index: dict[str, bytes] = {}  # real path -> content, of the index's files
+        asked: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
+        for real, (search, rel) in self.staged.items():
+            asked.setdefault(id(search), (search, []))[1].append((real, rel))
+        for search, pairs in asked.values():
+            held = search.read([rel for _real, rel in pairs], limit)
+            from_index.update((real, held[rel]) for real, rel in pairs if rel in held)
         seen: set[str] = set()
         for path in [*paths, *extra]:
             real = real_name(path)
             if real in seen or not path.lower().endswith(extensions):
                 continue
             seen.add(real)
-            try:
-                data = read_file(path, limit)
-            except Unreadable:
-                continue
+            if real in self.staged:
+                if real not in from_index:
+                    continue  # over the limit, or gone from the index
+                data = from_index[real]
+            else:
+                try:
+                    data = read_file(path, limit)
+                except Unreadable:
+                    continue
             if mentions(data, self.needles):  # (git grep's backslash matches; a walk's files)
                 yield path, real, data
 

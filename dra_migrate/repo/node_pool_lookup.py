@@ -15,6 +15,7 @@ from dra_migrate.repo import discover
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
+    from dra_migrate.repo.discover import Trees
     from dra_migrate.repo.node_pools import NodePool
 
 NEEDLE = b"karpenter.sh/"
@@ -24,10 +25,12 @@ class NodePoolLookup:
     """The NodePools under ``roots`` (the paths of the run and its --context), each file
     once, asked now and answered by ``result``."""
 
-    def __init__(self, roots: Iterable[str], excludes: Iterable[str], limit: int) -> None:
+    def __init__(
+        self, roots: Iterable[str], excludes: Iterable[str], limit: int, trees: Trees | None = None
+    ) -> None:
         self.roots = [r for r in roots if r != "-"]
         self.excludes, self.limit = list(excludes), limit
-        self.search = discover.Search(self.roots, NEEDLE.decode(), self.excludes)
+        self.search = discover.Search(self.roots, NEEDLE.decode(), self.excludes, trees)
 
     def result(self, gpu: Callable[[str], bool]) -> tuple[NodePool, ...]:
         found: list[NodePool] = []

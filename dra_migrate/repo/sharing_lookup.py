@@ -10,6 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from dra_migrate.repo.discover import Trees
     from dra_migrate.repo.sharing import Fleet
 
 _EXTENSIONS = (".yaml", ".yml", ".json")
@@ -33,13 +34,16 @@ class SharingLookup:
     the run reads its own (as ``context.BridgeLookup``); outside one the files are
     walked and searched. Only those files are parsed."""
 
-    def __init__(self, roots: Iterable[str], excludes: Iterable[str], limit: int) -> None:
+    def __init__(
+        self, roots: Iterable[str], excludes: Iterable[str], limit: int, trees: Trees | None = None
+    ) -> None:
         from dra_migrate.repo import discover
 
         self.roots = [r for r in roots if r != "-"]
         self.excludes, self.limit = list(excludes), limit
-        # one git grep a folder for all of them (a hook run starts no more processes)
-        self.search = discover.Search(self.roots, SEARCHED, self.excludes)
+        # one search a folder for all of them: the run's kept answer (``trees``), or
+        # one git grep
+        self.search = discover.Search(self.roots, SEARCHED, self.excludes, trees)
 
     def cancel(self) -> None:
         self.search.cancel()

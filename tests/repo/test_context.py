@@ -187,7 +187,7 @@ def test_the_anchor_gone_or_a_damaged_file_builds_the_answer_again(
     # a kept answer of another version of this package is not used
     kept = json.loads(kept_file.read_text())
     kept["stamp"] = "another version"
-    kept["value"]["files"] = {"t/one.yaml": [10, [["ml", "stale"]]]}
+    kept["value"]["files"] = {"t/one.yaml": [10, [["ml", "stale"]], []]}
     kept_file.write_text(json.dumps(kept))
     assert _defined(root) == {"t/one.yaml": {("ml", "one")}}
 
@@ -250,7 +250,7 @@ def test_a_file_over_the_read_limit_is_kept_unread_and_read_by_a_run_that_takes_
     root = _repo(tmp_path / "r", {"big.yaml": big, "small.yaml": claim_template("small")})
     for _run in range(2):  # built, then kept
         assert _defined(root) == {"big.yaml": {("ml", "big")}, "small.yaml": {("ml", "small")}}
-    assert _kept(_own_cache)["files"]["big.yaml"] == [len(big), None]
+    assert _kept(_own_cache)["files"]["big.yaml"] == [len(big), None, None]
     below = context.Lookup([str(root)], (), len(big) - 1).result()
     assert below == {os.path.realpath(root / "small.yaml"): {("ml", "small")}}
 
@@ -321,3 +321,156 @@ def test_a_hook_keeps_clear_of_the_templates_the_commit_holds(
         done = invoke(hook)
         assert "resourceClaimTemplateName: train-gpu-" in done.stdout, done.output
         assert "DRA210" in done.stderr
+
+
+# --- the lookups' searches, answered from the kept answer (context.Trees) ------------
+
+_TEXTS = {
+    "pool": "apiVersion: karpenter.sh/v1\nkind: NodePool\n",
+    "sharing": "version: v1\nsharing:\n  timeSlicing:\n    resources: []\n",
+    "bridge": "kind: DeviceClass\nspec:\n  extendedResourceName: example.com/gpu\n",
+    "escaped": 'apiVersion: "karpenter\\u002esh/v1"\n',  # an escape may spell the needle
+    "binary": "karpenter.sh/\0binary\n",  # git grep -I passes binary files over
+    "plain": "kind: ConfigMap\n",
+}
+_SEARCHES = (
+    (b"karpenter.sh/",),
+    (b"extendedResourceName",),
+    (b"timeSlicing", b"migStrategy", b"mps:", b"devicePlugin"),
+)
+_TREE_STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["write", "write-unstaged", "untracked", "ignored", "unlink", "commit", "stage-all"]
+        ),
+        st.integers(0, 3),
+        st.sampled_from(sorted(_TEXTS)),
+    ),
+    min_size=1,
+    max_size=7,
+)
+
+
+def _searched(root: Path, folder: str, needles: tuple[bytes, ...]) -> dict[str, bytes]:
+    """What a hook run's search of ``folder`` (in its --context, the top) finds, path
+    from the top -> the content read: from the kept answer, never git grep."""
+    from dra_migrate.repo import discover
+
+    trees = context.Trees()
+    assert context.Lookup([str(root)], (), LIMIT, trees).result() is not None
+    assert trees.search(str(root / folder), needles) is not None  # not git grep
+    words = [n.decode() for n in needles]
+    search = discover.Search([str(root / folder)], words, (), trees)
+    real = os.path.realpath(root)
+    return {os.path.relpath(real_path, real): data for _p, real_path, data in search.files(LIMIT)}
+
+
+def _staged(root: Path, folder: str, needles: tuple[bytes, ...]) -> dict[str, bytes]:
+    """The same from scratch: each file of the index under ``folder`` that git grep -I
+    reads as text and that may mention a needle, with the content the index holds."""
+    from dra_migrate.repo import discover
+
+    found = {}
+    for name in filter(None, _git(root, "ls-files", "-z", "--cached").split("\0")):
+        if not name.lower().endswith(git.EXTENSIONS) or not (
+            folder == "." or name.startswith(folder + "/")
+        ):
+            continue
+        data = subprocess.run(
+            ["git", "-C", str(root), "cat-file", "blob", f":0:{name}"],
+            capture_output=True,
+            check=True,
+        ).stdout
+        if b"\0" not in data[:8000] and discover.mentions(data, needles):
+            found[name] = data
+    return found
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(steps=_TREE_STEPS, folder=st.sampled_from([".", "d1"]))
+def test_a_search_of_the_context_finds_what_the_index_holds(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, int, str]], folder: str
+) -> None:
+    root = _repo(
+        tmp_path_factory.mktemp("r") / "r",
+        {"f0.yaml": _TEXTS["pool"], ".gitignore": "ignored-*.yaml\n", "d1/keep.yaml": "a: 1\n"},
+    )
+    for action, which, text in steps:
+        name = f"ignored-{which}.yaml" if action == "ignored" else f"f{which}.yaml"
+        path = root / f"d{which % 2}" / name
+        if action in ("write", "write-unstaged", "untracked", "ignored"):
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(_TEXTS[text])
+            if action == "write":
+                _git(root, "add", "-A")
+        elif action == "unlink" and path.exists():
+            path.unlink()  # deleted on disk, still in the index
+        elif action == "commit":
+            _git(root, "commit", "-q", "--allow-empty", "-m", "step")
+        elif action == "stage-all":
+            _git(root, "add", "-A")
+        for needles in _SEARCHES:
+            assert _searched(root, folder, needles) == _staged(root, folder, needles), steps
+
+
+def test_a_hook_asks_git_grep_nothing_once_the_answer_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook's lookups (NodePools, sharing, bridge classes) over ``--context .``
+    read what changed, not the repository: the second run starts no git grep, and
+    still finds a NodePool staged since; one only on disk is in no commit, as for
+    the templates (CI, on the pushed tree, agrees)."""
+    from tests.helpers.cli_runner import invoke
+
+    pool = (
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu\n"
+        "spec:\n  template:\n    metadata:\n      labels:\n        pool: gpu\n"
+        "  limits:\n    nvidia.com/gpu: 8\n"
+    )
+    job = _JOB.replace(
+        "      containers:", "      nodeSelector:\n        pool: gpu\n      containers:"
+    )
+    assert job != _JOB
+    root = _repo(tmp_path / "r", {"apps/job.yaml": job, "other/plain.yaml": "a: 1\n"})
+    monkeypatch.chdir(root)
+    hook = ["convert", "--check", "--diff", "--context", ".", "apps/job.yaml"]
+    asked: list[list[bytes]] = []
+    start = git.Git.__init__
+
+    def spy(self: git.Git, root: str, args: Any, *rest: Any, **named: Any) -> None:
+        asked.append(list(args))
+        start(self, root, args, *rest, **named)
+
+    monkeypatch.setattr(git.Git, "__init__", spy)
+    assert "DRA270" not in invoke(hook).output  # builds the kept answer
+    for place in ("pools/pool.yaml", "disk/pool.yaml"):
+        _write(root, {place: pool})
+        if place.startswith("pools"):
+            _git(root, "add", place)
+        asked.clear()
+        done = invoke(hook)
+        held = place.startswith("pools")  # the pool holds the pod: in the commit
+        assert ("DRA270" in done.output) == held, (place, done.output)
+        assert not [a for a in asked if a[:1] == [b"grep"]], [
+            b" ".join(a)[:300] for a in asked if a[:1] == [b"grep"]
+        ]
+        (root / place).unlink()
+        _git(root, "add", "-A")
+
+
+def test_a_folder_outside_the_context_is_searched_by_git_grep_of_the_work_tree(
+    tmp_path: Path,
+) -> None:
+    """Only a --context folder is answered from the index: comparing the work tree
+    with it would run the repository's clean filters (tests/hostile), git grep none."""
+    root = _repo(tmp_path / "r", {"ctx/pool.yaml": _TEXTS["pool"], "run/a.yaml": "a: 1\n"})
+    trees = context.Trees()
+    assert context.Lookup([str(root / "ctx")], (), LIMIT, trees).result() == {}
+    assert trees.search(str(root / "ctx"), (b"karpenter.sh/",)) is not None
+    assert trees.search(str(root / "run"), (b"karpenter.sh/",)) is None
+    assert trees.search(str(root), (b"karpenter.sh/",)) is None  # above the context
+    assert trees.search(str(root / "ctx"), (b"not kept",)) is None
