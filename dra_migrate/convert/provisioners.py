@@ -69,20 +69,24 @@ class Landing:
 
 
 _KARPENTER_WHY = (
-    "Karpenter provisions nodes for pending pods from their requests; with a ResourceClaim "
-    "it reports 'pod has Dynamic Resource Allocation requirements that are not yet supported' "
-    "and provisions nothing while --ignore-dra-requests is on, its default up to v1.14 (v1.14.0 "
-    "adds a DRA allocator behind that flag, and the cloud provider must describe the devices "
-    "of its instance types)"
+    "Karpenter launches nodes for pending pods from their requests; from v1.7.0 a pod with a "
+    "ResourceClaim is skipped ('pod has Dynamic Resource Allocation requirements that are not "
+    "yet supported by Karpenter') while --ignore-dra-requests is on, its default in every "
+    "release up to v1.14.1 and on main; before v1.7.0, and with the flag off up to v1.13, it "
+    "launches nodes without looking at the claim (a node without the device), and v1.14.0's DRA allocator finds devices only on instance "
+    "types whose cloud provider describes them (aws/karpenter-provider-aws describes none up "
+    "to v1.14.1)"
 )
 _KARPENTER_FIX = (
     "keep it on the device plugin until the pool's nodes are static (consolidation and "
-    "scale-up off) or Karpenter runs with --ignore-dra-requests=false on a cloud provider "
-    "that describes DRA devices"
+    "scale-up off) or Karpenter v1.14.0 or later runs with --ignore-dra-requests=false on a "
+    "cloud provider that describes its instance types' DRA devices"
 )
 _KARPENTER_SOURCE = (
     "kubernetes-sigs/karpenter pkg/operator/options/options.go (IgnoreDRARequests), "
-    "pkg/controllers/provisioning/scheduling/scheduler.go (add), pkg/scheduling/dynamicresources"
+    "pkg/controllers/provisioning/scheduling/scheduler.go (DRAError), "
+    "pkg/controllers/provisioning/provisioner.go, pkg/cloudprovider/dynamicresources.go, "
+    "tags v1.7.0 to v1.14.1 and 2266468"
 )
 _GKE_DRA = (
     "GKE creates DRA GPU node pools with the managed driver off (gpu-driver-version=disabled, "
@@ -141,29 +145,60 @@ LANDINGS: tuple[Landing, ...] = (
 
 
 # Managed node pools scaled by cluster-autoscaler (or the provider's own autoscaler):
-# converted, with a note the plan turns into a prerequisite.
-_POOL_WHY = (
-    "its node group scales up for pods with ResourceClaims only where the autoscaler "
-    "simulates them (cluster-autoscaler: --enable-dynamic-resource-allocation) and the "
-    "group's nodes run the DRA driver"
+# converted, with a note the plan turns into a prerequisite (migration/provisioning.py).
+# cluster-autoscaler simulates claims only with --enable-dynamic-resource-allocation (off
+# by default up to 1.34, locked on from 1.35.0: config/flags/flags.go), and a node group
+# scales up from zero nodes for a pod with a claim only where its cloud provider's
+# TemplateNodeInfo returns the ResourceSlices the node will publish
+# (cluster-autoscaler/docs/dra_support.md); up to 1.36.1 only clusterapi (and CoreWeave's
+# rack instances) do, AWS and Azure return none.
+_CA = (
+    "cluster-autoscaler handles pods with ResourceClaims only with "
+    "--enable-dynamic-resource-allocation (off by default up to 1.34, locked on from 1.35.0)"
 )
-_POOL_FIX = "install the DRA driver on the pool and check its autoscaler before this wave"
+_FROM_ZERO = (
+    "no ResourceSlices, so the group never scales up from zero nodes for a pod with a claim; "
+    "from one node on, new nodes are templated on that node's slices"
+)
+_MIN_ONE = (
+    "keep the group's minimum size at 1 or more, run cluster-autoscaler 1.35.0 or later (or "
+    "--enable-dynamic-resource-allocation=true), and install the DRA driver on the group "
+    "before this wave"
+)
+_CA_SOURCE = "kubernetes/autoscaler cluster-autoscaler/docs/dra_support.md, config/flags/flags.go"
 LANDINGS += tuple(
-    Landing(key, "DRA277", pool, _POOL_WHY, _POOL_FIX, source, hold=False)
-    for key, pool, source in (
+    Landing(key, "DRA277", pool, why, fix, source, hold=False)
+    for key, pool, why, fix, source in (
         (
             "eks.amazonaws.com/nodegroup",
             "an EKS managed node group",
-            "docs.aws.amazon.com/eks/latest/userguide/managed-node-groups.html",
+            f"{_CA}; its AWS provider builds a template node for an empty group from the "
+            "instance type (nvidia.com/gpu capacity) and the ASG tags "
+            "k8s.io/cluster-autoscaler/node-template/resources/*, with " + _FROM_ZERO,
+            _MIN_ONE,
+            f"{_CA_SOURCE}, cloudprovider/aws/aws_manager.go (buildNodeFromTemplate), "
+            "aws_cloud_provider.go (TemplateNodeInfo), at cluster-autoscaler-1.36.1 and 55c37cd",
         ),
         (
             "kubernetes.azure.com/agentpool",
             "an AKS node pool",
-            "learn.microsoft.com/azure/aks/cluster-autoscaler",
+            f"AKS scales it with cluster-autoscaler's Azure provider: {_CA}; the provider "
+            "builds a template node for an empty pool from the VM SKU (nvidia.com/gpu "
+            "capacity), with " + _FROM_ZERO,
+            "keep the pool's minimum count at 1 or more, check that the cluster-autoscaler "
+            "release AKS runs simulates claims (1.35.0 or later), and install the DRA driver on "
+            "the pool before this wave",
+            f"{_CA_SOURCE}, cloudprovider/azure/azure_template.go, azure_scale_set.go and "
+            "azure_vms_pool.go (TemplateNodeInfo), at cluster-autoscaler-1.36.1 and 55c37cd",
         ),
         (
             "cloud.google.com/gke-nodepool",
             "a GKE node pool",
+            "GKE's autoscaler (not open source) scales it; GKE's DRA guide creates DRA node "
+            "pools by hand and lists node auto-provisioning under its limitations",
+            "create the pool for DRA (gpu-driver-version=disabled, the DRA driver installed) "
+            "and keep it at one node or more unless GKE documents scale-up from zero with "
+            "DRA",
             "cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra",
         ),
     )
@@ -319,6 +354,9 @@ class Reader:
     source: str
     code: str = "DRA273"
     fix: str = ""
+    # namespaces whose objects the operator lends to every namespace: an object in another
+    # namespace it names serves that namespace alone, and is converted with a note (DRA284)
+    scope: tuple[str, ...] = ()
 
 
 # kinds whose pod templates an operator reads or rewrites: "group/Kind" -> Reader
@@ -361,15 +399,23 @@ HELD_KINDS: dict[str, Reader] = {
     "serving.kserve.io/LLMInferenceServiceConfig": Reader(
         "KServe",
         "serving.kserve.io LLMInferenceServiceConfig",
-        "merges this preset into LLMInferenceServices of any namespace through baseRefs "
-        "(and the well-known configs of its own namespace): a ResourceClaimTemplate "
-        "written beside it exists in one namespace only, and the services that merge the "
-        "preset name a template their namespace lacks",
+        "looks a preset up by name in the LLMInferenceService's namespace first, then in its "
+        "own namespace (POD_NAMESPACE, kserve by default), and strategic-merges it under the "
+        "service's spec: a preset in KServe's namespace (or one whose namespace the manifest "
+        "does not say) serves services of every namespace, and the ResourceClaimTemplate "
+        "written beside it exists in one namespace only, so the pods of the others name a "
+        "template their namespace lacks",
         "holds the preset (DRA273)",
-        "kserve/kserve pkg/controller/v1alpha2/llmisvc/config_merge.go, config_loader.go (baseRefs)",
+        "kserve/kserve pkg/controller/v1alpha2/llmisvc/config_merge.go (getConfig, mergeSpecs, "
+        "ReplaceVariables), managed_dra.go, pkg/constants/constants.go, at v0.20.0",
         "DRA273",
-        "put the claim in each LLMInferenceService that uses the preset, with its own "
-        "ResourceClaimTemplate in its namespace, then drop the GPU from the preset",
+        "drop the GPU from the preset and give each LLMInferenceService its claim: KServe's "
+        "Managed DRA (v0.20.0 and later: the annotation serving.kserve.io/exp-dra-device-class "
+        "makes a ResourceClaimTemplate <name>-managed-dra in the service's namespace and adds "
+        "it to every workload pod template), or a claim in the service's own template with a "
+        "ResourceClaimTemplate in its namespace; or give the preset a namespace other than "
+        "KServe's, whose services alone merge it",
+        scope=("kserve",),
     ),
     **{
         f"sparkoperator.k8s.io/{kind}": Reader(
@@ -435,6 +481,31 @@ SELECTED_BY: dict[tuple[str, str], Reader] = {
 }
 
 
+def _namespaced(site: PodSite, rule: Reader, namespace: str, node: Node, path: str) -> Outcome:
+    """DRA284: a preset in a namespace of its own, merged into the services of that
+    namespace alone (KServe's getConfig): converted, its template written beside it."""
+    line, col = trees.position(node)
+    where = f" ({site.path})" if site.label else ""
+    return Outcome(
+        findings=(
+            finding(
+                "DRA284",
+                path,
+                line,
+                col,
+                f"{site.workload.kind} {site.workload.name}{where} is in namespace {namespace}: "
+                f"{rule.operator} merges it only into services of {namespace} (those of other "
+                f"namespaces look in {', '.join(rule.scope)}), where the ResourceClaimTemplate "
+                "written beside it is; converted",
+                "a service that sets resources.claims on the same container replaces the "
+                "preset's list (strategic merge: the list has no merge key), and one that still "
+                "asks for nvidia.com/gpu gets both: convert the services that merge this preset "
+                "with it",
+            ),
+        )
+    )
+
+
 def _kind(workload: Workload) -> str:
     return f"{api_group(workload.api_version)}/{workload.kind}"
 
@@ -446,14 +517,11 @@ def readers(site: PodSite, asks: list[Ask], path: str) -> Outcome:
         return NOTHING
     rule = HELD_KINDS.get(_kind(site.workload))
     if rule is not None:
-        return _held(
-            site,
-            get_path(site.workload.root, "metadata", "name") or site.pod,
-            rule.code,
-            f"{rule.operator} {rule.reads}",
-            rule.fix,
-            path,
-        )
+        name = get_path(site.workload.root, "metadata", "name") or site.pod
+        namespace = site.workload.namespace
+        if rule.scope and namespace and namespace not in rule.scope:
+            return _namespaced(site, rule, namespace, name, path)
+        return _held(site, name, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path)
     labels = {**site.workload.labels, **site.template_labels}
     template = locate.node_at(site.workload.root, site.path.removesuffix("spec").rstrip("."))
     annotations = {
@@ -478,4 +546,4 @@ def after_rewrite(
     lands = landing(site, path, settings.node_pools, settings.config.dra_node_pools)
     if lands.refused:
         return lands
-    return Outcome(before.edits, before.findings + lands.findings)
+    return Outcome(before.edits, before.findings + held.findings + lands.findings)

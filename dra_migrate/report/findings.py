@@ -198,6 +198,11 @@ CODES: dict[str, Code] = _table(
     Code("DRA276", N, "Karpenter NodePool caps GPU capacity (spec.limits): not a request"),
     Code("DRA277", N, "pod selects a managed node pool: DRA scale-up depends on its autoscaler"),
     Code(
+        "DRA284",
+        N,
+        "KServe preset in a namespace of its own converted: only that namespace's services merge it",
+    ),
+    Code(
         "DRA290",
         N,
         "kustomize name reference configuration written for renamed ResourceClaimTemplates",
