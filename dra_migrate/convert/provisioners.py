@@ -62,10 +62,15 @@ class Landing:
     fix: str  # the way out
     source: str
     fine: frozenset[str] = frozenset()  # values that do land on DRA nodes
-    hold: bool = True  # False: a note (DRA277), the pod is converted
+    hold: bool = True  # False: a note (DRA277, DRA285), the pod is converted
+    only: frozenset[str] = frozenset()  # the row is about these values alone (others: next row)
 
     def matches(self, key: str) -> bool:
         return key.startswith(self.key) if self.key.endswith("/") else key == self.key
+
+    def applies(self, key: str, values: frozenset[str] | None) -> bool:
+        """The row is about this selector: its key, and its values where it names some."""
+        return self.matches(key) and (not self.only or bool(values and values <= self.only))
 
 
 _KARPENTER_WHY = (
@@ -127,19 +132,46 @@ LANDINGS: tuple[Landing, ...] = (
         "that run GKE's device plugin and never publish DRA devices",
         "drop the selector and select the DRA node pool (its cloud.google.com/gke-nodepool "
         "or cloud.google.com/gke-accelerator label) when you convert",
-        "GoogleCloudPlatform/kubernetes-engine-samples ai-ml/gke-dra (GKE's DRA sample), "
-        "cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra",
+        "GoogleCloudPlatform/kubernetes-engine-samples autoscaling/custom-compute-classes/dra/"
+        "README.md (DRA node pools: gpu-driver-version=disabled, "
+        "gke-no-default-nvidia-gpu-device-plugin=true) at 2b50365; "
+        "GoogleCloudPlatform/container-engine-accelerators nvidia-driver-installer/cos/"
+        "daemonset-preloaded.yaml (the installer for pools without GKE's driver runs where "
+        "the label does not exist) at 992db81; cloud.google.com/kubernetes-engine/docs/how-to/"
+        "set-up-dra",
         frozenset({"disabled"}),
     ),
     Landing(
         "cloud.google.com/compute-class",
         "DRA271",
-        "GKE compute class (Autopilot or custom compute classes)",
-        f"{_GKE_DRA} by hand; compute classes and node auto-provisioning create nodes from "
-        "the pod's extended resource requests and do not create DRA node pools",
-        "move the workload to a Standard node pool created for DRA and select that pool",
-        "cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra (limitations: node "
+        "a GKE Autopilot compute class",
+        f"{_GKE_DRA} by hand; Autopilot creates the nodes of its compute classes from the "
+        "pod's extended resource requests, with GKE's driver and device plugin, and creates "
+        "no DRA node pools",
+        "move the workload to a custom compute class, or a Standard node pool, whose node "
+        "pools are created for DRA, and select that",
+        "cloud.google.com/kubernetes-engine/docs/concepts/autopilot-compute-classes, "
+        "about-built-in-compute-classes, docs/how-to/set-up-dra (limitations: node "
         "auto-provisioning, Autopilot)",
+        only=frozenset(
+            {"autopilot", "autopilot-spot", "Accelerator", "Balanced", "Performance", "Scale-Out"}
+        ),
+    ),
+    Landing(  # any other class: a custom compute class, which GKE's own DRA sample uses
+        "cloud.google.com/compute-class",
+        "DRA285",
+        "a GKE custom compute class",
+        "GKE's DRA sample runs pods with claims on a custom compute class whose node pools "
+        "were created by hand for DRA (gpu-driver-version=disabled, node labels "
+        "cloud.google.com/compute-class, gke-no-default-nvidia-gpu-device-plugin=true, the "
+        "NVIDIA DRA driver installed); node pools the class auto-creates get GKE's driver and "
+        "device plugin (the sample: 'we cannot use the Node Autoprovisioning feature of CCC "
+        "with DRA')",
+        "create the class's GPU node pools for DRA and keep its nodePoolAutoCreation off before "
+        "this wave",
+        "GoogleCloudPlatform/kubernetes-engine-samples autoscaling/custom-compute-classes/dra "
+        "(README.md, deployment.yaml), at 2b50365",
+        hold=False,
     ),
 )
 
@@ -270,7 +302,7 @@ def landing(
             path,
         )
     for key, values, node in selected:
-        rule = next((r for r in LANDINGS if r.matches(key)), None)
+        rule = next((r for r in LANDINGS if r.applies(key, values)), None)
         if rule is None or (values is not None and values and values <= rule.fine):
             continue
         if key == "karpenter.sh/nodepool" and values and values <= served:

@@ -29,12 +29,22 @@ PLAN_NOTES: dict[str, tuple[str, str, str]] = {
         "nodes",
     ),
     "DRA271": (
-        "Pods that select GKE's managed driver or a compute class",
+        "Pods that select GKE's managed driver or an Autopilot compute class",
         "GKE's DRA node pools run without the managed driver (gpu-driver-version=disabled); "
-        "a pod that selects a driver version or a compute class never lands on one, and node "
-        "auto-provisioning does not create DRA node pools.",
-        "GKE: a Standard node pool created with gpu-driver-version=disabled and the NVIDIA "
-        "DRA driver installed; node auto-provisioning and Autopilot do not provide DRA GPUs",
+        "a pod that selects a driver version GKE installs or an Autopilot compute class never "
+        "lands on one, and node auto-provisioning does not create DRA node pools.",
+        "GKE: a Standard node pool (or a custom compute class over such pools) created with "
+        "gpu-driver-version=disabled and the NVIDIA DRA driver installed; node "
+        "auto-provisioning and Autopilot do not provide DRA GPUs",
+    ),
+    "DRA285": (
+        "Pods that select a GKE custom compute class",
+        "GKE's DRA sample runs pods with claims on a custom compute class whose node pools were "
+        "created by hand for DRA; node pools the class auto-creates get GKE's driver and device "
+        "plugin.",
+        "GKE custom compute classes: create their GPU node pools with "
+        "gpu-driver-version=disabled, the node label gke-no-default-nvidia-gpu-device-plugin=true "
+        "and the NVIDIA DRA driver, and keep the class's nodePoolAutoCreation off",
     ),
     "DRA272": (
         "KAITO Workspaces",

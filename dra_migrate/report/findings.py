@@ -203,6 +203,9 @@ CODES: dict[str, Code] = _table(
         "KServe preset in a namespace of its own converted: only that namespace's services merge it",
     ),
     Code(
+        "DRA285", N, "pod selects a GKE custom compute class: its node pools must be made for DRA"
+    ),
+    Code(
         "DRA290",
         N,
         "kustomize name reference configuration written for renamed ResourceClaimTemplates",

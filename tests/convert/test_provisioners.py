@@ -153,7 +153,7 @@ def test_convert_writes_nothing_for_held_pod_specs(tmp_path: Path) -> None:
 
 def test_every_table_row_cites_a_source() -> None:
     for landing in provisioners.LANDINGS:
-        assert landing.source and landing.code in ("DRA270", "DRA271", "DRA277")
+        assert landing.source and landing.code in ("DRA270", "DRA271", "DRA277", "DRA285")
     for reader in (*provisioners.HELD_KINDS.values(), *provisioners.SELECTED_BY.values()):
         assert "/" in reader.source
     for rule in outside_counts.OUTSIDE:
@@ -452,5 +452,25 @@ def test_a_kserve_preset_is_held_where_other_namespaces_merge_it(
     path = tmp_path / "preset.yaml"
     path.write_text(KSERVE_PRESET.format(namespace=namespace))
     found = scan(path)
+    assert [r["state"] for r in found["inventory"]] == [state]
+    assert code in {f["code"] for f in found["findings"]}
+
+
+@pytest.mark.parametrize(
+    ("compute_class", "state", "code"),
+    [
+        ("Accelerator", "refused", "DRA271"),  # Autopilot: nodes with GKE's device plugin
+        ("autopilot-spot", "refused", "DRA271"),
+        ("inference-1x8x24", "converted", "DRA285"),  # GKE's DRA sample's custom class
+    ],
+)
+def test_only_autopilot_compute_classes_are_held(
+    tmp_path: Path, compute_class: str, state: str, code: str
+) -> None:
+    """kubernetes-engine-samples autoscaling/custom-compute-classes/dra runs pods with
+    claims on a custom compute class over node pools made for DRA."""
+    selector = f"      nodeSelector:\n        cloud.google.com/compute-class: {compute_class}\n"
+    root = repo(tmp_path, {"job.yaml": gpu_job(selector)}, False)
+    found = scan(root)
     assert [r["state"] for r in found["inventory"]] == [state]
     assert code in {f["code"] for f in found["findings"]}
