@@ -78,9 +78,9 @@ _KARPENTER_WHY = (
     "ResourceClaim is skipped ('pod has Dynamic Resource Allocation requirements that are not "
     "yet supported by Karpenter') while --ignore-dra-requests is on, its default in every "
     "release up to v1.14.1 and on main; before v1.7.0, and with the flag off up to v1.13, it "
-    "launches nodes without looking at the claim (a node without the device), and v1.14.0's DRA allocator finds devices only on instance "
-    "types whose cloud provider describes them (aws/karpenter-provider-aws describes none up "
-    "to v1.14.1)"
+    "launches nodes without looking at the claim (a node without the device), and v1.14.0's "
+    "DRA allocator finds devices only on instance types whose cloud provider describes them (aws/karpenter-provider-aws up to v1.14.1 and "
+    "Azure/karpenter-provider-azure up to v1.14.2 describe none)"
 )
 _KARPENTER_FIX = (
     "keep it on the device plugin until the pool's nodes are static (consolidation and "

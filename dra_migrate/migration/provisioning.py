@@ -21,7 +21,7 @@ PLAN_NOTES: dict[str, tuple[str, str, str]] = {
         "v1.7.0; its default up to v1.14.1 and on main); with the flag off it launches nodes "
         "without looking at the claim up to v1.13, and v1.14.0's DRA allocator needs a cloud "
         "provider that describes its instance types' devices (aws/karpenter-provider-aws "
-        "describes none up to v1.14.1). These pods stay on the device plugin until their pool "
+        "up to v1.14.1 and Azure/karpenter-provider-azure up to v1.14.2 describe none). These pods stay on the device plugin until their pool "
         "is static or Karpenter accounts for claims.",
         "Karpenter: v1.14.0 or later with --ignore-dra-requests=false (Helm value "
         "settings.ignoreDRARequests: false) and a cloud provider that describes DRA devices per "

@@ -372,7 +372,8 @@ def test_karpenter_hold_names_the_releases_read(report: dict[str, Any]) -> None:
     """v1.7.0 added the skip; the AWS provider describes no DRA devices up to v1.14.1."""
     (held,) = [f for f in report["findings"] if f["code"] == "DRA270"]
     assert "from v1.7.0" in held["message"]
-    assert "aws/karpenter-provider-aws describes none up to v1.14.1" in held["message"]
+    assert "aws/karpenter-provider-aws up to v1.14.1" in held["message"]
+    assert "Azure/karpenter-provider-azure up to v1.14.2 describe none" in held["message"]
 
 
 def test_dynamo_gpu_fields_are_counted_as_the_resource_they_become(report: dict[str, Any]) -> None:
