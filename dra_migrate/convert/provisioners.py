@@ -513,6 +513,47 @@ SELECTED_BY: dict[tuple[str, str], Reader] = {
 }
 
 
+# kinds whose pods an operator merges from presets the object names: "group/Kind" -> (the
+# field that names them, the operator, what the merge keeps, the way out). The object's own
+# pod template is converted; a GPU a preset sets survives the merge (DRA286).
+MERGED_FROM: dict[str, tuple[tuple[str, ...], str, str, str]] = {
+    "serving.kserve.io/LLMInferenceService": (
+        ("spec", "baseRefs"),
+        "KServe",
+        "strategic-merges the presets it names under its spec (kserve/kserve "
+        "pkg/controller/v1alpha2/llmisvc/config_merge.go mergeSpecs, at v0.20.0): a preset's "
+        "resources.limits merge key by key, so an nvidia.com/gpu limit a preset sets stays in "
+        "the pods beside the claim written here (this spec no longer overrides it), and a "
+        "preset's claim of another name is allocated too",
+        "drop the GPU from the presets named (KServe's own kserve-config-llm-* presets set none "
+        "at v0.20.0), or convert them with this service: a claim of the same name (dra-migrate "
+        "writes gpu) replaces theirs",
+    ),
+}
+
+
+def _merged_from(site: PodSite, path: str) -> Finding | None:
+    """DRA286: the object names presets its operator merges into its pods."""
+    rule = MERGED_FROM.get(_kind(site.workload))
+    if rule is None:
+        return None
+    field, operator, keeps, fix = rule
+    refs = get_path(site.workload.root, *field)
+    names = [n for n in (scalar(get(i, "name")) for i in items(refs)) if n]
+    if refs is None or not names:
+        return None
+    line, col = trees.position(refs)
+    return finding(
+        "DRA286",
+        path,
+        line,
+        col,
+        f"{site.workload.kind} {site.workload.name} merges {', '.join(names)} "
+        f"({'.'.join(field)}): {operator} {keeps}",
+        fix,
+    )
+
+
 def _namespaced(site: PodSite, rule: Reader, namespace: str, node: Node, path: str) -> Outcome:
     """DRA284: a preset in a namespace of its own, merged into the services of that
     namespace alone (KServe's getConfig): converted, its template written beside it."""
@@ -529,10 +570,11 @@ def _namespaced(site: PodSite, rule: Reader, namespace: str, node: Node, path: s
                 f"{rule.operator} merges it only into services of {namespace} (those of other "
                 f"namespaces look in {', '.join(rule.scope)}), where the ResourceClaimTemplate "
                 "written beside it is; converted",
-                "a service that sets resources.claims on the same container replaces the "
-                "preset's list (strategic merge: the list has no merge key), and one that still "
-                "asks for nvidia.com/gpu gets both: convert the services that merge this preset "
-                "with it",
+                "KServe strategic-merges the service over the preset: a claim of the service "
+                "with the same name (dra-migrate writes gpu) replaces the preset's, one of "
+                "another name is allocated beside it, and a service that still asks for "
+                "nvidia.com/gpu gets both: convert the services of the namespace that merge "
+                "this preset with it (DRA286 names them)",
             ),
         )
     )
@@ -554,6 +596,8 @@ def readers(site: PodSite, asks: list[Ask], path: str) -> Outcome:
         if rule.scope and namespace and namespace not in rule.scope:
             return _namespaced(site, rule, namespace, name, path)
         return _held(site, name, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path)
+    merged = _merged_from(site, path)
+    notes = (merged,) if merged is not None else ()
     labels = {**site.workload.labels, **site.template_labels}
     template = locate.node_at(site.workload.root, site.path.removesuffix("spec").rstrip("."))
     annotations = {
@@ -564,7 +608,7 @@ def readers(site: PodSite, asks: list[Ask], path: str) -> Outcome:
         got = labels.get(key, annotations.get(key))
         if got is not None and (not value or got == value):
             return _held(site, site.pod, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path)
-    return NOTHING
+    return Outcome(findings=notes) if notes else NOTHING
 
 
 def after_rewrite(

@@ -46,6 +46,13 @@ PLAN_NOTES: dict[str, tuple[str, str, str]] = {
         "gpu-driver-version=disabled, the node label gke-no-default-nvidia-gpu-device-plugin=true "
         "and the NVIDIA DRA driver, and keep the class's nodePoolAutoCreation off",
     ),
+    "DRA286": (
+        "KServe services that merge presets",
+        "KServe strategic-merges the presets an LLMInferenceService names (baseRefs) under its "
+        "spec: a GPU limit a preset sets stays in the converted service's pods beside its claim.",
+        "KServe presets that converted LLMInferenceServices name: drop their nvidia.com/gpu, or "
+        "convert them in the services' namespace with the services",
+    ),
     "DRA272": (
         "KAITO Workspaces",
         "KAITO waits for nvidia.com/gpu capacity (the device plugin's) on its nodes and "

@@ -206,6 +206,11 @@ CODES: dict[str, Code] = _table(
         "DRA285", N, "pod selects a GKE custom compute class: its node pools must be made for DRA"
     ),
     Code(
+        "DRA286",
+        W,
+        "converted KServe service merges presets: a GPU a preset sets stays in its pods",
+    ),
+    Code(
         "DRA290",
         N,
         "kustomize name reference configuration written for renamed ResourceClaimTemplates",

@@ -475,3 +475,37 @@ def test_only_autopilot_compute_classes_are_held(
     found = scan(root)
     assert [r["state"] for r in found["inventory"]] == [state]
     assert code in {f["code"] for f in found["findings"]}
+
+
+KSERVE_SERVICE = """\
+apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceService
+metadata:
+  name: svc
+  namespace: team-a
+spec:
+{refs}  template:
+    containers:
+    - name: main
+      resources:
+        limits:
+          nvidia.com/gpu: "2"
+"""
+
+
+@pytest.mark.parametrize(
+    ("refs", "named"), [("  baseRefs:\n  - name: gpu-preset\n", True), ("", False)]
+)
+def test_a_kserve_service_that_merges_presets_is_converted_with_a_warning(
+    tmp_path: Path, refs: str, named: bool
+) -> None:
+    """A preset's nvidia.com/gpu survives KServe's merge (limits merge key by key)."""
+    path = tmp_path / "svc.yaml"
+    path.write_text(KSERVE_SERVICE.format(refs=refs))
+    found = scan(path)
+    assert [r["state"] for r in found["inventory"]] == ["converted"]
+    notes = [f for f in found["findings"] if f["code"] == "DRA286"]
+    assert bool(notes) is named
+    if named:
+        (note,) = notes
+        assert "gpu-preset" in note["message"] and note["line"] == 8  # the baseRefs list
