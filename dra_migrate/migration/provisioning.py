@@ -46,6 +46,13 @@ PLAN_NOTES: dict[str, tuple[str, str, str]] = {
         "gpu-driver-version=disabled, the node label gke-no-default-nvidia-gpu-device-plugin=true "
         "and the NVIDIA DRA driver, and keep the class's nodePoolAutoCreation off",
     ),
+    "DRA284": (
+        "KServe presets converted in a namespace of their own",
+        "KServe merges a preset only into services of its namespace when it is not in KServe's "
+        "own: converted, with its ResourceClaimTemplate beside it; the services that merge it "
+        "are converted with it (DRA286 names those that still merge presets).",
+        "",
+    ),
     "DRA286": (
         "KServe services that merge presets",
         "KServe strategic-merges the presets an LLMInferenceService names (baseRefs) under its "
