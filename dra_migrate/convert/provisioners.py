@@ -513,6 +513,42 @@ SELECTED_BY: dict[tuple[str, str], Reader] = {
 }
 
 
+# kinds whose operator sizes a component's launch across nodes from the GPU count of its pod
+# template when the component spans nodes: "group/Kind" -> (path from the component to its
+# node count, the reader). Single-node components are converted.
+_DYNAMO_MULTINODE = Reader(
+    "NVIDIA Dynamo",
+    "nvidia.com DynamoGraphDeployment and DynamoComponentDeployment pod templates",
+    "sizes a component that spans nodes (multinode.nodeCount above 1) from its main "
+    "container's GPU count (nvidia.com/gpu or any */gpu name, requests first): TRT-LLM's "
+    "mpirun -n, vLLM's multi-node tensor- and data-parallel flags (--data-parallel-size-local "
+    "is the GPUs over TP x PP); with no GPU resource it injects none (getGPUQuantity, "
+    "getGPUsPerNode)",
+    "holds the pod template (DRA273)",
+    "ai-dynamo/dynamo deploy/operator/internal/dynamo/backend_vllm.go "
+    "(updateVLLMMultinodeArgs, getGPUQuantity) at 003d1ee, backend_trtllm.go (getGPUsPerNode), "
+    "deploy/operator/api/v1beta1 (GetNumberOfNodes)",
+    "DRA273",
+    "keep multi-node components on the device plugin until Dynamo counts claimed devices "
+    "(single-node components are converted)",
+)
+MULTINODE: dict[str, tuple[tuple[str, ...], Reader]] = {
+    f"nvidia.com/{kind}": (("multinode", "nodeCount"), _DYNAMO_MULTINODE)
+    for kind in ("DynamoGraphDeployment", "DynamoComponentDeployment")
+}
+
+
+def _multinode(site: PodSite) -> Reader | None:
+    """The reader of a pod template whose component spans nodes (its node count above 1)."""
+    rule = MULTINODE.get(_kind(site.workload))
+    if rule is None or ".podTemplate" not in site.path:
+        return None
+    field, reader = rule
+    component = locate.node_at(site.workload.root, site.path.rsplit(".podTemplate", 1)[0])
+    count = scalar(get_path(component, *field)) if component is not None else None
+    return reader if count and count.isdigit() and int(count) > 1 else None
+
+
 # kinds whose pods an operator merges from presets the object names: "group/Kind" -> (the
 # field that names them, the operator, what the merge keeps, the way out). The object's own
 # pod template is converted; a GPU a preset sets survives the merge (DRA286).
@@ -596,6 +632,10 @@ def readers(site: PodSite, asks: list[Ask], path: str) -> Outcome:
         if rule.scope and namespace and namespace not in rule.scope:
             return _namespaced(site, rule, namespace, name, path)
         return _held(site, name, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path)
+    multinode = _multinode(site)
+    if multinode is not None:
+        what = f"{multinode.operator} {multinode.reads}"
+        return _held(site, site.pod, multinode.code, what, multinode.fix, path)
     merged = _merged_from(site, path)
     notes = (merged,) if merged is not None else ()
     labels = {**site.workload.labels, **site.template_labels}

@@ -51,6 +51,7 @@ def report() -> dict[str, Any]:
         ("spark-pi-gpu", "DRA275"),  # Spark operator's gpu: {name, quantity}
         ("nginx-leaderworkerset", "DRA273"),  # Kueue TAS annotation on the worker template
         ("vllm-agg", "DRA275"),  # NVIDIA Dynamo's resources.limits.gpu
+        ("trtllm-disagg-tp8", "DRA273"),  # Dynamo v1beta1 component on 2 nodes
     ],
 )
 def test_each_rule_holds_its_case_on_the_device_plugin(
@@ -509,3 +510,12 @@ def test_a_kserve_service_that_merges_presets_is_converted_with_a_warning(
     if named:
         (note,) = notes
         assert "gpu-preset" in note["message"] and note["line"] == 8  # the baseRefs list
+
+
+def test_a_single_node_dynamo_component_is_converted(tmp_path: Path) -> None:
+    """Dynamo reads the GPU count of a pod template only where the component spans nodes."""
+    text = (FIXTURES / "dynamo-multinode.yaml").read_text()
+    path = tmp_path / "single.yaml"
+    path.write_text(text.replace("nodeCount: 2", "nodeCount: 1"))
+    (row,) = scan(path)["inventory"]
+    assert (row["podPath"], row["state"]) == ("spec.components[1].podTemplate.spec", "converted")
