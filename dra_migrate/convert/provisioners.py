@@ -6,13 +6,20 @@ module holds what happens *around* it, as tables with their upstream sources:
 
 - ``LANDINGS``: node labels a pod selects that tie it to a node provisioner or a
   managed node pool that cannot give it DRA devices (Karpenter's pools, GKE's
-  driver-version label and compute classes). A converted pod that selects one would
-  stay Pending, or never get a node: it is held on the device plugin (DRA270, DRA271).
+  driver-version label and Autopilot's compute classes). A converted pod that selects one
+  would stay Pending, or never get a node: it is held on the device plugin (DRA270,
+  DRA271). Managed node pools and GKE custom compute classes: converted, with a note the
+  plan turns into a prerequisite (DRA277, DRA285).
 - ``HELD_KINDS``: kinds whose operator builds pods from the template and reads or
   writes their GPU count (KAITO, llmaz, KServe's LLMInferenceServiceConfig presets):
   held (DRA272, DRA273).
 - ``SELECTED_BY``: labels an operator selects pods by and then reads their GPU count
   (aibrix's warm pool): the general shape "a label next to a GPU count"; held (DRA273).
+- ``MULTINODE``: kinds whose operator sizes a component that spans nodes from its pod
+  template's GPU count (NVIDIA Dynamo); held (DRA273), single-node components converted.
+- ``MERGED_FROM``: kinds whose pods merge presets the object names (KServe's baseRefs):
+  converted, with a warning that a preset's GPU survives the merge (DRA286). A preset in
+  a namespace other than its operator's own is converted with a note (DRA284).
 - ``OUTSIDE`` (``convert/outside_counts.py``, imported only where a GPU count stands
   outside every pod spec): custom resources that carry a GPU count outside any pod spec
   and the operator that reads it (OME runtimes, llmaz models, Karpenter NodePool
