@@ -1,8 +1,11 @@
 """GPU counts outside pod specs that an operator reads: custom resources that carry a GPU
 count outside any pod spec, and the operator that reads it (OME runtimes, llmaz models,
-the NIM Operator, Kubeflow Trainer, the Spark operator, Karpenter NodePool limits), named
+the NIM Operator, Kubeflow Trainer, the Spark operator, NVIDIA Dynamo, Karpenter NodePool
+limits), named
 by what reads it (DRA275, DRA276) instead of DRA212's generic "move it into a pod
-template", and counted in the inventory as refused (``OUTSIDE``).
+template", and counted in the inventory as refused (``OUTSIDE``). ``COUNT_FIELDS``: an
+operator's own count fields inside a requests/limits mapping (NVIDIA Dynamo's ``gpu``,
+``gpuType`` and ``custom``), counted as the resource they become in the pods.
 
 Kept apart from convert/provisioners.py (the rules a conversion applies to each pod
 spec): ``convert/unconverted.py`` imports this module only where a GPU count stands
