@@ -454,7 +454,7 @@ HELD_KINDS: dict[str, Reader] = {
         "it to every workload pod template), or a claim in the service's own template with a "
         "ResourceClaimTemplate in its namespace; or give the preset a namespace other than "
         "KServe's, whose services alone merge it",
-        scope=("kserve",),
+        scope=("kserve", "kubeflow"),  # config/overlays/*/kustomization.yaml at v0.20.0
     ),
     **{
         f"sparkoperator.k8s.io/{kind}": Reader(
@@ -611,13 +611,15 @@ def _namespaced(site: PodSite, rule: Reader, namespace: str, node: Node, path: s
                 col,
                 f"{site.workload.kind} {site.workload.name}{where} is in namespace {namespace}: "
                 f"{rule.operator} merges it only into services of {namespace} (those of other "
-                f"namespaces look in {', '.join(rule.scope)}), where the ResourceClaimTemplate "
-                "written beside it is; converted",
+                f"namespaces look in its own namespace: {', '.join(rule.scope)} unless "
+                "kserveNamespaces says more), where the ResourceClaimTemplate written beside it "
+                "is; converted",
                 "KServe strategic-merges the service over the preset: a claim of the service "
                 "with the same name (dra-migrate writes gpu) replaces the preset's, one of "
                 "another name is allocated beside it, and a service that still asks for "
                 "nvidia.com/gpu gets both: convert the services of the namespace that merge "
-                "this preset with it (DRA286 names them)",
+                "this preset with it (DRA286 names them); if KServe runs in this namespace, "
+                "list it under kserveNamespaces in .dra-migrate.yaml",
             ),
         )
     )
@@ -627,16 +629,19 @@ def _kind(workload: Workload) -> str:
     return f"{api_group(workload.api_version)}/{workload.kind}"
 
 
-def readers(site: PodSite, asks: list[Ask], path: str) -> Outcome:
+def readers(
+    site: PodSite, asks: list[Ask], path: str, shared: frozenset[str] = frozenset()
+) -> Outcome:
     """DRA272/DRA273: an operator builds pods from this template, or selects them by a
-    label, and reads their GPU count."""
+    label, and reads their GPU count. ``shared``: namespaces the configuration adds to an
+    operator's own (``kserveNamespaces``)."""
     if not asks:
         return NOTHING
     rule = HELD_KINDS.get(_kind(site.workload))
     if rule is not None:
         name = get_path(site.workload.root, "metadata", "name") or site.pod
         namespace = site.workload.namespace
-        if rule.scope and namespace and namespace not in rule.scope:
+        if rule.scope and namespace and namespace not in {*rule.scope, *shared}:
             return _namespaced(site, rule, namespace, name, path)
         return _held(site, name, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path)
     multinode = _multinode(site)
@@ -663,7 +668,7 @@ def after_rewrite(
 ) -> Outcome:
     """Every rule of this module for one pod spec, after ``controllers.after_rewrite``
     (``before``): the first that holds it wins; else ``before`` with the notes added."""
-    held = readers(site, asks, path)
+    held = readers(site, asks, path, settings.config.kserve_namespaces)
     if held.refused:
         return held
     lands = landing(site, path, settings.node_pools, settings.config.dra_node_pools)

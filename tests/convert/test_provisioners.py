@@ -444,6 +444,7 @@ metadata:
     [
         ("", "refused", "DRA273"),  # where it lands is not said: it may be KServe's
         ("  namespace: kserve\n", "refused", "DRA273"),  # every namespace merges it
+        ("  namespace: kubeflow\n", "refused", "DRA273"),  # KServe's Kubeflow overlay
         ("  namespace: team-a\n", "converted", "DRA284"),  # team-a's services alone
     ],
 )
@@ -519,3 +520,14 @@ def test_a_single_node_dynamo_component_is_converted(tmp_path: Path) -> None:
     path.write_text(text.replace("nodeCount: 2", "nodeCount: 1"))
     (row,) = scan(path)["inventory"]
     assert (row["podPath"], row["state"]) == ("spec.components[1].podTemplate.spec", "converted")
+
+
+def test_kserve_namespaces_name_where_kserve_runs(tmp_path: Path) -> None:
+    """A preset in the namespace KServe runs in (POD_NAMESPACE) serves every namespace."""
+    path = tmp_path / "preset.yaml"
+    path.write_text(KSERVE_PRESET.format(namespace="  namespace: ml-serving\n"))
+    assert [r["state"] for r in scan(path)["inventory"]] == ["converted"]
+    config = tmp_path / ".dra-migrate.yaml"  # found beside the file, as a repository's
+    config.write_text("kserveNamespaces: [ml-serving]\n")
+    held = scan(path)
+    assert [(r["state"], r["kept"]) for r in held["inventory"]] == [("refused", "DRA273")]
