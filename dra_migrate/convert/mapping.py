@@ -318,6 +318,8 @@ class Config:
     # schedulerName values known to allocate ResourceClaims besides the default
     dra_schedulers: frozenset[str] = frozenset()
     dra_node_pools: frozenset[str] = frozenset()  # Karpenter NodePools that serve claims
+    # namespaces KServe's controller runs in besides its installs' own (kserve, kubeflow)
+    kserve_namespaces: frozenset[str] = frozenset()
     strategy: StrategyConfig = StrategyConfig()  # strategy: rewrite, bridge or auto
     helm: HelmConfig = HelmConfig()  # helm: how chart sources are migrated
     # the fleet's GPU sharing model (repo/sharing.py; None: nothing describes it), with what
@@ -494,6 +496,7 @@ def load_config(path: StrPath | None) -> Config:
         extended_resource_toleration=data.get("extendedResourceToleration", True),
         dra_schedulers=frozenset(data.get("draSchedulers") or ()),
         dra_node_pools=frozenset(data.get("draNodePools") or ()),
+        kserve_namespaces=frozenset(data.get("kserveNamespaces") or ()),
         strategy=_strategy(data.get("strategy"), str(path)),
         helm=_helm(data.get("helm"), str(path)),
         sharing=configured_fleet(data.get("sharing"), str(path)),

@@ -1,8 +1,11 @@
 """GPU counts outside pod specs that an operator reads: custom resources that carry a GPU
 count outside any pod spec, and the operator that reads it (OME runtimes, llmaz models,
-the NIM Operator, Kubeflow Trainer, the Spark operator, Karpenter NodePool limits), named
+the NIM Operator, Kubeflow Trainer, the Spark operator, NVIDIA Dynamo, Karpenter NodePool
+limits), named
 by what reads it (DRA275, DRA276) instead of DRA212's generic "move it into a pod
-template", and counted in the inventory as refused (``OUTSIDE``).
+template", and counted in the inventory as refused (``OUTSIDE``). ``COUNT_FIELDS``: an
+operator's own count fields inside a requests/limits mapping (NVIDIA Dynamo's ``gpu``,
+``gpuType`` and ``custom``), counted as the resource they become in the pods.
 
 Kept apart from convert/provisioners.py (the rules a conversion applies to each pod
 spec): ``convert/unconverted.py`` imports this module only where a GPU count stands
@@ -44,13 +47,17 @@ OUTSIDE: tuple[Outside, ...] = (
         ("karpenter.sh/NodePool",),
         "DRA276",
         "Karpenter",
-        "caps the GPUs of every node the pool launches (spec.limits, summed over the "
-        "instance types' capacity): a cap, not a request; DRA devices of new nodes are not "
-        "counted against it",
-        "keep the cap while the pool runs device-plugin nodes; pods that select the pool are "
-        "held (DRA270)",
-        "kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go (Limits), "
-        "pkg/controllers/provisioning/scheduling/scheduler.go",
+        "caps what the capacity of the pool's nodes adds up to (spec.limits: any resource "
+        "name, or nodes): the instance type's capacity until a node is initialized, then the "
+        "node's status.capacity. A cap, not a request; a node whose GPUs a DRA driver serves "
+        "reports no nvidia.com/gpu capacity, so once initialized it stops counting against "
+        "this limit",
+        "keep the cap while the pool runs device-plugin nodes (pods that select the pool are "
+        "held, DRA270); when the pool moves to DRA, cap it with limits.nodes, which counts "
+        "every node",
+        "kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go (Limits, ExceededBy), "
+        "pkg/controllers/state/cluster.go (updateNodePoolResources), "
+        "pkg/controllers/state/statenode.go (Capacity), at v1.14.1",
         ask=False,
     ),
     Outside(
@@ -129,7 +136,65 @@ OUTSIDE += (
         "api/v1beta2/sparkapplication_types.go (GPUSpec)",
     ),
 )
+_DYNAMO = ("nvidia.com/DynamoGraphDeployment", "nvidia.com/DynamoComponentDeployment")
+OUTSIDE += (
+    Outside(
+        _DYNAMO,
+        "DRA275",
+        "NVIDIA Dynamo",
+        "writes the component's resources.limits.gpu and requests.gpu into its main container "
+        "as nvidia.com/gpu (gpuType when set; custom names as they are) when it builds the "
+        "pods (GetResourcesConfig), and TRT-LLM multinode components size mpirun -n from that "
+        "count (getGPUsPerNode)",
+        "give the component a claim as Dynamo's DRA examples do (extraPodSpec.resourceClaims "
+        "and extraPodSpec.mainContainer.resources.claims, with a ResourceClaimTemplate) and "
+        "drop resources.gpu, except on TRT-LLM multinode components, which size mpirun from "
+        "it; or keep the device plugin",
+        "ai-dynamo/dynamo deploy/operator/internal/controller_common/resource.go "
+        "(GetResourcesConfig), deploy/operator/api/v1alpha1/common.go (ResourceItem), "
+        "deploy/operator/internal/dynamo/backend_trtllm.go (getGPUsPerNode), "
+        "examples/backends/vllm/deploy/agg_xpu_dra.yaml",
+    ),
+)
 _OUTSIDE = {kind: rule for rule in OUTSIDE for kind in rule.kinds}
+
+
+@dataclass(frozen=True, slots=True)
+class CountField:
+    """An operator's own GPU count inside a requests/limits mapping, and the resource name it
+    becomes in the pods the operator builds."""
+
+    kinds: tuple[str, ...]  # "group/Kind"
+    field: str  # the count: gpu: "1"
+    type_field: str  # the resource it becomes, when set: gpuType: gpu.intel.com/xe
+    default: str  # else this resource
+    raw: str  # a mapping of resource names written as they are: custom: {name: count}
+
+
+# NVIDIA Dynamo's ResourceItem (deploy/operator/api/v1alpha1/common.go), turned into the main
+# container's resources by GetResourcesConfig (internal/controller_common/resource.go).
+COUNT_FIELDS: tuple[CountField, ...] = (
+    CountField(_DYNAMO, "gpu", "gpuType", "nvidia.com/gpu", "custom"),
+)
+_COUNT_FIELDS = {kind: rule for rule in COUNT_FIELDS for kind in rule.kinds}
+
+
+def operator_counts(workload: Workload, mapping: Node) -> list[tuple[str, str, Node, Node]]:
+    """(field, resource, node to point at, count) of each count ``mapping`` (a requests or
+    limits mapping of ``workload``) holds in the operator's own fields: the resource each
+    becomes in the pods."""
+    rule = _COUNT_FIELDS.get(f"{api_group(workload.api_version)}/{workload.kind}")
+    if rule is None:
+        return []
+    out: list[tuple[str, str, Node, Node]] = []
+    for key, key_node, value in trees.entries(mapping):
+        if key == rule.field:
+            kind = trees.scalar(trees.get(mapping, rule.type_field)) or rule.default
+            out.append((key, kind, key_node, value))
+        elif key == rule.raw:
+            for name, name_node, amount in trees.entries(value):
+                out.append((f"{key}.{name}", name, name_node, amount))
+    return out
 
 
 def outside_rule(workload: Workload) -> Outside | None:

@@ -6,13 +6,20 @@ module holds what happens *around* it, as tables with their upstream sources:
 
 - ``LANDINGS``: node labels a pod selects that tie it to a node provisioner or a
   managed node pool that cannot give it DRA devices (Karpenter's pools, GKE's
-  driver-version label and compute classes). A converted pod that selects one would
-  stay Pending, or never get a node: it is held on the device plugin (DRA270, DRA271).
+  driver-version label and Autopilot's compute classes). A converted pod that selects one
+  would stay Pending, or never get a node: it is held on the device plugin (DRA270,
+  DRA271). Managed node pools and GKE custom compute classes: converted, with a note the
+  plan turns into a prerequisite (DRA277, DRA285).
 - ``HELD_KINDS``: kinds whose operator builds pods from the template and reads or
   writes their GPU count (KAITO, llmaz, KServe's LLMInferenceServiceConfig presets):
   held (DRA272, DRA273).
 - ``SELECTED_BY``: labels an operator selects pods by and then reads their GPU count
   (aibrix's warm pool): the general shape "a label next to a GPU count"; held (DRA273).
+- ``MULTINODE``: kinds whose operator sizes a component that spans nodes from its pod
+  template's GPU count (NVIDIA Dynamo); held (DRA273), single-node components converted.
+- ``MERGED_FROM``: kinds whose pods merge presets the object names (KServe's baseRefs):
+  converted, with a warning that a preset's GPU survives the merge (DRA286). A preset in
+  a namespace other than its operator's own is converted with a note (DRA284).
 - ``OUTSIDE`` (``convert/outside_counts.py``, imported only where a GPU count stands
   outside every pod spec): custom resources that carry a GPU count outside any pod spec
   and the operator that reads it (OME runtimes, llmaz models, Karpenter NodePool
@@ -62,27 +69,36 @@ class Landing:
     fix: str  # the way out
     source: str
     fine: frozenset[str] = frozenset()  # values that do land on DRA nodes
-    hold: bool = True  # False: a note (DRA277), the pod is converted
+    hold: bool = True  # False: a note (DRA277, DRA285), the pod is converted
+    only: frozenset[str] = frozenset()  # the row is about these values alone (others: next row)
 
     def matches(self, key: str) -> bool:
         return key.startswith(self.key) if self.key.endswith("/") else key == self.key
 
+    def applies(self, key: str, values: frozenset[str] | None) -> bool:
+        """The row is about this selector: its key, and its values where it names some."""
+        return self.matches(key) and (not self.only or bool(values and values <= self.only))
+
 
 _KARPENTER_WHY = (
-    "Karpenter provisions nodes for pending pods from their requests; with a ResourceClaim "
-    "it reports 'pod has Dynamic Resource Allocation requirements that are not yet supported' "
-    "and provisions nothing while --ignore-dra-requests is on, its default up to v1.14 (v1.14.0 "
-    "adds a DRA allocator behind that flag, and the cloud provider must describe the devices "
-    "of its instance types)"
+    "Karpenter launches nodes for pending pods from their requests; from v1.7.0 a pod with a "
+    "ResourceClaim is skipped ('pod has Dynamic Resource Allocation requirements that are not "
+    "yet supported by Karpenter') while --ignore-dra-requests is on, its default in every "
+    "release up to v1.14.1 and on main; before v1.7.0, and with the flag off up to v1.13, it "
+    "launches nodes without looking at the claim (a node without the device), and v1.14.0's "
+    "DRA allocator finds devices only on instance types whose cloud provider describes them (aws/karpenter-provider-aws up to v1.14.1 and "
+    "Azure/karpenter-provider-azure up to v1.14.2 describe none)"
 )
 _KARPENTER_FIX = (
     "keep it on the device plugin until the pool's nodes are static (consolidation and "
-    "scale-up off) or Karpenter runs with --ignore-dra-requests=false on a cloud provider "
-    "that describes DRA devices"
+    "scale-up off) or Karpenter v1.14.0 or later runs with --ignore-dra-requests=false on a "
+    "cloud provider that describes its instance types' DRA devices"
 )
 _KARPENTER_SOURCE = (
     "kubernetes-sigs/karpenter pkg/operator/options/options.go (IgnoreDRARequests), "
-    "pkg/controllers/provisioning/scheduling/scheduler.go (add), pkg/scheduling/dynamicresources"
+    "pkg/controllers/provisioning/scheduling/scheduler.go (DRAError), "
+    "pkg/controllers/provisioning/provisioner.go, pkg/cloudprovider/dynamicresources.go, "
+    "tags v1.7.0 to v1.14.1 and 2266468"
 )
 _GKE_DRA = (
     "GKE creates DRA GPU node pools with the managed driver off (gpu-driver-version=disabled, "
@@ -123,47 +139,105 @@ LANDINGS: tuple[Landing, ...] = (
         "that run GKE's device plugin and never publish DRA devices",
         "drop the selector and select the DRA node pool (its cloud.google.com/gke-nodepool "
         "or cloud.google.com/gke-accelerator label) when you convert",
-        "GoogleCloudPlatform/kubernetes-engine-samples ai-ml/gke-dra (GKE's DRA sample), "
-        "cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra",
+        "GoogleCloudPlatform/kubernetes-engine-samples autoscaling/custom-compute-classes/dra/"
+        "README.md (DRA node pools: gpu-driver-version=disabled, "
+        "gke-no-default-nvidia-gpu-device-plugin=true) at 2b50365; "
+        "GoogleCloudPlatform/container-engine-accelerators nvidia-driver-installer/cos/"
+        "daemonset-preloaded.yaml (the installer for pools without GKE's driver runs where "
+        "the label does not exist) at 992db81; cloud.google.com/kubernetes-engine/docs/how-to/"
+        "set-up-dra",
         frozenset({"disabled"}),
     ),
     Landing(
         "cloud.google.com/compute-class",
         "DRA271",
-        "GKE compute class (Autopilot or custom compute classes)",
-        f"{_GKE_DRA} by hand; compute classes and node auto-provisioning create nodes from "
-        "the pod's extended resource requests and do not create DRA node pools",
-        "move the workload to a Standard node pool created for DRA and select that pool",
-        "cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra (limitations: node "
+        "a GKE Autopilot compute class",
+        f"{_GKE_DRA} by hand; Autopilot creates the nodes of its compute classes from the "
+        "pod's extended resource requests, with GKE's driver and device plugin, and creates "
+        "no DRA node pools",
+        "move the workload to a custom compute class, or a Standard node pool, whose node "
+        "pools are created for DRA, and select that",
+        "cloud.google.com/kubernetes-engine/docs/concepts/autopilot-compute-classes, "
+        "about-built-in-compute-classes, docs/how-to/set-up-dra (limitations: node "
         "auto-provisioning, Autopilot)",
+        only=frozenset(
+            {"autopilot", "autopilot-spot", "Accelerator", "Balanced", "Performance", "Scale-Out"}
+        ),
+    ),
+    Landing(  # any other class: a custom compute class, which GKE's own DRA sample uses
+        "cloud.google.com/compute-class",
+        "DRA285",
+        "a GKE custom compute class",
+        "GKE's DRA sample runs pods with claims on a custom compute class whose node pools "
+        "were created by hand for DRA (gpu-driver-version=disabled, node labels "
+        "cloud.google.com/compute-class, gke-no-default-nvidia-gpu-device-plugin=true, the "
+        "NVIDIA DRA driver installed); node pools the class auto-creates get GKE's driver and "
+        "device plugin (the sample: 'we cannot use the Node Autoprovisioning feature of CCC "
+        "with DRA')",
+        "create the class's GPU node pools for DRA and keep its nodePoolAutoCreation off before "
+        "this wave",
+        "GoogleCloudPlatform/kubernetes-engine-samples autoscaling/custom-compute-classes/dra "
+        "(README.md, deployment.yaml), at 2b50365",
+        hold=False,
     ),
 )
 
 
 # Managed node pools scaled by cluster-autoscaler (or the provider's own autoscaler):
-# converted, with a note the plan turns into a prerequisite.
-_POOL_WHY = (
-    "its node group scales up for pods with ResourceClaims only where the autoscaler "
-    "simulates them (cluster-autoscaler: --enable-dynamic-resource-allocation) and the "
-    "group's nodes run the DRA driver"
+# converted, with a note the plan turns into a prerequisite (migration/provisioning.py).
+# cluster-autoscaler simulates claims only with --enable-dynamic-resource-allocation (off
+# by default up to 1.34, locked on from 1.35.0: config/flags/flags.go), and a node group
+# scales up from zero nodes for a pod with a claim only where its cloud provider's
+# TemplateNodeInfo returns the ResourceSlices the node will publish
+# (cluster-autoscaler/docs/dra_support.md); up to 1.36.1 only clusterapi (and CoreWeave's
+# rack instances) do, AWS and Azure return none.
+_CA = (
+    "cluster-autoscaler handles pods with ResourceClaims only with "
+    "--enable-dynamic-resource-allocation (off by default up to 1.34, locked on from 1.35.0)"
 )
-_POOL_FIX = "install the DRA driver on the pool and check its autoscaler before this wave"
+_FROM_ZERO = (
+    "no ResourceSlices, so the group never scales up from zero nodes for a pod with a claim; "
+    "from one node on, new nodes are templated on that node's slices"
+)
+_MIN_ONE = (
+    "keep the group's minimum size at 1 or more, run cluster-autoscaler 1.35.0 or later (or "
+    "--enable-dynamic-resource-allocation=true), and install the DRA driver on the group "
+    "before this wave"
+)
+_CA_SOURCE = "kubernetes/autoscaler cluster-autoscaler/docs/dra_support.md, config/flags/flags.go"
 LANDINGS += tuple(
-    Landing(key, "DRA277", pool, _POOL_WHY, _POOL_FIX, source, hold=False)
-    for key, pool, source in (
+    Landing(key, "DRA277", pool, why, fix, source, hold=False)
+    for key, pool, why, fix, source in (
         (
             "eks.amazonaws.com/nodegroup",
             "an EKS managed node group",
-            "docs.aws.amazon.com/eks/latest/userguide/managed-node-groups.html",
+            f"{_CA}; its AWS provider builds a template node for an empty group from the "
+            "instance type (nvidia.com/gpu capacity) and the ASG tags "
+            "k8s.io/cluster-autoscaler/node-template/resources/*, with " + _FROM_ZERO,
+            _MIN_ONE,
+            f"{_CA_SOURCE}, cloudprovider/aws/aws_manager.go (buildNodeFromTemplate), "
+            "aws_cloud_provider.go (TemplateNodeInfo), at cluster-autoscaler-1.36.1 and 55c37cd",
         ),
         (
             "kubernetes.azure.com/agentpool",
             "an AKS node pool",
-            "learn.microsoft.com/azure/aks/cluster-autoscaler",
+            f"AKS scales it with cluster-autoscaler's Azure provider: {_CA}; the provider "
+            "builds a template node for an empty pool from the VM SKU (nvidia.com/gpu "
+            "capacity), with " + _FROM_ZERO,
+            "keep the pool's minimum count at 1 or more, check that the cluster-autoscaler "
+            "release AKS runs simulates claims (1.35.0 or later), and install the DRA driver on "
+            "the pool before this wave",
+            f"{_CA_SOURCE}, cloudprovider/azure/azure_template.go, azure_scale_set.go and "
+            "azure_vms_pool.go (TemplateNodeInfo), at cluster-autoscaler-1.36.1 and 55c37cd",
         ),
         (
             "cloud.google.com/gke-nodepool",
             "a GKE node pool",
+            "GKE's autoscaler (not open source) scales it; GKE's DRA guide creates DRA node "
+            "pools by hand and lists node auto-provisioning under its limitations",
+            "create the pool for DRA (gpu-driver-version=disabled, the DRA driver installed) "
+            "and keep it at one node or more unless GKE documents scale-up from zero with "
+            "DRA",
             "cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra",
         ),
     )
@@ -235,7 +309,7 @@ def landing(
             path,
         )
     for key, values, node in selected:
-        rule = next((r for r in LANDINGS if r.matches(key)), None)
+        rule = next((r for r in LANDINGS if r.applies(key, values)), None)
         if rule is None or (values is not None and values and values <= rule.fine):
             continue
         if key == "karpenter.sh/nodepool" and values and values <= served:
@@ -319,6 +393,9 @@ class Reader:
     source: str
     code: str = "DRA273"
     fix: str = ""
+    # namespaces whose objects the operator lends to every namespace: an object in another
+    # namespace it names serves that namespace alone, and is converted with a note (DRA284)
+    scope: tuple[str, ...] = ()
 
 
 # kinds whose pod templates an operator reads or rewrites: "group/Kind" -> Reader
@@ -361,15 +438,23 @@ HELD_KINDS: dict[str, Reader] = {
     "serving.kserve.io/LLMInferenceServiceConfig": Reader(
         "KServe",
         "serving.kserve.io LLMInferenceServiceConfig",
-        "merges this preset into LLMInferenceServices of any namespace through baseRefs "
-        "(and the well-known configs of its own namespace): a ResourceClaimTemplate "
-        "written beside it exists in one namespace only, and the services that merge the "
-        "preset name a template their namespace lacks",
+        "looks a preset up by name in the LLMInferenceService's namespace first, then in its "
+        "own namespace (POD_NAMESPACE, kserve by default), and strategic-merges it under the "
+        "service's spec: a preset in KServe's namespace (or one whose namespace the manifest "
+        "does not say) serves services of every namespace, and the ResourceClaimTemplate "
+        "written beside it exists in one namespace only, so the pods of the others name a "
+        "template their namespace lacks",
         "holds the preset (DRA273)",
-        "kserve/kserve pkg/controller/v1alpha2/llmisvc/config_merge.go, config_loader.go (baseRefs)",
+        "kserve/kserve pkg/controller/v1alpha2/llmisvc/config_merge.go (getConfig, mergeSpecs, "
+        "ReplaceVariables), managed_dra.go, pkg/constants/constants.go, at v0.20.0",
         "DRA273",
-        "put the claim in each LLMInferenceService that uses the preset, with its own "
-        "ResourceClaimTemplate in its namespace, then drop the GPU from the preset",
+        "drop the GPU from the preset and give each LLMInferenceService its claim: KServe's "
+        "Managed DRA (v0.20.0 and later: the annotation serving.kserve.io/exp-dra-device-class "
+        "makes a ResourceClaimTemplate <name>-managed-dra in the service's namespace and adds "
+        "it to every workload pod template), or a claim in the service's own template with a "
+        "ResourceClaimTemplate in its namespace; or give the preset a namespace other than "
+        "KServe's, whose services alone merge it",
+        scope=("kserve", "kubeflow"),  # config/overlays/*/kustomization.yaml at v0.20.0
     ),
     **{
         f"sparkoperator.k8s.io/{kind}": Reader(
@@ -435,25 +520,136 @@ SELECTED_BY: dict[tuple[str, str], Reader] = {
 }
 
 
+# kinds whose operator sizes a component's launch across nodes from the GPU count of its pod
+# template when the component spans nodes: "group/Kind" -> (path from the component to its
+# node count, the reader). Single-node components are converted.
+_DYNAMO_MULTINODE = Reader(
+    "NVIDIA Dynamo",
+    "nvidia.com DynamoGraphDeployment and DynamoComponentDeployment pod templates",
+    "sizes a component that spans nodes (multinode.nodeCount above 1) from its main "
+    "container's GPU count (nvidia.com/gpu or any */gpu name, requests first): TRT-LLM's "
+    "mpirun -n, vLLM's multi-node tensor- and data-parallel flags (--data-parallel-size-local "
+    "is the GPUs over TP x PP); with no GPU resource it injects none (getGPUQuantity, "
+    "getGPUsPerNode)",
+    "holds the pod template (DRA273)",
+    "ai-dynamo/dynamo deploy/operator/internal/dynamo/backend_vllm.go "
+    "(updateVLLMMultinodeArgs, getGPUQuantity) at 003d1ee, backend_trtllm.go (getGPUsPerNode), "
+    "deploy/operator/api/v1beta1 (GetNumberOfNodes)",
+    "DRA273",
+    "keep multi-node components on the device plugin until Dynamo counts claimed devices "
+    "(single-node components are converted)",
+)
+MULTINODE: dict[str, tuple[tuple[str, ...], Reader]] = {
+    f"nvidia.com/{kind}": (("multinode", "nodeCount"), _DYNAMO_MULTINODE)
+    for kind in ("DynamoGraphDeployment", "DynamoComponentDeployment")
+}
+
+
+def _multinode(site: PodSite) -> Reader | None:
+    """The reader of a pod template whose component spans nodes (its node count above 1)."""
+    rule = MULTINODE.get(_kind(site.workload))
+    if rule is None or ".podTemplate" not in site.path:
+        return None
+    field, reader = rule
+    component = locate.node_at(site.workload.root, site.path.rsplit(".podTemplate", 1)[0])
+    count = scalar(get_path(component, *field)) if component is not None else None
+    return reader if count and count.isdigit() and int(count) > 1 else None
+
+
+# kinds whose pods an operator merges from presets the object names: "group/Kind" -> (the
+# field that names them, the operator, what the merge keeps, the way out). The object's own
+# pod template is converted; a GPU a preset sets survives the merge (DRA286).
+MERGED_FROM: dict[str, tuple[tuple[str, ...], str, str, str]] = {
+    "serving.kserve.io/LLMInferenceService": (
+        ("spec", "baseRefs"),
+        "KServe",
+        "strategic-merges the presets it names under its spec (kserve/kserve "
+        "pkg/controller/v1alpha2/llmisvc/config_merge.go mergeSpecs, at v0.20.0): a preset's "
+        "resources.limits merge key by key, so an nvidia.com/gpu limit a preset sets stays in "
+        "the pods beside the claim written here (this spec no longer overrides it), and a "
+        "preset's claim of another name is allocated too",
+        "drop the GPU from the presets named (KServe's own kserve-config-llm-* presets set none "
+        "at v0.20.0), or convert them with this service: a claim of the same name (dra-migrate "
+        "writes gpu) replaces theirs",
+    ),
+}
+
+
+def _merged_from(site: PodSite, path: str) -> Finding | None:
+    """DRA286: the object names presets its operator merges into its pods."""
+    rule = MERGED_FROM.get(_kind(site.workload))
+    if rule is None:
+        return None
+    field, operator, keeps, fix = rule
+    refs = get_path(site.workload.root, *field)
+    names = [n for n in (scalar(get(i, "name")) for i in items(refs)) if n]
+    if refs is None or not names:
+        return None
+    line, col = trees.position(refs)
+    return finding(
+        "DRA286",
+        path,
+        line,
+        col,
+        f"{site.workload.kind} {site.workload.name} merges {', '.join(names)} "
+        f"({'.'.join(field)}): {operator} {keeps}",
+        fix,
+    )
+
+
+def _namespaced(site: PodSite, rule: Reader, namespace: str, node: Node, path: str) -> Outcome:
+    """DRA284: a preset in a namespace of its own, merged into the services of that
+    namespace alone (KServe's getConfig): converted, its template written beside it."""
+    line, col = trees.position(node)
+    where = f" ({site.path})" if site.label else ""
+    return Outcome(
+        findings=(
+            finding(
+                "DRA284",
+                path,
+                line,
+                col,
+                f"{site.workload.kind} {site.workload.name}{where} is in namespace {namespace}: "
+                f"{rule.operator} merges it only into services of {namespace} (those of other "
+                f"namespaces look in its own namespace: {', '.join(rule.scope)} unless "
+                "kserveNamespaces says more), where the ResourceClaimTemplate written beside it "
+                "is; converted",
+                "KServe strategic-merges the service over the preset: a claim of the service "
+                "with the same name (dra-migrate writes gpu) replaces the preset's, one of "
+                "another name is allocated beside it, and a service that still asks for "
+                "nvidia.com/gpu gets both: convert the services of the namespace that merge "
+                "this preset with it (DRA286 names them); if KServe runs in this namespace, "
+                "list it under kserveNamespaces in .dra-migrate.yaml",
+            ),
+        )
+    )
+
+
 def _kind(workload: Workload) -> str:
     return f"{api_group(workload.api_version)}/{workload.kind}"
 
 
-def readers(site: PodSite, asks: list[Ask], path: str) -> Outcome:
+def readers(
+    site: PodSite, asks: list[Ask], path: str, shared: frozenset[str] = frozenset()
+) -> Outcome:
     """DRA272/DRA273: an operator builds pods from this template, or selects them by a
-    label, and reads their GPU count."""
+    label, and reads their GPU count. ``shared``: namespaces the configuration adds to an
+    operator's own (``kserveNamespaces``)."""
     if not asks:
         return NOTHING
     rule = HELD_KINDS.get(_kind(site.workload))
     if rule is not None:
-        return _held(
-            site,
-            get_path(site.workload.root, "metadata", "name") or site.pod,
-            rule.code,
-            f"{rule.operator} {rule.reads}",
-            rule.fix,
-            path,
-        )
+        name = get_path(site.workload.root, "metadata", "name") or site.pod
+        namespace = site.workload.namespace
+        if rule.scope and namespace and namespace not in {*rule.scope, *shared}:
+            return _namespaced(site, rule, namespace, name, path)
+        return _held(site, name, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path)
+    multinode = _multinode(site)
+    if multinode is not None:
+        what = f"{multinode.operator} {multinode.reads}"
+        return _held(site, site.pod, multinode.code, what, multinode.fix, path)
+    merged = _merged_from(site, path)
+    notes = (merged,) if merged is not None else ()
     labels = {**site.workload.labels, **site.template_labels}
     template = locate.node_at(site.workload.root, site.path.removesuffix("spec").rstrip("."))
     annotations = {
@@ -464,7 +660,7 @@ def readers(site: PodSite, asks: list[Ask], path: str) -> Outcome:
         got = labels.get(key, annotations.get(key))
         if got is not None and (not value or got == value):
             return _held(site, site.pod, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path)
-    return NOTHING
+    return Outcome(findings=notes) if notes else NOTHING
 
 
 def after_rewrite(
@@ -472,10 +668,10 @@ def after_rewrite(
 ) -> Outcome:
     """Every rule of this module for one pod spec, after ``controllers.after_rewrite``
     (``before``): the first that holds it wins; else ``before`` with the notes added."""
-    held = readers(site, asks, path)
+    held = readers(site, asks, path, settings.config.kserve_namespaces)
     if held.refused:
         return held
     lands = landing(site, path, settings.node_pools, settings.config.dra_node_pools)
     if lands.refused:
         return lands
-    return Outcome(before.edits, before.findings + lands.findings)
+    return Outcome(before.edits, before.findings + held.findings + lands.findings)

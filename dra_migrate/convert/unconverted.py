@@ -84,6 +84,14 @@ def outside_asks(
                 if key in RESOURCE_FIELDS and isinstance(value, MappingNode):
                     for name, name_node, amount in entries(value):
                         take(here, where, node, name, name_node, amount, key)
+                    if get(value, "gpu") is not None or get(value, "custom") is not None:
+                        # an operator's own count (Dynamo's gpu: "1"): the resource it writes
+                        from dra_migrate.convert import outside_counts
+
+                        for field, name, name_node, amount in outside_counts.operator_counts(
+                            workload, value
+                        ):
+                            take(f"{here}.{field}", where, node, name, name_node, amount, key)
                     continue
                 spark = _named_count(key, value)  # Spark operator: gpu: {name, quantity}
                 if spark is not None:

@@ -1,7 +1,8 @@
 """What the migration plan says about the provisioners, managed node pools and operators
 that convert/provisioners.py finds: a risk a finding code, the prerequisites of stage 2
 (each provisioner and operator named, with where the repository has it), and what
-cluster-autoscaler and the managed node groups need for DRA scale-up.
+cluster-autoscaler and the managed node groups need for DRA scale-up (from the Landing rows
+of convert/provisioners.py, one prerequisite a kind of pool the run selects).
 
 Kept apart from convert/provisioners.py so that a conversion imports only the rules.
 """
@@ -9,29 +10,55 @@ Kept apart from convert/provisioners.py so that a conversion imports only the ru
 from __future__ import annotations
 
 from dra_migrate.convert.outside_counts import OUTSIDE
-from dra_migrate.convert.provisioners import HELD_KINDS, SELECTED_BY
+from dra_migrate.convert.provisioners import HELD_KINDS, LANDINGS, SELECTED_BY
 from dra_migrate.report.findings import Finding
 
 # What the plan says about each code of this module: (title, why, prerequisite or "").
 PLAN_NOTES: dict[str, tuple[str, str, str]] = {
     "DRA270": (
         "Pods pinned to Karpenter node pools",
-        "Karpenter does not provision nodes for pods with ResourceClaims while "
-        "--ignore-dra-requests is on (its default up to v1.14; v1.14.0 adds a DRA allocator "
-        "behind it, and the cloud provider must describe the devices of its instance types). "
-        "These pods stay on the device plugin until their pool is static or Karpenter "
-        "accounts for claims.",
-        "Karpenter: --ignore-dra-requests=false (v1.14.0 or later) and a cloud provider that "
-        "describes DRA devices per instance type, or static GPU node pools, before pods with "
-        "claims run on Karpenter's nodes",
+        "Karpenter skips pods with ResourceClaims while --ignore-dra-requests is on (from "
+        "v1.7.0; its default up to v1.14.1 and on main); with the flag off it launches nodes "
+        "without looking at the claim up to v1.13, and v1.14.0's DRA allocator needs a cloud "
+        "provider that describes its instance types' devices (aws/karpenter-provider-aws "
+        "up to v1.14.1 and Azure/karpenter-provider-azure up to v1.14.2 describe none). These pods stay on the device plugin until their pool "
+        "is static or Karpenter accounts for claims.",
+        "Karpenter: v1.14.0 or later with --ignore-dra-requests=false (Helm value "
+        "settings.ignoreDRARequests: false) and a cloud provider that describes DRA devices per "
+        "instance type, or static GPU node pools, before pods with claims run on Karpenter's "
+        "nodes",
     ),
     "DRA271": (
-        "Pods that select GKE's managed driver or a compute class",
+        "Pods that select GKE's managed driver or an Autopilot compute class",
         "GKE's DRA node pools run without the managed driver (gpu-driver-version=disabled); "
-        "a pod that selects a driver version or a compute class never lands on one, and node "
-        "auto-provisioning does not create DRA node pools.",
-        "GKE: a Standard node pool created with gpu-driver-version=disabled and the NVIDIA "
-        "DRA driver installed; node auto-provisioning and Autopilot do not provide DRA GPUs",
+        "a pod that selects a driver version GKE installs or an Autopilot compute class never "
+        "lands on one, and node auto-provisioning does not create DRA node pools.",
+        "GKE: a Standard node pool (or a custom compute class over such pools) created with "
+        "gpu-driver-version=disabled and the NVIDIA DRA driver installed; node "
+        "auto-provisioning and Autopilot do not provide DRA GPUs",
+    ),
+    "DRA285": (
+        "Pods that select a GKE custom compute class",
+        "GKE's DRA sample runs pods with claims on a custom compute class whose node pools were "
+        "created by hand for DRA; node pools the class auto-creates get GKE's driver and device "
+        "plugin.",
+        "GKE custom compute classes: create their GPU node pools with "
+        "gpu-driver-version=disabled, the node label gke-no-default-nvidia-gpu-device-plugin=true "
+        "and the NVIDIA DRA driver, and keep the class's nodePoolAutoCreation off",
+    ),
+    "DRA284": (
+        "KServe presets converted in a namespace of their own",
+        "KServe merges a preset only into services of its namespace when it is not in KServe's "
+        "own: converted, with its ResourceClaimTemplate beside it; the services that merge it "
+        "are converted with it (DRA286 names those that still merge presets).",
+        "",
+    ),
+    "DRA286": (
+        "KServe services that merge presets",
+        "KServe strategic-merges the presets an LLMInferenceService names (baseRefs) under its "
+        "spec: a GPU limit a preset sets stays in the converted service's pods beside its claim.",
+        "KServe presets that converted LLMInferenceServices name: drop their nvidia.com/gpu, or "
+        "convert them in the services' namespace with the services",
     ),
     "DRA272": (
         "KAITO Workspaces",
@@ -54,30 +81,15 @@ PLAN_NOTES: dict[str, tuple[str, str, str]] = {
     ),
     "DRA276": (
         "Karpenter NodePools with GPU limits",
-        "A NodePool's spec.limits caps the GPUs of the nodes it launches; it is not a request. "
-        "Karpenter launches nodes for device-plugin pods only (DRA270).",
-        "Karpenter NodePools with nvidia.com/gpu limits: keep their nodes on the device plugin, "
-        "or give DRA workloads a static node pool",
+        "A NodePool's spec.limits caps what its nodes' capacity adds up to; it is not a "
+        "request. A node whose GPUs a DRA driver serves reports no nvidia.com/gpu capacity "
+        "once initialized, so a GPU limit stops counting it. Karpenter launches nodes for "
+        "device-plugin pods only (DRA270).",
+        "Karpenter NodePools with nvidia.com/gpu limits: keep their nodes on the device plugin; "
+        "a pool that moves to DRA is capped by limits.nodes (every node counts one), not by "
+        "its GPU limit",
     ),
 }
-
-# cluster-autoscaler and the managed node groups, for the plan's prerequisites: what each
-# does for pods with ResourceClaims, from its sources and docs.
-AUTOSCALERS: tuple[tuple[str, str], ...] = (
-    (
-        "cluster-autoscaler",
-        "handles ResourceClaims in its scale-up simulation only with "
-        "--enable-dynamic-resource-allocation: off by default where main.go defines it, "
-        "locked to true (the flag deprecated) in later releases; check the release you run "
-        "(kubernetes/autoscaler cluster-autoscaler/main.go, config/flags/flags.go)",
-    ),
-    (
-        "EKS managed node groups, AKS node pools",
-        "scale through cluster-autoscaler (EKS: self-managed; AKS: the managed autoscaler): "
-        "DRA scale-up needs the cluster-autoscaler release and flag above; dra-migrate did not "
-        "read the providers' sources for how a node group's devices are templated",
-    ),
-)
 
 
 def prerequisites(findings: list[Finding]) -> list[tuple[str, str, str]]:
@@ -91,10 +103,22 @@ def prerequisites(findings: list[Finding]) -> list[tuple[str, str, str]]:
     for code, (title, _why, requirement) in PLAN_NOTES.items():
         if code in where and requirement:
             out.append((title, requirement, "named at " + ", ".join(dict.fromkeys(where[code]))))
-    if "DRA277" in where:
-        spots = ", ".join(dict.fromkeys(where["DRA277"]))
-        for name, detail in AUTOSCALERS:
-            out.append((f"Autoscaler: {name}", detail, f"pools selected at {spots}"))
+    # each managed pool kind the run selects, with what its autoscaler needs for claims
+    # (the Landing rows of convert/provisioners.py, from the autoscalers' sources)
+    for pool in (r for r in LANDINGS if r.code == "DRA277"):
+        selected = [
+            f"{f.path}:{f.line}:{f.col}"
+            for f in findings
+            if f.code == "DRA277" and f" selects {pool.key}" in f.message
+        ]
+        if selected:
+            out.append(
+                (
+                    f"Autoscaler of {pool.provisioner}",
+                    f"{pool.fix}: {pool.why} ({pool.source})",
+                    "pools selected at " + ", ".join(dict.fromkeys(selected)),
+                )
+            )
     # each operator that reads the count, by the name its findings carry
     named: dict[str, tuple[str, list[str]]] = {}
     for f in findings:

@@ -198,6 +198,19 @@ CODES: dict[str, Code] = _table(
     Code("DRA276", N, "Karpenter NodePool caps GPU capacity (spec.limits): not a request"),
     Code("DRA277", N, "pod selects a managed node pool: DRA scale-up depends on its autoscaler"),
     Code(
+        "DRA284",
+        N,
+        "KServe preset in a namespace of its own converted: only that namespace's services merge it",
+    ),
+    Code(
+        "DRA285", N, "pod selects a GKE custom compute class: its node pools must be made for DRA"
+    ),
+    Code(
+        "DRA286",
+        W,
+        "converted KServe service merges presets: a GPU a preset sets stays in its pods",
+    ),
+    Code(
         "DRA290",
         N,
         "kustomize name reference configuration written for renamed ResourceClaimTemplates",

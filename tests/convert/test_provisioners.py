@@ -50,6 +50,8 @@ def report() -> dict[str, Any]:
         ("srt-gte-qwen2-7b-instruct", "DRA275"),  # OME runtime, outside a pod spec
         ("spark-pi-gpu", "DRA275"),  # Spark operator's gpu: {name, quantity}
         ("nginx-leaderworkerset", "DRA273"),  # Kueue TAS annotation on the worker template
+        ("vllm-agg", "DRA275"),  # NVIDIA Dynamo's resources.limits.gpu
+        ("trtllm-disagg-tp8", "DRA273"),  # Dynamo v1beta1 component on 2 nodes
     ],
 )
 def test_each_rule_holds_its_case_on_the_device_plugin(
@@ -78,6 +80,10 @@ def test_a_nodepool_limit_is_a_cap_not_an_ask(report: dict[str, Any]) -> None:
     found = [f for f in report["findings"] if f["path"].endswith("karpenter.yaml")]
     assert "DRA276" in {f["code"] for f in found}
     assert "DRA212" not in {f["code"] for f in found}
+    (cap,) = [f for f in found if f["code"] == "DRA276"]
+    # Karpenter counts a node's status.capacity once it is initialized: a DRA node has no
+    # nvidia.com/gpu there, so only limits.nodes caps a pool that moves to DRA
+    assert "status.capacity" in cap["message"] and "limits.nodes" in cap["hint"]
     assert not rows(report, "gpu")  # a NodePool's limit asks for nothing
 
 
@@ -148,7 +154,7 @@ def test_convert_writes_nothing_for_held_pod_specs(tmp_path: Path) -> None:
 
 def test_every_table_row_cites_a_source() -> None:
     for landing in provisioners.LANDINGS:
-        assert landing.source and landing.code in ("DRA270", "DRA271", "DRA277")
+        assert landing.source and landing.code in ("DRA270", "DRA271", "DRA277", "DRA285")
     for reader in (*provisioners.HELD_KINDS.values(), *provisioners.SELECTED_BY.values()):
         assert "/" in reader.source
     for rule in outside_counts.OUTSIDE:
@@ -313,8 +319,29 @@ def test_the_plan_names_the_autoscaler_of_managed_pools(tmp_path: Path) -> None:
     )
     plan = json.loads(invoke(["report", "--format", "json", str(root)]).stdout)["plan"]
     needs = {p["topic"]: p for p in plan["stages"]["prerequisites"]["requirements"]}
-    assert "Autoscaler: cluster-autoscaler" in needs
-    assert "job.yaml" in needs["Autoscaler: cluster-autoscaler"]["detail"]
+    eks = needs["Autoscaler of an EKS managed node group"]
+    assert "job.yaml" in eks["detail"]
+    # cluster-autoscaler's AWS template node has no ResourceSlices: no scale-up from zero
+    assert "minimum size at 1" in eks["requirement"]
+    assert "aws_manager.go" in eks["requirement"]
+    assert not [t for t in needs if "AKS" in t or "GKE" in t]
+
+
+def test_an_aks_pool_gets_the_azure_autoscaler_prerequisite(tmp_path: Path) -> None:
+    root = repo(
+        tmp_path,
+        {
+            "job.yaml": gpu_job(
+                "      nodeSelector:\n        kubernetes.azure.com/agentpool: a100\n"
+            )
+        },
+        False,
+    )
+    plan = json.loads(invoke(["report", "--format", "json", str(root)]).stdout)["plan"]
+    needs = {p["topic"]: p for p in plan["stages"]["prerequisites"]["requirements"]}
+    aks = needs["Autoscaler of an AKS node pool"]
+    assert "azure_template.go" in aks["requirement"] and "minimum count" in aks["requirement"]
+    assert not [t for t in needs if "EKS" in t]
 
 
 def test_stage_two_names_each_operator_found() -> None:
@@ -329,6 +356,7 @@ def test_stage_two_names_each_operator_found() -> None:
         "llmaz",
         "KServe",
         "the Spark operator",
+        "NVIDIA Dynamo",
     }
 
 
@@ -339,3 +367,167 @@ def test_an_ask_inside_a_string_is_counted_and_refused() -> None:
     assert [(r["podPath"], r["count"], r["kept"], r["state"]) for r in inside] == [
         ("data.job.yaml (Job rvs-gst-single)", 8, "DRA227", "refused")
     ]
+
+
+def test_karpenter_hold_names_the_releases_read(report: dict[str, Any]) -> None:
+    """v1.7.0 added the skip; the AWS provider describes no DRA devices up to v1.14.1."""
+    (held,) = [f for f in report["findings"] if f["code"] == "DRA270"]
+    assert "from v1.7.0" in held["message"]
+    assert "aws/karpenter-provider-aws up to v1.14.1" in held["message"]
+    assert "Azure/karpenter-provider-azure up to v1.14.2 describe none" in held["message"]
+
+
+def test_dynamo_gpu_fields_are_counted_as_the_resource_they_become(report: dict[str, Any]) -> None:
+    """Dynamo's gpu: "1" is no resource name; its operator writes it as nvidia.com/gpu."""
+    (row,) = rows(report, "vllm-agg")
+    assert (row["podPath"], row["resource"], row["count"]) == (
+        "spec.services.worker",
+        "nvidia.com/gpu",
+        1,
+    )
+    (named,) = [f for f in report["findings"] if f["path"].endswith("dynamo.yaml")]
+    assert "NVIDIA Dynamo" in named["message"] and "resources.limits.gpu" in named["message"]
+    alone = scan(FIXTURES / "dynamo.yaml")
+    assert alone["summary"]["requests"] == 1
+
+
+DYNAMO_COMPONENT = """\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoComponentDeployment
+metadata:
+  name: decode
+spec:
+  resources:
+    limits:
+      custom:
+        nvidia.com/gpu: "2"
+        ephemeral-storage: 2Gi
+"""
+
+
+def test_a_dynamo_custom_resource_is_counted_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "dcd.yaml"
+    path.write_text(DYNAMO_COMPONENT)
+    (row,) = scan(path)["inventory"]
+    assert (row["resource"], row["count"], row["kept"]) == ("nvidia.com/gpu", 2, "DRA275")
+
+
+def test_a_gpu_key_of_another_kind_is_no_ask(tmp_path: Path) -> None:
+    """Only the kinds of COUNT_FIELDS turn gpu and custom into resources."""
+    path = tmp_path / "other.yaml"
+    for text in (
+        DYNAMO_COMPONENT,
+        DYNAMO_COMPONENT.replace("custom:\n        nvidia.com/gpu", "gpu"),
+    ):
+        path.write_text(text.replace("nvidia.com/v1alpha1", "example.com/v1"))
+        assert scan(path)["summary"]["requests"] == 0
+
+
+KSERVE_PRESET = """\
+apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceServiceConfig
+metadata:
+  name: gpu-preset
+{namespace}spec:
+  template:
+    containers:
+    - name: main
+      image: ghcr.io/llm-d/llm-d:v0.2.0
+      resources:
+        limits:
+          nvidia.com/gpu: "1"
+"""
+
+
+@pytest.mark.parametrize(
+    ("namespace", "state", "code"),
+    [
+        ("", "refused", "DRA273"),  # where it lands is not said: it may be KServe's
+        ("  namespace: kserve\n", "refused", "DRA273"),  # every namespace merges it
+        ("  namespace: kubeflow\n", "refused", "DRA273"),  # KServe's Kubeflow overlay
+        ("  namespace: team-a\n", "converted", "DRA284"),  # team-a's services alone
+    ],
+)
+def test_a_kserve_preset_is_held_where_other_namespaces_merge_it(
+    tmp_path: Path, namespace: str, state: str, code: str
+) -> None:
+    """KServe's getConfig looks a preset up in the service's namespace, then in its own."""
+    path = tmp_path / "preset.yaml"
+    path.write_text(KSERVE_PRESET.format(namespace=namespace))
+    found = scan(path)
+    assert [r["state"] for r in found["inventory"]] == [state]
+    assert code in {f["code"] for f in found["findings"]}
+
+
+@pytest.mark.parametrize(
+    ("compute_class", "state", "code"),
+    [
+        ("Accelerator", "refused", "DRA271"),  # Autopilot: nodes with GKE's device plugin
+        ("autopilot-spot", "refused", "DRA271"),
+        ("inference-1x8x24", "converted", "DRA285"),  # GKE's DRA sample's custom class
+    ],
+)
+def test_only_autopilot_compute_classes_are_held(
+    tmp_path: Path, compute_class: str, state: str, code: str
+) -> None:
+    """kubernetes-engine-samples autoscaling/custom-compute-classes/dra runs pods with
+    claims on a custom compute class over node pools made for DRA."""
+    selector = f"      nodeSelector:\n        cloud.google.com/compute-class: {compute_class}\n"
+    root = repo(tmp_path, {"job.yaml": gpu_job(selector)}, False)
+    found = scan(root)
+    assert [r["state"] for r in found["inventory"]] == [state]
+    assert code in {f["code"] for f in found["findings"]}
+
+
+KSERVE_SERVICE = """\
+apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceService
+metadata:
+  name: svc
+  namespace: team-a
+spec:
+{refs}  template:
+    containers:
+    - name: main
+      resources:
+        limits:
+          nvidia.com/gpu: "2"
+"""
+
+
+@pytest.mark.parametrize(
+    ("refs", "named"), [("  baseRefs:\n  - name: gpu-preset\n", True), ("", False)]
+)
+def test_a_kserve_service_that_merges_presets_is_converted_with_a_warning(
+    tmp_path: Path, refs: str, named: bool
+) -> None:
+    """A preset's nvidia.com/gpu survives KServe's merge (limits merge key by key)."""
+    path = tmp_path / "svc.yaml"
+    path.write_text(KSERVE_SERVICE.format(refs=refs))
+    found = scan(path)
+    assert [r["state"] for r in found["inventory"]] == ["converted"]
+    notes = [f for f in found["findings"] if f["code"] == "DRA286"]
+    assert bool(notes) is named
+    if named:
+        (note,) = notes
+        assert "gpu-preset" in note["message"] and note["line"] == 8  # the baseRefs list
+
+
+def test_a_single_node_dynamo_component_is_converted(tmp_path: Path) -> None:
+    """Dynamo reads the GPU count of a pod template only where the component spans nodes."""
+    text = (FIXTURES / "dynamo-multinode.yaml").read_text()
+    path = tmp_path / "single.yaml"
+    path.write_text(text.replace("nodeCount: 2", "nodeCount: 1"))
+    (row,) = scan(path)["inventory"]
+    assert (row["podPath"], row["state"]) == ("spec.components[1].podTemplate.spec", "converted")
+
+
+def test_kserve_namespaces_name_where_kserve_runs(tmp_path: Path) -> None:
+    """A preset in the namespace KServe runs in (POD_NAMESPACE) serves every namespace."""
+    path = tmp_path / "preset.yaml"
+    path.write_text(KSERVE_PRESET.format(namespace="  namespace: ml-serving\n"))
+    assert [r["state"] for r in scan(path)["inventory"]] == ["converted"]
+    config = tmp_path / ".dra-migrate.yaml"  # found beside the file, as a repository's
+    config.write_text("kserveNamespaces: [ml-serving]\n")
+    held = scan(path)
+    assert [(r["state"], r["kept"]) for r in held["inventory"]] == [("refused", "DRA273")]
