@@ -366,6 +366,7 @@ class Search:
             names = search.names(ok=(0, 1))
             if names is None:  # outside git: the caller reads the files itself
                 self.cancel()
+                self.staged.clear()  # (a walk reads them all from disk)
                 return None
             root = real_name(raw)
             for rel in names:
