@@ -25,6 +25,7 @@ from dra_migrate.cel.environment import (
 from dra_migrate.cel.parse import _end, _start
 from dra_migrate.cel.problems import (
     CelProblem,
+    Compared,
 )
 from dra_migrate.cel.values import (
     _regex,
@@ -45,6 +46,7 @@ class _CheckRules:
         self.catalog = catalog
         self.problems: list[CelProblem] = []
         self._seen: set[tuple[str, int, str]] = set()
+        self.compared: list[Compared] = []  # string attributes against literals
 
     # -- helpers --------------------------------------------------------------
     def add(self, code: str, offset: int, message: str, hint: str = "", subject: str = "") -> None:
@@ -298,7 +300,26 @@ class _CheckRules:
         self.add("unknown-driver", offset, f"no known DRA driver is called {value!r}", hint)
 
     # -- comparisons -------------------------------------------------------------
+    def note_compared(self, attr: _T, literal: _T, how: str) -> None:
+        """Keep a string attribute compared ``how`` with a string literal (``compared``:
+        a caller checks the values, as config_meaning.py does product names)."""
+        if attr.origin != "attribute" or attr.kind != "string" or attr.domain is None:
+            return
+        if literal.kind == "string" and literal.is_literal:
+            self.compared.append(
+                Compared(
+                    attr.domain, attr.name or "", how, literal.literal, literal.offset, attr.fold
+                )
+            )
+        elif literal.kind == "list" and isinstance(literal.literal, tuple):
+            for value, offset in zip(literal.literal, literal.parts, strict=False):
+                if isinstance(value, str):
+                    self.compared.append(
+                        Compared(attr.domain, attr.name or "", how, value, offset, attr.fold)
+                    )
+
     def check_in(self, left: _T, right: _T) -> None:
+        self.note_compared(left, right, "whole")
         if left.origin == "driver" and right.kind == "list" and isinstance(right.literal, tuple):
             for item in right.literal:
                 self.check_driver(item, right.start)
@@ -317,6 +338,8 @@ class _CheckRules:
         for a, b in ((left, right), (right, left)):
             if a.origin == "driver" and b.kind == "string" and b.is_literal:
                 self.check_driver(b.literal, b.offset)
+            if op in ("==", "!="):
+                self.note_compared(a, b, "whole")
         # version and Quantity values
         for a, b, mirrored in ((left, right, False), (right, left, True)):
             if a.kind in ("semver", "quantity"):
