@@ -113,7 +113,9 @@ class Products:
         if not value:
             return Verdict(False, False)
         keys: dict[str, str] = {}
-        for unit in units:
+        # a part a letter or two shorter or longer: a misspelled part drops or doubles one
+        near = units.union(*(_units(spelled, len(value) + d, how) for d in (-2, -1, 1, 2)))
+        for unit in sorted(near, key=lambda u: (abs(len(u) - len(value)), u)):
             keys.setdefault(_key(unit), unit)
         same = keys.get(_key(value))
         if same is not None:
@@ -131,6 +133,8 @@ def _units(spelled: tuple[str, ...], size: int, how: str) -> frozenset[str]:
     the value's length."""
     if how == WHOLE:
         return frozenset(spelled)
+    if size < 1:
+        return frozenset()
     if how == PREFIX:
         return frozenset(n[:size] for n in spelled if len(n) >= size)
     if how == SUFFIX:

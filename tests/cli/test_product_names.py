@@ -1,0 +1,139 @@
+"""GPU product names in the configuration, checked against the catalog when it loads
+(issue 40): a misspelled one is a configuration error at its line and column with the
+name meant (exit 2), one the catalog lacks a warning (DRA533), a catalogued one
+nothing at all."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_first_hour import DEPLOYMENT
+from tests.helpers.cli_runner import invoke
+
+RULE = """\
+resources:
+- name: nvidia.com/gpu
+  deviceClass: gpu.nvidia.com
+  rules:
+  - when: {{namespaces: [ml]}}
+    selectors: ["{selector}"]
+  - when:
+      nodeSelector: {{nvidia.com/gpu.product: {label}}}
+    deviceClass: h100.nvidia.com
+"""
+NV = "device.attributes['gpu.nvidia.com'].productName"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "infer.yaml").write_text(DEPLOYMENT)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def configure(
+    repo: Path,
+    selector: str = f"{NV}.startsWith('NVIDIA H100')",
+    label: str = "NVIDIA-H100-80GB-HBM3",
+) -> None:
+    (repo / ".dra-migrate.yaml").write_text(RULE.format(selector=selector, label=label))
+
+
+@pytest.mark.parametrize("command", ["scan", "convert", "validate", "report"])
+def test_a_misspelled_product_label_fails_at_its_line_and_column(repo: Path, command: str) -> None:
+    configure(repo, label="NVIDIA-H100-80GB-HMB3")
+    done = invoke([command, "."])
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith(
+        "dra-migrate: error: .dra-migrate.yaml:8:46: invalid configuration at "
+        "resources.0.rules.1.when.nodeSelector.nvidia.com/gpu.product: "
+        "'NVIDIA-H100-80GB-HMB3' is no GPU product: did you mean 'NVIDIA-H100-80GB-HBM3'?"
+    ), done.stderr
+
+
+@pytest.mark.parametrize(
+    ("selector", "col", "meant"),
+    [
+        (f"{NV} == 'NVIDIA H100 80GB HMB3'", 70, "'NVIDIA H100 80GB HBM3'"),
+        (f"{NV} != 'NVIDIA H100 80GB HMB3'", 70, "'NVIDIA H100 80GB HBM3'"),
+        (f"{NV} in ['NVIDIA B200', 'NVIDIA H100 80GB HMB3']", 86, "'NVIDIA H100 80GB HBM3'"),
+        (f"{NV}.startsWith('NVIDA H100')", 78, "'NVIDIA H100'"),
+        (f"{NV} == 'NVIDIA-H100-80GB-HBM3'", 70, "'NVIDIA H100 80GB HBM3'"),  # the label's form
+        (f"{NV} == 'nvidia h100 80gb hbm3'", 70, "'NVIDIA H100 80GB HBM3'"),  # case
+        (f"{NV}.lowerAscii() == 'nvidia h100 80gb hmb3'", 83, "'nvidia h100 80gb hbm3'"),
+    ],
+)
+def test_a_misspelled_product_in_a_selector_fails_at_its_line_and_column(
+    repo: Path, selector: str, col: int, meant: str
+) -> None:
+    configure(repo, selector)
+    done = invoke(["scan", "."])
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith(
+        f"dra-migrate: error: .dra-migrate.yaml:6:{col}: invalid configuration at "
+        "resources.0.rules.0.selectors.0: gpu.nvidia.com/productName: "
+    ), done.stderr
+    assert f"did you mean {meant}?" in done.stderr
+
+
+def test_a_misspelled_product_in_a_device_class_of_the_configuration_fails(repo: Path) -> None:
+    (repo / ".dra-migrate.yaml").write_text(
+        "deviceClasses:\n"
+        "  - name: h100.nvidia.com\n"
+        "    driver: gpu.nvidia.com\n"
+        "    selectors:\n"
+        f"      - {NV} == 'NVIDIA H100 80GB HMB3'\n"
+    )
+    done = invoke(["deviceclasses", "."])
+    assert done.exit_code == 2, done.output
+    assert ".dra-migrate.yaml:5:61: invalid configuration at deviceClasses.0.selectors.0" in (
+        done.stderr
+    )
+
+
+def test_a_product_the_catalog_lacks_is_a_warning_that_names_the_catalog(repo: Path) -> None:
+    configure(repo, f"{NV} == 'NVIDIA X900 288GB'", "NVIDIA-X900-288GB-MIG-1g.36gb")
+    quiet = invoke(["scan", "--format", "json", "."])
+    assert quiet.exit_code == 0, quiet.output  # warnings do not fail a scan
+    found = [f for f in json.loads(quiet.stdout)["findings"] if f["code"] == "DRA533"]
+    assert sorted((f["line"], f["col"]) for f in found) == [(6, 70), (8, 46)]
+    assert all(f["severity"] == "warning" for f in found)
+    message = found[0]["message"]
+    assert "NVIDIA/open-gpu-kernel-modules:README.md (2026-03-05)" in message
+    assert "a GPU newer than the catalog" in message
+    done = invoke(["convert", "."])
+    assert done.exit_code == 0 and "DRA533" in done.output
+
+
+@pytest.mark.parametrize(
+    ("selector", "label"),
+    [
+        (f"{NV}.startsWith('NVIDIA H100')", "NVIDIA-H100-80GB-HBM3"),
+        (f"{NV} in ['NVIDIA H100 80GB HBM3', 'Tesla V100-SXM2-32GB']", "Tesla-V100-SXM2-16GB"),
+        (f"{NV}.lowerAscii().contains('h100')", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED"),
+        (f"{NV}.endsWith('HBM3')", "NVIDIA-TITAN-X-Pascal"),
+    ],
+)
+def test_catalogued_products_pass_silently(repo: Path, selector: str, label: str) -> None:
+    configure(repo, selector, label)
+    done = invoke(["scan", "--format", "json", "."])
+    assert done.exit_code == 0, done.output
+    assert "DRA533" not in done.stdout and not done.stderr.startswith("dra-migrate: error")
+
+
+def test_a_run_on_the_built_in_mapping_never_reads_the_catalog_of_products(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dra_migrate.k8s import products
+
+    monkeypatch.setattr(products, "PRODUCTS_FILE", str(repo / "no-such-file"))
+    products.load_products.cache_clear()
+    try:
+        assert invoke(["scan", "."]).exit_code == 0
+        configure(repo, f"{NV} == 'x'", "x")
+        assert invoke(["scan", "."]).exit_code != 0  # a product named: the file is read
+    finally:
+        products.load_products.cache_clear()
