@@ -8,6 +8,7 @@ import importlib.util
 import json
 import re
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -38,7 +39,8 @@ def _script() -> ModuleType:
 
 
 def test_the_data_file_names_its_sources_with_their_commits() -> None:
-    header = [line for line in open(PRODUCTS_FILE, encoding="utf-8") if line.startswith("#")]
+    lines = Path(PRODUCTS_FILE).read_text(encoding="utf-8").splitlines()
+    header = [line for line in lines if line.startswith("#")]
     sources = [line for line in header if line.startswith("# source: ")]
     assert len(sources) == 2
     assert "NVIDIA/open-gpu-kernel-modules:README.md@" in sources[0]
@@ -71,9 +73,9 @@ def test_the_script_writes_every_row_of_the_sources_as_the_data_file_has_it() ->
     assert len(rows) == 22 + 5  # GeForce GTX 480 (390.xx) is older than any DRA driver
     assert "GeForce GTX 480" not in {n for n, _d in rows}
     written = {}
-    for line in open(PRODUCTS_FILE, encoding="utf-8"):
+    for line in Path(PRODUCTS_FILE).read_text(encoding="utf-8").splitlines():
         if not line.startswith("#"):
-            name, ids, _lists = line.rstrip("\n").split("\t")
+            name, ids, _lists = line.split("\t")
             written[name] = set(ids.split(","))
     for name, device in rows:
         assert device in written[name], (name, device)
