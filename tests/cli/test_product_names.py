@@ -137,3 +137,46 @@ def test_a_run_on_the_built_in_mapping_never_reads_the_catalog_of_products(
         assert invoke(["scan", "."]).exit_code != 0  # a product named: the file is read
     finally:
         products.load_products.cache_clear()
+
+
+AFFINITY = """\
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: nvidia.com/gpu.product, operator: In, values: [%s]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("selects", "said"),
+    [
+        (
+            "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HMB3}\n",
+            "'NVIDIA-H100-80GB-HMB3', which no GPU has: did you mean 'NVIDIA-H100-80GB-HBM3'?",
+        ),
+        (
+            AFFINITY % "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb, nvidia-a100-sxm4-80gb",
+            "did you mean 'NVIDIA-A100-SXM4-80GB'? (values compare case-sensitively)",
+        ),
+    ],
+)
+def test_a_pod_on_a_misspelled_product_is_warned_of(repo: Path, selects: str, said: str) -> None:
+    (repo / "infer.yaml").write_text(
+        DEPLOYMENT.replace("    spec:\n      containers:", f"    spec:\n{selects}      containers:")
+    )
+    done = invoke(["scan", "--format", "json", "."])
+    assert done.exit_code == 0, done.output
+    found = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "DRA534"]
+    assert len(found) == 1 and said in found[0]["message"], found
+
+
+def test_a_pod_on_a_catalogued_or_unknown_product_is_not_warned_of(repo: Path) -> None:
+    selects = AFFINITY % "NVIDIA-H100-80GB-HBM3, NVIDIA-X900-288GB, Tesla-V100-SXM2-16GB"
+    (repo / "infer.yaml").write_text(
+        DEPLOYMENT.replace("    spec:\n      containers:", f"    spec:\n{selects}      containers:")
+    )
+    done = invoke(["scan", "--format", "json", "."])
+    codes = {f["code"] for f in json.loads(done.stdout)["findings"]}
+    assert "DRA208" in codes and "DRA534" not in codes
