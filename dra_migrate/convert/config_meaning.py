@@ -148,8 +148,7 @@ def label_problem(key: str, value: str) -> str | None:
     not a label key, or its value not a label value (the API server stores no such
     label). A value with spaces is the common case: GPU Feature Discovery writes
     ``nvidia.com/gpu.product`` as NVML's name with its spaces as dashes
-    (NVIDIA/gpu-feature-discovery, mig-strategy.go, since moved into
-    NVIDIA/k8s-device-plugin: ``strings.Replace(model, " ", "-", -1)``)."""
+    (NVIDIA/k8s-device-plugin, internal/lm/resource.go, ``sanitise``; k8s/products.py)."""
     from dra_migrate.k8s.names import LABEL_VALUE, MAX_LABEL_NAME, qualified_key_problem
 
     wrong = qualified_key_problem(key)

@@ -38,6 +38,7 @@ PRODUCTS_FILE = package_file("catalog", "nvidia-products.tsv")
 
 # the characters GFD keeps (sanitise: regexp "[^A-Za-z0-9-_. ]" removed)
 _DROPPED = re.compile(r"[^A-Za-z0-9\-_. ]")
+MIG_INFIX, SHARED_SUFFIX = "-MIG-", "-SHARED"  # what GFD adds to a MIG, a shared device's
 # a MIG device's label: <product>-MIG-<profile>, then -SHARED when shared
 _LABEL_SUFFIX = re.compile(r"^(?P<product>.+?)(?P<suffix>(?:-MIG-[A-Za-z0-9._]+)?(?:-SHARED)?)$")
 _NUMBERS = re.compile(r"[0-9]+")
@@ -124,7 +125,12 @@ class Products:
         for key in close:
             unit = keys[key]
             if _misspelling(_key(value), key):
-                return Verdict(False, True, unit + suffix, "the catalog of GPU names has that one")
+                return Verdict(
+                    False,
+                    True,
+                    unit + suffix,
+                    "a misspelling of a name in the catalog of NVIDIA GPU names",
+                )
         return Verdict(False, False, keys[close[0]] + suffix if close else "")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from dra_migrate.k8s.products import SHARED_SUFFIX
 from tests.cli.test_first_hour import DEPLOYMENT
 from tests.helpers.cli_runner import invoke
 
@@ -113,7 +114,7 @@ def test_a_product_the_catalog_lacks_is_a_warning_that_names_the_catalog(repo: P
     [
         (f"{NV}.startsWith('NVIDIA H100')", "NVIDIA-H100-80GB-HBM3"),
         (f"{NV} in ['NVIDIA H100 80GB HBM3', 'Tesla V100-SXM2-32GB']", "Tesla-V100-SXM2-16GB"),
-        (f"{NV}.lowerAscii().contains('h100')", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED"),
+        (f"{NV}.lowerAscii().contains('h100')", f"NVIDIA-A100-SXM4-40GB-MIG-1g.5gb{SHARED_SUFFIX}"),
         (f"{NV}.endsWith('HBM3')", "NVIDIA-TITAN-X-Pascal"),
     ],
 )
