@@ -181,3 +181,15 @@ def test_a_pod_on_a_catalogued_or_unknown_product_is_not_warned_of(repo: Path) -
     done = invoke(["scan", "--format", "json", "."])
     codes = {f["code"] for f in json.loads(done.stdout)["findings"]}
     assert "DRA208" in codes and "DRA534" not in codes
+
+
+def test_a_product_the_fleet_has_and_the_catalog_lacks_is_silenced_by_an_ignore_entry(
+    repo: Path,
+) -> None:
+    configure(repo, f"{NV} == 'NVIDIA X900 288GB'", "NVIDIA-X900-288GB")
+    with (repo / ".dra-migrate.yaml").open("a") as handle:
+        handle.write("ignore:\n- path: .dra-migrate.yaml\n  codes: [DRA533]\n")
+    done = invoke(["scan", "--format", "json", "."])
+    report = json.loads(done.stdout)
+    assert not [f for f in report["findings"] if f["code"] in ("DRA533", "DRA403")]
+    assert [s["code"] for s in report["suppressed"]] == ["DRA533", "DRA533"]
