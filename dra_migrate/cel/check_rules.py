@@ -302,21 +302,43 @@ class _CheckRules:
     # -- comparisons -------------------------------------------------------------
     def note_compared(self, attr: _T, literal: _T, how: str) -> None:
         """Keep a string attribute compared ``how`` with a string literal (``compared``:
-        a caller checks the values, as config_meaning.py does product names)."""
+        a caller checks the values, as config_meaning.py does product names), and check
+        a product name against the catalog of products (``check_product``)."""
         if attr.origin != "attribute" or attr.kind != "string" or attr.domain is None:
             return
+        found = []
         if literal.kind == "string" and literal.is_literal:
-            self.compared.append(
-                Compared(
-                    attr.domain, attr.name or "", how, literal.literal, literal.offset, attr.fold
-                )
-            )
+            found.append((literal.literal, literal.offset))
         elif literal.kind == "list" and isinstance(literal.literal, tuple):
-            for value, offset in zip(literal.literal, literal.parts, strict=False):
-                if isinstance(value, str):
-                    self.compared.append(
-                        Compared(attr.domain, attr.name or "", how, value, offset, attr.fold)
-                    )
+            found += [
+                (value, offset)
+                for value, offset in zip(literal.literal, literal.parts, strict=False)
+                if isinstance(value, str)
+            ]
+        for value, offset in found:
+            compared = Compared(attr.domain, attr.name or "", how, value, offset, attr.fold)
+            self.compared.append(compared)
+            self.check_product(compared)
+
+    def check_product(self, c: Compared) -> None:
+        """A product attribute compared with a catalogued product name misspelled: the
+        comparison is true on no device (``unknown-value``). A name the catalog lacks
+        and that is no misspelling is not said here: a GPU newer than the catalog
+        publishes it (the configuration warns of it: DRA533)."""
+        from dra_migrate.k8s.products import PRODUCT_ATTRIBUTES, load_products
+
+        if (c.domain, c.name) not in PRODUCT_ATTRIBUTES:
+            return
+        verdict = load_products().check(c.value, "name", c.how, c.fold)
+        if verdict.misspelled:
+            verb = {"whole": "is never", "prefix": "never starts with", "suffix": "never ends with"}
+            self.add(
+                "unknown-value",
+                c.offset,
+                f"{c.domain}/{c.name} {verb.get(c.how, 'never contains')} {c.value!r}: "
+                "it is the name NVML gives the GPU, and no GPU's name is so",
+                f"did you mean {verdict.suggestion!r}? ({verdict.why})",
+            )
 
     def check_in(self, left: _T, right: _T) -> None:
         self.note_compared(left, right, "whole")

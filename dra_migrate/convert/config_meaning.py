@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 # under the mixed MIG strategy nvidia.com/mig-<profile>.product (NVIDIA/k8s-device-plugin,
 # internal/lm/resource.go: <resource name>.product)
 PRODUCT_LABEL = re.compile(r"nvidia\.com/(?:gpu|mig-[A-Za-z0-9._-]+)\.product")
-# the attributes a driver publishes a product name in (domain, name): the catalog's form
-PRODUCT_ATTRIBUTES = frozenset({("gpu.nvidia.com", "productName")})
 
 # CEL problems that make a selector wrong whatever driver publishes the devices
 CEL_ERRORS = ("syntax", "too-long", "not-bool", "undeclared", "unknown-function", "unknown-field")
@@ -116,6 +114,8 @@ def product_problem(
 def selector_products(compared: list[Compared]) -> Iterator[ProductProblem]:
     """The product names a selector compares a product attribute with, against the
     catalog (the comparisons ``selector_problem`` gives)."""
+    from dra_migrate.k8s.products import PRODUCT_ATTRIBUTES
+
     for c in compared:
         if (c.domain, c.name) in PRODUCT_ATTRIBUTES:
             found = product_problem(c.value, "name", c.how, c.fold)

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from dra_migrate.package_data import package_file
 
 PRODUCTS_FILE = package_file("catalog", "nvidia-products.tsv")
+# the attributes a driver publishes the catalog's names in: (domain, name)
+PRODUCT_ATTRIBUTES = frozenset({("gpu.nvidia.com", "productName")})
 
 # the characters GFD keeps (sanitise: regexp "[^A-Za-z0-9-_. ]" removed)
 _DROPPED = re.compile(r"[^A-Za-z0-9\-_. ]")
@@ -43,6 +45,7 @@ MIG_INFIX, SHARED_SUFFIX = "-MIG-", "-SHARED"  # what GFD adds to a MIG, a share
 _LABEL_SUFFIX = re.compile(r"^(?P<product>.+?)(?P<suffix>(?:-MIG-[A-Za-z0-9._]+)?(?:-SHARED)?)$")
 _NUMBERS = re.compile(r"[0-9]+")
 NEAR = 0.8  # difflib ratio of the normalised names: closer is named in a warning
+CANDIDATE = 0.6  # closer than this: checked for a misspelling
 CLOSE_WORD = 0.75  # a word without digits this close to the catalogued one: misspelled
 
 # how a selector compares a value with the name: the whole of it, or a part
@@ -121,17 +124,14 @@ class Products:
         same = keys.get(_key(value))
         if same is not None:
             return Verdict(False, True, same + suffix, _difference(value, same, form))
-        close = difflib.get_close_matches(_key(value), list(keys), n=3, cutoff=NEAR)
+        # candidates: a short word with two letters swapped is no closer than 0.75
+        close = difflib.get_close_matches(_key(value), list(keys), n=10, cutoff=CANDIDATE)
         for key in close:
-            unit = keys[key]
             if _misspelling(_key(value), key):
-                return Verdict(
-                    False,
-                    True,
-                    unit + suffix,
-                    "a misspelling of a name in the catalog of NVIDIA GPU names",
-                )
-        return Verdict(False, False, keys[close[0]] + suffix if close else "")
+                why = "a misspelling of a name in the catalog of NVIDIA GPU names"
+                return Verdict(False, True, keys[key] + suffix, why)
+        near = [k for k in close[:1] if _ratio(_key(value), k) >= NEAR]
+        return Verdict(False, False, keys[near[0]] + suffix if near else "")
 
 
 def _units(spelled: tuple[str, ...], size: int, how: str) -> frozenset[str]:
@@ -162,9 +162,13 @@ def _misspelling(written: str, catalogued: str) -> bool:
             continue
         if _NUMBERS.search(word) or _NUMBERS.search(catalogued_word):
             return False
-        if difflib.SequenceMatcher(None, word, catalogued_word).ratio() < CLOSE_WORD:
+        if _ratio(word, catalogued_word) < CLOSE_WORD:
             return False
     return True
+
+
+def _ratio(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b).ratio()
 
 
 def _difference(written: str, catalogued: str, form: str) -> str:

@@ -193,3 +193,31 @@ def test_a_product_the_fleet_has_and_the_catalog_lacks_is_silenced_by_an_ignore_
     report = json.loads(done.stdout)
     assert not [f for f in report["findings"] if f["code"] in ("DRA533", "DRA403")]
     assert [s["code"] for s in report["suppressed"]] == ["DRA533", "DRA533"]
+
+
+@pytest.mark.parametrize(
+    ("expression", "said"),
+    [
+        (f"{NV} == 'NVIDIA H100 80GB HMB3'", "did you mean 'NVIDIA H100 80GB HBM3'?"),
+        (f"{NV} == 'NVIDIA-H100-80GB-HBM3'", "did you mean 'NVIDIA H100 80GB HBM3'?"),
+        (f"{NV}.endsWith('HMB3')", "did you mean 'HBM3'?"),
+    ],
+)
+def test_a_device_class_on_a_misspelled_product_is_dra335(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, expression: str, said: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "class.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: h100.example.com\n"
+        f'spec:\n  selectors:\n  - cel:\n      expression: "{expression}"\n'
+    )
+    done = invoke(["validate", "--format", "json", "class.yaml"])
+    found = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "DRA335"]
+    assert len(found) == 1 and said in found[0]["hint"], done.output
+    assert found[0]["line"] == 8
+    catalogued = expression.replace("HMB3", "HBM3").replace("-H100-80GB-HBM3", " H100 80GB HBM3")
+    (tmp_path / "class.yaml").write_text(
+        (tmp_path / "class.yaml").read_text().replace(expression, catalogued)
+    )
+    again = invoke(["validate", "--format", "json", "class.yaml"])
+    assert "DRA335" not in again.stdout, again.output
