@@ -118,8 +118,8 @@ class Products:
             return Verdict(False, False)
         keys: dict[str, str] = {}
         # a part a letter or two shorter or longer: a misspelled part drops or doubles one
-        near = units.union(*(_units(spelled, len(value) + d, how) for d in (-2, -1, 1, 2)))
-        for unit in sorted(near, key=lambda u: (abs(len(u) - len(value)), u)):
+        around = units.union(*(_units(spelled, len(value) + d, how) for d in (-2, -1, 1, 2)))
+        for unit in sorted(around, key=lambda u: (abs(len(u) - len(value)), u)):
             keys.setdefault(_key(unit), unit)
         same = keys.get(_key(value))
         if same is not None:
