@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 # internal/lm/resource.go: <resource name>.product)
 PRODUCT_LABEL = re.compile(r"nvidia\.com/(?:gpu|mig-[A-Za-z0-9._-]+)\.product")
 
+# what of a product name a selector compares a literal with ("whole": all of it)
+_COMPARED = {"whole": "", "prefix": "the start of ", "suffix": "the end of ", "part": "a part of "}
 # CEL problems that make a selector wrong whatever driver publishes the devices
 CEL_ERRORS = ("syntax", "too-long", "not-bool", "undeclared", "unknown-function", "unknown-field")
 # names a selector looks up that the driver does not publish, or with the wrong type
@@ -89,9 +91,7 @@ def product_problem(
     verdict = load_products().check(value, form, how, fold)
     if verdict.known:
         return None
-    what = {"whole": "", "prefix": "the start of ", "suffix": "the end of ", "part": "a part of "}[
-        how
-    ]
+    what = _COMPARED[how]
     if verdict.misspelled:
         return ProductProblem(
             True,
