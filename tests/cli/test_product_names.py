@@ -221,3 +221,11 @@ def test_a_device_class_on_a_misspelled_product_is_dra335(
     )
     again = invoke(["validate", "--format", "json", "class.yaml"])
     assert "DRA335" not in again.stdout, again.output
+
+
+def test_the_inventory_of_a_cluster_says_the_configuration_warnings_too(repo: Path) -> None:
+    configure(repo, label="NVIDIA-X900-288GB")
+    (repo / "cluster.json").write_text('{"apiVersion": "v1", "kind": "List", "items": []}\n')
+    done = invoke(["inventory", "cluster.json", "--format", "json"])
+    codes = [f["code"] for f in json.loads(done.stdout)["findings"]]
+    assert codes.count("DRA533") == 1, done.output
