@@ -30,6 +30,7 @@ severity); offsets are 0-based character offsets into the expression.
 """
 
 from dra_migrate.cel.check import check_selector as check_selector
+from dra_migrate.cel.check import check_selector_values as check_selector_values
 from dra_migrate.cel.cost import estimate_cost as estimate_cost
 from dra_migrate.cel.devices import Device as Device
 from dra_migrate.cel.devices import devices_from_resource_slices as devices_from_resource_slices
@@ -41,6 +42,7 @@ from dra_migrate.cel.problems import MAX_EXPRESSION_LENGTH as MAX_EXPRESSION_LEN
 from dra_migrate.cel.problems import PROBLEM_CODES as PROBLEM_CODES
 from dra_migrate.cel.problems import CelEvaluationError as CelEvaluationError
 from dra_migrate.cel.problems import CelProblem as CelProblem
+from dra_migrate.cel.problems import Compared as Compared
 from dra_migrate.cel.problems import ProblemCode as ProblemCode
 from dra_migrate.cel.values import InvalidVersion as InvalidVersion
 from dra_migrate.cel.values import Quantity as Quantity
@@ -54,6 +56,7 @@ __all__ = [
     "PROBLEM_CODES",
     "CelEvaluationError",
     "CelProblem",
+    "Compared",
     "Device",
     "InvalidVersion",
     "ProblemCode",
@@ -61,6 +64,7 @@ __all__ = [
     "SelectorProgram",
     "SemVer",
     "check_selector",
+    "check_selector_values",
     "compile_selector",
     "devices_from_resource_slices",
     "estimate_cost",

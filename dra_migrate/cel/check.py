@@ -45,6 +45,7 @@ from dra_migrate.cel.problems import (
     COST_LIMIT,
     MAX_EXPRESSION_LENGTH,
     CelProblem,
+    Compared,
 )
 from dra_migrate.cel.tree import (
     _ident_name,
@@ -52,6 +53,10 @@ from dra_migrate.cel.tree import (
     _namespace_of,
     _unwrap,
 )
+
+# methods that change an attribute's case, and those that compare a part of it
+_FOLDS = {"lowerAscii": "lower", "upperAscii": "upper"}
+_PARTS = {"startsWith": "prefix", "endsWith": "suffix", "contains": "part"}
 
 
 class _Checker(_CheckRules):
@@ -191,7 +196,11 @@ class _Checker(_CheckRules):
             tuple(i.literal for i in items) if items and all(i.is_literal for i in items) else None
         )
         return self.t(
-            "list", node, origin="literal" if literal is not None else "", literal=literal
+            "list",
+            node,
+            origin="literal" if literal is not None else "",
+            literal=literal,
+            parts=tuple(i.offset for i in items) if literal is not None else (),
         )
 
     def n_map_lit(self, node: Any, scope: Mapping[str, _T]) -> _T:
@@ -470,6 +479,12 @@ class _Checker(_CheckRules):
                 self.check_method_arg("quantity", subject, name, args)
             return self.t(_QUANTITY_METHODS[name], node)
         if kind == "string":
+            if receiver.origin == "attribute" and name in _FOLDS and not args:
+                return dataclasses.replace(
+                    receiver, start=_start(node), end=_end(node), values=(), fold=_FOLDS[name]
+                )
+            if name in _PARTS and args:
+                self.note_compared(receiver, args[0], _PARTS[name])
             if name in _STRING_METHODS:
                 return self.t(_STRING_METHODS[name], node)
             if name in _SEMVER_METHODS or name in _QUANTITY_METHODS:
@@ -501,6 +516,13 @@ def check_selector(expression: str) -> list[CelProblem]:
 
     Never raises for any input text. See :data:`PROBLEM_CODES` for the codes.
     """
+    return check_selector_values(expression)[0]
+
+
+def check_selector_values(expression: str) -> tuple[list[CelProblem], list[Compared]]:
+    """:func:`check_selector`'s problems, and the string attributes the selector
+    compares with literals (:class:`Compared`, in the order met; none when the
+    expression does not parse)."""
     from dra_migrate.k8s.catalog import load_catalog
 
     problems: list[CelProblem] = []
@@ -509,7 +531,7 @@ def check_selector(expression: str) -> list[CelProblem]:
             CelProblem(
                 "syntax", 0, f"a CEL expression must be a string, got {type(expression).__name__}"
             )
-        ]
+        ], []
     if len(expression) > MAX_EXPRESSION_LENGTH:
         problems.append(
             CelProblem(
@@ -524,10 +546,10 @@ def check_selector(expression: str) -> list[CelProblem]:
     except _ParseFailed as failed:
         issue = failed.issue
         problems.append(CelProblem("syntax", issue.offset, issue.message, issue.hint))
-        return problems
+        return problems, []
     except RecursionError:
         problems.append(CelProblem("syntax", 0, "the expression is nested too deeply to parse"))
-        return problems
+        return problems, []
     checker = _Checker(expression, load_catalog())
     try:
         result = checker.infer(tree, {})
@@ -552,4 +574,4 @@ def check_selector(expression: str) -> list[CelProblem]:
         )
     problems.extend(checker.problems)
     problems.sort(key=lambda p: p.offset)
-    return problems
+    return problems, checker.compared

@@ -25,6 +25,7 @@ from dra_migrate.cel.environment import (
 from dra_migrate.cel.parse import _end, _start
 from dra_migrate.cel.problems import (
     CelProblem,
+    Compared,
 )
 from dra_migrate.cel.values import (
     _regex,
@@ -45,6 +46,7 @@ class _CheckRules:
         self.catalog = catalog
         self.problems: list[CelProblem] = []
         self._seen: set[tuple[str, int, str]] = set()
+        self.compared: list[Compared] = []  # string attributes against literals
 
     # -- helpers --------------------------------------------------------------
     def add(self, code: str, offset: int, message: str, hint: str = "", subject: str = "") -> None:
@@ -298,7 +300,48 @@ class _CheckRules:
         self.add("unknown-driver", offset, f"no known DRA driver is called {value!r}", hint)
 
     # -- comparisons -------------------------------------------------------------
+    def note_compared(self, attr: _T, literal: _T, how: str) -> None:
+        """Keep a string attribute compared ``how`` with a string literal (``compared``:
+        a caller checks the values, as config_meaning.py does product names), and check
+        a product name against the catalog of products (``check_product``)."""
+        if attr.origin != "attribute" or attr.kind != "string" or attr.domain is None:
+            return
+        found = []
+        if literal.kind == "string" and literal.is_literal:
+            found.append((literal.literal, literal.offset))
+        elif literal.kind == "list" and isinstance(literal.literal, tuple):
+            found += [
+                (value, offset)
+                for value, offset in zip(literal.literal, literal.parts, strict=False)
+                if isinstance(value, str)
+            ]
+        for value, offset in found:
+            compared = Compared(attr.domain, attr.name or "", how, value, offset, attr.fold)
+            self.compared.append(compared)
+            self.check_product(compared)
+
+    def check_product(self, c: Compared) -> None:
+        """A product attribute compared with a catalogued product name misspelled: the
+        comparison is true on no device (``unknown-value``). A name the catalog lacks
+        and that is no misspelling is not said here: a GPU newer than the catalog
+        publishes it (the configuration warns of it: DRA533)."""
+        from dra_migrate.k8s.products import PRODUCT_ATTRIBUTES, load_products
+
+        if (c.domain, c.name) not in PRODUCT_ATTRIBUTES:
+            return
+        verdict = load_products().check(c.value, "name", c.how, c.fold)
+        if verdict.misspelled:
+            verb = {"whole": "is never", "prefix": "never starts with", "suffix": "never ends with"}
+            self.add(
+                "unknown-value",
+                c.offset,
+                f"{c.domain}/{c.name} {verb.get(c.how, 'never contains')} {c.value!r}: "
+                "it is the name NVML gives the GPU, and no GPU's name is so",
+                f"did you mean {verdict.suggestion!r}? ({verdict.why})",
+            )
+
     def check_in(self, left: _T, right: _T) -> None:
+        self.note_compared(left, right, "whole")
         if left.origin == "driver" and right.kind == "list" and isinstance(right.literal, tuple):
             for item in right.literal:
                 self.check_driver(item, right.start)
@@ -317,6 +360,8 @@ class _CheckRules:
         for a, b in ((left, right), (right, left)):
             if a.origin == "driver" and b.kind == "string" and b.is_literal:
                 self.check_driver(b.literal, b.offset)
+            if op in ("==", "!="):
+                self.note_compared(a, b, "whole")
         # version and Quantity values
         for a, b, mirrored in ((left, right, False), (right, left, True)):
             if a.kind in ("semver", "quantity"):

@@ -25,6 +25,8 @@ class _T:
     literal: Any = None  # value of a literal; tuple of values for a list of literals
     values: tuple[str, ...] = ()  # known values of an attribute
     at: int = -1  # where to point at it: the first character inside a string literal
+    parts: tuple[int, ...] = ()  # a list of literals: where each one's text starts
+    fold: str = ""  # an attribute's string made "lower" or "upper" case (lowerAscii())
 
     @property
     def offset(self) -> int:

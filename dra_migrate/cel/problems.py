@@ -91,5 +91,20 @@ class CelProblem:
         return entry.severity if entry else "error"
 
 
+@dataclass(frozen=True, slots=True)
+class Compared:
+    """A string attribute compared with a literal: ``how`` is "whole" (``==``, ``!=``,
+    ``in [...]``), "prefix" (startsWith), "suffix" (endsWith) or "part" (contains);
+    ``fold`` the case the selector made the attribute's value first ("lower" for
+    lowerAscii(), "upper", or ""); ``offset`` where the literal's text starts."""
+
+    domain: str
+    name: str
+    how: str
+    value: str
+    offset: int
+    fold: str = ""
+
+
 class CelEvaluationError(Exception):
     """A selector could not be evaluated (syntax error or CEL runtime error)."""

@@ -134,5 +134,6 @@ def inventory(
     finally:
         if live:
             reader.close()
+    report.findings[:0] = config.notes  # what loading the configuration found (DRA533)
     run.emit(report, "inventory", options)
     sys.exit(EXIT_UNPROCESSED if report.count(Status.FAILED) else 0)

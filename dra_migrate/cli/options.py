@@ -479,12 +479,12 @@ def resolve(params: dict[str, Any], **run: Any) -> RunOptions:
         raise ConfigError(f"--config {config_path}: no such file")
     config = with_file_size(load_config(config_file), max_file_size)
     kube = kube_version or config.kube_version
-    notes: list[Finding] = []
+    notes: list[Finding] = list(config.notes)  # what loading the configuration found
     chosen = target or config.target
     if kube is not None:
         minor = parse_kube_version(kube)
         chosen = chosen or target_for(minor)
-        notes = [finding("DRA214", "", 0, 0, text) for text in warnings(chosen, minor)]
+        notes += [finding("DRA214", "", 0, 0, text) for text in warnings(chosen, minor)]
     gate_state(kube, config.feature_gates)  # featureGates: a locked gate set otherwise
     return RunOptions(
         paths=paths,

@@ -87,7 +87,7 @@ def validate(
         gate_state(options.settings.kube_version, tuple(gates.items()))  # locked gates
     except ConfigError as error:
         run.fail_usage(error)
-    notes: list[Finding] = []
+    notes: list[Finding] = list(options.settings.config.notes)  # loading its configuration
     installed: tuple[tuple[str, tuple[str, ...]], ...] = ()
     if live:
         from dra_migrate.cluster import ClusterError, cluster_classes, slice_devices

@@ -22,7 +22,7 @@ from dra_migrate.k8s.names import DNS_SUBDOMAIN
 from dra_migrate.package_data import package_file
 from dra_migrate.repo import discover
 from dra_migrate.repo.sharing_lookup import configured_fleet
-from dra_migrate.report.findings import ConfigError, InputProblem
+from dra_migrate.report.findings import ConfigError, Finding, InputProblem, finding
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
@@ -326,6 +326,7 @@ class Config:
     # the repository's device plugin configurations say unless read_sharing is off
     sharing: Fleet | None = None
     read_sharing: bool = True
+    notes: tuple[Finding, ...] = ()  # warnings of its loading (DRA533), said by each run
     # is_gpu's answers: every container of every file asks about the same few names
     # (kept out of comparisons, and new in a copy made by dataclasses.replace)
     _gpu: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -460,7 +461,8 @@ def load_config(path: StrPath | None) -> Config:
     base = _build(builtin_mapping())
     if path is None:
         return base
-    data, root = _read(path, str(path))
+    notes: list[Finding] = []
+    data, root = _read(path, str(path), notes=notes)
     user = _build(data)
     resources = list(user.resources)
     if data.get("builtins", True):
@@ -501,6 +503,7 @@ def load_config(path: StrPath | None) -> Config:
         helm=_helm(data.get("helm"), str(path)),
         sharing=configured_fleet(data.get("sharing"), str(path)),
         read_sharing=(data.get("sharing") or {}).get("readRepository", True),
+        notes=tuple(notes),
     )
 
 
@@ -597,7 +600,9 @@ def builtin_mapping() -> dict[str, Any]:
     return _read(_DEFAULTS, _DEFAULTS, check=False)[0]
 
 
-def _read(path: StrPath, display: str, check: bool = True) -> tuple[dict[str, Any], Node | None]:
+def _read(
+    path: StrPath, display: str, check: bool = True, notes: list[Finding] | None = None
+) -> tuple[dict[str, Any], Node | None]:
     from dra_migrate.manifests import compose, sources, trees
 
     try:
@@ -624,30 +629,43 @@ def _read(path: StrPath, display: str, check: bool = True) -> tuple[dict[str, An
         from dra_migrate.convert.config_schema import check_schema
 
         check_schema(data, root, display, raw)
-        _check_meaning(data, root, display)
+        said = _check_meaning(data, root, display)
+        if notes is not None:
+            notes.extend(said)
     return data, root
 
 
 _SAMPLE = "x1"  # stands for a captured placeholder value while checking
 
 
-def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
+def _check_meaning(data: dict[str, Any], root: Node, display: str) -> list[Finding]:
     """What the schema cannot say, checked before any file is read: every name pattern
     compiles, every placeholder used is captured by the name, every device class is a
-    DNS subdomain once filled, every selector is CEL. An error points at its line."""
+    DNS subdomain once filled, every selector is CEL, every GPU product name is one
+    the catalog knows. An error points at its line; the warnings are returned."""
     from dra_migrate.convert.config_meaning import (
+        ProductProblem,
         declared_names,
+        point_at,
         release_problem,
         rule_label_problems,
         selector_problem,
+        selector_products,
     )
     from dra_migrate.manifests import trees
 
-    def fail(path: tuple[Any, ...], message: str) -> None:
-        line, col = trees.position(trees.node_at(root, path))
-        raise ConfigError(
-            f"invalid configuration at {'.'.join(map(str, path))}: {message}", display, line, col
-        )
+    warnings: list[Finding] = []
+
+    def fail(path: tuple[Any, ...], message: str | ProductProblem, offset: int = -1) -> None:
+        line, col = point_at(trees.node_at(root, path), offset)
+        where = ".".join(map(str, path))
+        if isinstance(message, ProductProblem) and not message.error:
+            warnings.append(
+                finding("DRA533", display, line, col, f"{where}: {message.message}", message.hint)
+            )
+            return
+        said = message.message if isinstance(message, ProductProblem) else message
+        raise ConfigError(f"invalid configuration at {where}: {said}", display, line, col)
 
     published = declared_names(data.get("drivers"))
     strategy = data.get("strategy")
@@ -693,14 +711,22 @@ def _check_meaning(data: dict[str, Any], root: Node, display: str) -> None:
                     if len(filled) > 253 or not DNS_SUBDOMAIN.fullmatch(filled):
                         fail(path, f"{text!r} is not a lower-case DNS subdomain")
                     continue
-                problem = selector_problem(filled, published)
+                problem, compared = selector_problem(filled, published)
                 if problem:
                     fail(path, problem)
+                for product in selector_products(compared) if filled == text else ():
+                    fail(path, product, product.offset)  # no placeholder moves the offsets
+    for k, defined in enumerate(data.get("deviceClasses") or ()):
+        for m, text in enumerate(defined.get("selectors") or ()):
+            if isinstance(text, str):  # checked as CEL where rendered (DRA502)
+                for product in selector_products(selector_problem(text, published)[1]):
+                    fail(("deviceClasses", k, "selectors", m), product, product.offset)
     for domain, spec in (data.get("drivers") or {}).items():
         if isinstance(spec, str):
             problem = release_problem(domain, spec)
             if problem:
                 fail(("drivers", domain), problem)
+    return warnings
 
 
 def _build(data: Mapping[str, Any]) -> Config:

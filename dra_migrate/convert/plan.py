@@ -42,6 +42,7 @@ from dra_migrate.convert.operations import (
     Replaced,
     add_items,
 )
+from dra_migrate.convert.product_selector import PRODUCT_LABEL, product_findings
 from dra_migrate.k8s import quantity
 from dra_migrate.k8s.quantity import INT64_MAX, whole_count
 from dra_migrate.manifests import scalars, trees
@@ -54,7 +55,6 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
-PRODUCT_LABEL = "nvidia.com/gpu.product"
 MAX_REQUESTS = 32  # DeviceRequestsMaxSize
 
 
@@ -724,29 +724,8 @@ def _notes(
                 "apply, with the namespace's setup) and keep only the workload in this file",
             )
         )
-    products = ctx.node_selector.get(PRODUCT_LABEL)
-    if products:
-        shown = ", ".join(sorted(products))
-        chosen = {a.choice.device_class for a in asks if a.choice.rule is not None}
-        if chosen:
-            message = f"pod selects nodes by {PRODUCT_LABEL} ({shown}); a mapping rule chose device class {', '.join(sorted(chosen))}"
-        else:
-            message = (
-                f"pod selects nodes by {PRODUCT_LABEL} ({shown}); the claim does not select "
-                "a product, the node selector keeps doing so"
-            )
-        findings.append(
-            finding(
-                "DRA208",
-                path,
-                line,
-                col,
-                message,
-                ""
-                if chosen
-                else "a mapping rule on nodeSelector can pick a device class or selector",
-            )
-        )
+    chosen = [a.choice.device_class for a in asks if a.choice.rule is not None]
+    findings += product_findings(ctx, chosen, path, line, col)
 
 
 # --- the generated object ---------------------------------------------------------

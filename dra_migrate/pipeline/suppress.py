@@ -297,6 +297,16 @@ def apply(report: Report, config: Config, command: str, check: bool = False) -> 
         requests = {item.line for item in result.inventory} if command == "convert" else set()
         kept.extend(_inline_notes(result, found, codes_run, requests))
         result.findings = sorted(kept, key=lambda f: (f.line, f.col, f.code, f.message))
+    # the run's findings at a file of their own: the configuration's (DRA532, DRA533)
+    run_level: list[Finding] = []
+    for f in report.findings:
+        entry = next((e for e in entries if e.covers(f)), None) if f.path else None
+        if entry is None:
+            run_level.append(f)
+            continue
+        entry.used = entry.looked_at = True
+        report.suppressed.append(Suppressed(f, "config", entry.source))
+    report.findings[:] = run_level
     for entry in entries:
         report.findings.extend(entry.notes(codes_run))
 

@@ -304,6 +304,8 @@ CODES: dict[str, Code] = _table(
     Code("DRA530", E, "workload would stay Pending: not enough devices in the ResourceSlices"),
     Code("DRA531", N, "GPUs asked for and devices published, per device class"),
     Code("DRA532", N, "mapping rule that matched no workload of the run"),
+    Code("DRA533", W, "GPU product name in the configuration that the product catalog lacks"),
+    Code("DRA534", W, "pod selects nodes by a GPU product no GPU has: a misspelled one"),
     # 54x: the plan's sharing model (migration/sharing.py)
     Code("DRA540", N, "GPU sharing model of the fleet assumed: exclusive GPUs"),
     Code(

@@ -85,9 +85,11 @@ PRODUCTS = {
 
 
 def gfd_label(product: str) -> str:
-    """GPU feature discovery's ``nvidia.com/gpu.product`` value: spaces become dashes
-    (gpu-feature-discovery internal/lm/resource.go, ``strings.ReplaceAll(name, " ", "-")``)."""
-    return product.replace(" ", "-")
+    """GPU feature discovery's ``nvidia.com/gpu.product`` value: runs of spaces become
+    dashes, characters a label cannot hold are dropped (k8s/products.py)."""
+    from dra_migrate.k8s.products import gfd_label as label
+
+    return label(product)
 
 
 def product_of_label(value: str) -> str:

@@ -165,6 +165,8 @@ def test_deviceclasses_needs_a_path_as_every_command_or_says_whole_mapping(repo:
     assert invoke(["deviceclasses", "--whole-mapping", "."]).exit_code == 2
 
 
+# the second rule names a real product that no workload selects (a misspelled one is a
+# configuration error: tests/cli/test_product_names.py)
 RULE_ON_A_TYPO = """\
 resources:
 - name: nvidia.com/gpu
@@ -173,7 +175,7 @@ resources:
   - when: {namespaces: [ml]}
     selectors: ["device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"]
   - when:
-      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HMB3}
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
     deviceClass: h100.nvidia.com
 """
 

@@ -58,6 +58,8 @@ runpy.run_module("dra_migrate", run_name="__main__", alter_sys=True)
 
 # Libraries that cost tens of milliseconds to import, and are needed by a few paths only.
 HEAVY = ("jsonschema", "jinja2", "celpy", "lark", "rich", "dra_migrate.cel", "_hashlib")
+# Read only where a configuration names what they hold: the catalog of GPU products
+ON_DEMAND = ("dra_migrate.k8s.products",)
 # What the standard library costs milliseconds to import, and none of these paths needs
 # (click brings inspect, typing, datetime and uuid; the records are dataclasses): exact
 # fractions for plain counts, shutil (click's help layout asks it for the terminal's
@@ -136,7 +138,7 @@ def test_a_run_that_parses_nothing_imports_no_stage(
     probe(tmp_path, repo, *args)  # the first run keeps the built-in mapping as JSON
     modules, classes = probe(tmp_path, repo, *args)
     assert "dra_migrate.pipeline.many_files" in modules
-    assert loaded(modules, HEAVY + STAGES) == []
+    assert loaded(modules, HEAVY + STAGES + ON_DEMAND) == []
     # nor the YAML parser (40 ms of imports): no file, not even the built-in mapping,
     # is parsed
     assert loaded(modules, ("yaml", "dra_migrate.manifests")) == []
@@ -173,6 +175,7 @@ def test_the_hook_on_a_gpu_file_imports_its_stages_and_nothing_heavy(
     # template: the text is laid out without rich, no CEL selector is parsed, no name
     # needs a hash
     assert loaded(modules, HEAVY) == ["jsonschema"]
+    assert loaded(modules, ON_DEMAND) == []  # the built-in mapping names no product
     # (jsonschema imports dataclasses, typing, urllib, ...: SLOW_STDLIB is not checked
     # here, nor the records, which are dataclasses on this path)
     assert {f"dra_migrate.pipeline.options.{name}" for name in RECORDS} <= set(classes)
