@@ -1,5 +1,6 @@
-"""What is reported and never converted: Helm chart templates and values files,
-kustomize patches, ResourceQuotas, and GPU requests outside any pod spec.
+"""What is reported and never converted: Helm chart templates, kustomize patches,
+ResourceQuotas, and GPU requests outside any pod spec (a chart's values files:
+convert/values_asks.py).
 
 Each function reads one file (or one object) and returns findings; the
 pipeline decides which applies from the file's role (``layout.py``).
@@ -605,22 +606,9 @@ def _gpu_keys(
                 yield doc, path, line, col, name, value
 
 
-def helm_values(source: Source, docs: list[Document], config: Config) -> list[Finding]:
-    return [
-        finding(
-            "DRA204",
-            source.path,
-            line,
-            col,
-            f"values key {path} sets {name}: {value}; it is left as it is",
-            "the chart's templates turn it into an extended resource; the chart's finding "
-            "says why it is left and the way out",
-        )
-        for _doc, path, line, col, name, value in _gpu_keys(docs, config)
-    ]
-
-
 _RESOURCE_PARENT = re.compile(r"limit|request|resource|guarantee", re.I)
+RESOURCE_PARENT = _RESOURCE_PARENT  # where a values file's asks sit (convert/values_asks.py)
+gpu_reported = _reported  # a GPU these reports are about (convert/values_asks.py)
 
 
 def _keys(node: Node | None, prefix: str, parent: str = "") -> list[tuple[str, Node, str, str]]:

@@ -336,15 +336,16 @@ def mark_pending(report: Report) -> None:
                 continue
             if item.kept and not held:  # convert leaves it, and says why
                 continue
-            ns = f"{item.namespace}/" if item.namespace else ""
+            from dra_migrate.pipeline.left import who
+
             result.findings.append(
                 finding(
                     "DRA401",
                     item.path,
                     item.line,
                     item.col,
-                    f"{item.kind} {ns}{item.name}: container '{item.container}' asks for "
-                    f"{item.resource}: {item.value} through the device plugin; "
+                    f"{who(item)} asks for {item.resource}: {item.value} through the device "
+                    "plugin; "
                     + (
                         "an ignore holds it there (convert would rewrite it as a claim on "
                         f"DeviceClass {item.device_class})"

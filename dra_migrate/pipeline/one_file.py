@@ -112,8 +112,13 @@ def process(
         return _manifest_template(display, source, raw, settings.config)
     plain = role.kind not in (roles.HELM_VALUES, roles.KUSTOMIZE_PATCH, roles.KUSTOMIZATION)
     docs = compose.parse(source, _needles(settings.config) if plain else None)
-    if role.kind == roles.HELM_VALUES:
-        return _reported(display, unconverted.helm_values(source, docs, settings.config), raw)
+    if role.kind == roles.HELM_VALUES:  # counted, kept until the chart pass settles them
+        from dra_migrate.convert import values_asks
+
+        found, rows = values_asks.helm_values(source, docs, settings.config)
+        return FileResult(
+            display, Status.REPORTED if found else Status.UNCHANGED, found, rows, original=raw
+        )
     if role.kind == roles.KUSTOMIZE_PATCH:
         return _reported(
             display, unconverted.kustomize_patch(source, docs, settings.config, role.via), raw
