@@ -60,6 +60,8 @@ def helm_values(
                 )
             )
             holder = steps[:-1] if _limits_or_requests(parent) else steps
+            if len(holder) > 1 and holder[-1] == "resources":  # its container-like mapping
+                holder = holder[:-1]
             if (holder, name) in rows and "limit" not in parent.lower():
                 continue  # limits win over requests
             choice = config.choose(name, Context())

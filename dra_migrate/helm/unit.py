@@ -35,7 +35,9 @@ from dra_migrate.report.findings import Finding, InputProblem, finding
 from dra_migrate.report.model import ChartPlan, FileResult, InventoryItem, Status
 
 REPORTED_CODES = ("DRA203", "DRA204")  # a chart's GPU lines, as a file's own pass finds them
-GUARDED = "DRA246"  # a template's lines behind the switch a template edit wrote
+GUARDED = "DRA246"
+CI_FOLDER = "ci"  # values files a chart's CI renders it with (chart.py reads them too)
+KINDLESS = "DRA212"  # what the file pass says of a ci/ values file's GPU ask  # a template's lines behind the switch a template edit wrote
 TRIGGERS = (*REPORTED_CODES, GUARDED)  # what makes a file's chart one the pass looks at
 
 
@@ -115,8 +117,9 @@ def _settle(
     read_bytes: Callable[[str], bytes],
 ) -> None:
     """The chart's way given to the GPU asks of its values files that the file pass
-    left for it (convert/values_asks.py: rows kept by DRA204, or DRA278), and to those
-    of a parent's values under the chart's key (a vendored dependency comes first, so a
+    left for it (convert/values_asks.py: rows kept by DRA204, or DRA278; a ``ci/``
+    values file, which the file pass reads as a document of no kind, DRA212), and to
+    those of a parent's values under the chart's key (a vendored dependency comes first, so a
     row it settles is no longer left for the parent's way): a recipe or template edit
     converts them, the bridge serves them, a chart migrated already asks for no
     extended resource, a manual chart keeps them by its reason. An operator's key
@@ -124,22 +127,24 @@ def _settle(
     pods the operator builds."""
     from dra_migrate.convert.values_asks import REPORTED, VALUES_CODE
 
+    ci = os.path.join(root, CI_FOLDER) + os.sep
     rows = [
         (result, row)
         for chart, under in _holders(root, members, read_bytes)
-        for result in members[chart].values()
+        for real, result in members[chart].items()
         for row in result.inventory
-        if row.kept in REPORTED and (not under or _first_key(row) in under)
+        if (row.kept in REPORTED and (not under or _first_key(row) in under))
+        or (chart == root and real.startswith(ci) and row.kept == KINDLESS and not row.kind)
     ]
     for result, row in rows:
         if way == BRIDGE:
             row.kept, row.bridged = "", True
-        elif row.kept != VALUES_CODE:
+        elif row.kept not in (VALUES_CODE, KINDLESS):
             continue  # an operator's key (DRA278): its own reason stands
         elif way == DONE:
             result.inventory.remove(row)
         elif way == MANUAL:
-            row.kept = codes[0] if codes else VALUES_CODE
+            row.kept = codes[0] if codes else row.kept
         else:  # RECIPE, TEMPLATE
             row.kept = ""
 

@@ -1,0 +1,194 @@
+"""GPU asks in a chart's values files are counted (convert/values_asks.py), each with the
+state the chart pass gives it (helm/unit.py ``_settle``): converted by a recipe or a
+template edit, bridged, refused by the chart's reason or an operator's (DRA278), gone
+once the chart is migrated. The KubeAI case is a reduced copy of the real chart
+(tests/fixtures/charts/kubeai-profiles/SOURCE)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dra_migrate.convert import outside_counts
+from tests.conftest import FIXTURES, REPO
+from tests.helpers.cli_runner import invoke
+
+KUBEAI = FIXTURES / "charts" / "kubeai-profiles"
+PROFILES = ["nvidia-gpu-l4", "nvidia-gpu-h100", "amd-gpu-mi300x"]
+OWN = ("--config", ".dra-migrate.yaml")  # written by _kubeai(own=True)
+
+
+def _run(command: str, *args: str) -> dict[str, Any]:
+    done = invoke([command, "--format", "json", *args])
+    assert done.exit_code in (0, 1), done.output
+    return json.loads(done.stdout)
+
+
+def _rows(report: dict[str, Any]) -> dict[str, tuple[str, str | None, str]]:
+    """podPath -> (resource, kept, state) of the inventory."""
+    return {r["podPath"]: (r["resource"], r["kept"], r["state"]) for r in report["inventory"]}
+
+
+def _kubeai(tmp_path: Path, own: bool = False) -> Path:
+    chart = tmp_path / "charts" / "kubeai"
+    shutil.copytree(KUBEAI, chart, ignore=shutil.ignore_patterns("SOURCE"))
+    if own:  # a team's copy of the chart: no bridge by name
+        (tmp_path / ".dra-migrate.yaml").write_text("helm:\n  own: [charts/kubeai]\n")
+    return chart
+
+
+def test_kubeai_profiles_are_counted_and_bridged_with_their_chart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real chart: 14 values keys and a summary of 0 requests before; now one ask a
+    profile and resource (limits and requests of a profile ask once), bridged as the
+    chart pass bridges the upstream chart (DRA242), each named by its reader (DRA278),
+    and the TPU profile of values-gke.yaml not a GPU request."""
+    _kubeai(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    found = _run("scan", "charts")
+    assert found["summary"]["requests"] == 3
+    assert _rows(found) == {
+        "resourceProfiles.nvidia-gpu-l4": ("nvidia.com/gpu", None, "bridged"),
+        "resourceProfiles.nvidia-gpu-h100": ("nvidia.com/gpu", None, "bridged"),
+        "resourceProfiles.amd-gpu-mi300x": ("amd.com/gpu", None, "bridged"),
+    }
+    [chart] = found["charts"]
+    assert (chart["way"], chart["codes"]) == ("bridge", ["DRA242"])
+    operator = [f for f in found["findings"] if f["code"] == "DRA278"]
+    assert [(f["line"], f["col"]) for f in operator] == [
+        (r["line"], r["col"]) for r in found["inventory"]
+    ]
+    assert all("KubeAI resource profile" in f["message"] for f in operator)
+    assert sum(f["code"] == "DRA204" for f in found["findings"]) == 4  # each key, as before
+    plan = _run("report", "--kube-version", "1.36", "charts")["plan"]["stages"]["inventory"]
+    assert {w["podPath"]: w["strategy"] for w in plan["workloads"]} == {
+        f"resourceProfiles.{p}": "bridge" for p in PROFILES
+    }
+
+
+def test_a_team_copy_of_kubeai_keeps_the_profiles_by_their_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the team's own chart no template renders a GPU line (the ConfigMap holds the
+    profiles as text): the chart is manual, and the profiles are refused by what reads
+    them (DRA278), not the chart's reason; convert --check fails once a GPU line."""
+    _kubeai(tmp_path, own=True)
+    monkeypatch.chdir(tmp_path)
+    found = _run("scan", *OWN, "charts")
+    assert found["summary"]["requests"] == 3
+    assert {state for _r, _k, state in _rows(found).values()} == {"refused"}
+    assert {kept for _r, kept, _s in _rows(found).values()} == {"DRA278"}
+    [chart] = found["charts"]
+    assert chart["way"] == "manual"
+    checked = invoke(["convert", "--check", "--format", "json", *OWN, "charts"])
+    assert checked.exit_code == 1
+    left = [f for f in json.loads(checked.stdout)["findings"] if f["code"] == "DRA401"]
+    places = [(f["path"], f["line"], f["col"]) for f in left]
+    assert len(places) == len(set(places)) == 4  # the chart's DRA401 at each key, once
+
+
+def test_without_the_operator_rule_the_team_copy_falls_back_to_the_chart_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rule is what names the reader: without it the rows are refused by the
+    chart's own reason, and no DRA278 is said."""
+    monkeypatch.setattr(outside_counts, "VALUES_KEYS", ())
+    _kubeai(tmp_path, own=True)
+    monkeypatch.chdir(tmp_path)
+    found = _run("scan", *OWN, "charts")
+    [chart] = found["charts"]
+    assert {kept for _r, kept, _s in _rows(found).values()} == set(chart["codes"])
+    assert "DRA278" not in {f["code"] for f in found["findings"]}
+
+
+def test_a_recipe_converts_the_values_asks_and_they_are_gone_once_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ray-cluster's recipe: the worker's GPUs in values.yaml and in ci/gpu-values.yaml
+    (a values file the file pass reads as a document of no kind, DRA212) are converted
+    asks; after convert --write the chart asks for no extended resource."""
+    shutil.copytree(FIXTURES / "charts" / "ray-cluster", tmp_path / "charts" / "ray-cluster")
+    monkeypatch.chdir(tmp_path)
+    found = _run("scan", "charts")
+    assert found["charts"][0]["way"] == "recipe"
+    assert found["summary"]["requests"] == 2
+    assert {r["state"] for r in found["inventory"]} == {"converted"}
+    assert invoke(["convert", "--write", "charts"]).exit_code == 0
+    assert _run("scan", "charts")["summary"]["requests"] == 0
+
+
+def test_a_template_edit_converts_the_values_asks_and_a_migrated_chart_has_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chart = tmp_path / "charts" / "server"
+    shutil.copytree(FIXTURES / "charts" / "shapes" / "toyaml-resources" / "before", chart)
+    monkeypatch.chdir(tmp_path)
+    found = _run("scan", "charts")
+    assert found["charts"][0]["way"] == "template"
+    assert _rows(found) == {"resources": ("nvidia.com/gpu", None, "converted")}
+    assert invoke(["convert", "--write", "charts"]).exit_code == 0
+    again = _run("scan", "charts")
+    assert again["charts"][0]["way"] == "done"
+    assert again["summary"]["requests"] == 0 and not again["inventory"]
+
+
+def test_a_manual_chart_refuses_its_values_asks_by_its_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library chart is left as it is (DRA243): its values' asks are refused by it."""
+    chart = tmp_path / "charts" / "common"
+    chart.mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: common\nversion: 1.0.0\ntype: library\n"
+    )
+    (chart / "values.yaml").write_text(
+        "worker:\n  resources:\n    requests:\n      nvidia.com/gpu: 2\n"
+        "    limits:\n      nvidia.com/gpu: 2\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    found = _run("scan", "charts")
+    assert found["summary"]["requests"] == 1  # requests and limits: one ask
+    [row] = found["inventory"]
+    assert (row["podPath"], row["line"], row["count"]) == ("worker", 6, 2)  # at the limit
+    assert (row["kept"], row["state"]) == ("DRA243", "refused")
+
+
+def test_a_parent_values_ask_takes_its_dependency_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A platform chart vendoring KubeAI sets a profile under the dependency's key: the
+    dependency's way (the bridge) settles it, and the reader is named through the key."""
+    parent = tmp_path / "platform"
+    parent.mkdir()
+    (parent / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: platform\nversion: 0.1.0\ndependencies:\n"
+        "  - name: kubeai\n    version: 0.22.1\n    repository: https://www.kubeai.org\n"
+    )
+    (parent / "values.yaml").write_text(
+        "kubeai:\n  resourceProfiles:\n    nvidia-gpu-a100-80gb:\n      limits:\n"
+        '        nvidia.com/gpu: "8"\n'
+    )
+    _kubeai(parent)
+    monkeypatch.chdir(tmp_path)
+    found = _run("scan", "platform")
+    rows = _rows(found)
+    assert rows["kubeai.resourceProfiles.nvidia-gpu-a100-80gb"] == (
+        "nvidia.com/gpu",
+        None,
+        "bridged",
+    )
+    assert found["summary"]["requests"] == 4
+    assert [c["name"] for c in found["charts"]] == ["kubeai"]
+
+
+def test_the_real_chart_when_the_corpus_has_it() -> None:
+    """The fixture's SOURCE names the real chart; the docs' operator table cites it."""
+    source = (KUBEAI / "SOURCE").read_text()
+    assert "f442a2cd620cc0c903d0d0a5145bb70fb050503b" in source
+    conversion = (REPO / "docs" / "conversion.md").read_text()
+    assert "DRA278" in conversion and "model_controller.go" in conversion
