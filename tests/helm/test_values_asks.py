@@ -186,7 +186,7 @@ def test_a_parent_values_ask_takes_its_dependency_way(
     assert [c["name"] for c in found["charts"]] == ["kubeai"]
 
 
-def test_the_real_chart_when_the_corpus_has_it() -> None:
+def test_the_fixture_names_its_source_and_the_docs_cite_the_reader() -> None:
     """The fixture's SOURCE names the real chart; the docs' operator table cites it."""
     source = (KUBEAI / "SOURCE").read_text()
     assert "f442a2cd620cc0c903d0d0a5145bb70fb050503b" in source
