@@ -192,3 +192,49 @@ def test_the_fixture_names_its_source_and_the_docs_cite_the_reader() -> None:
     assert "f442a2cd620cc0c903d0d0a5145bb70fb050503b" in source
     conversion = (REPO / "docs" / "conversion.md").read_text()
     assert "DRA278" in conversion and "model_controller.go" in conversion
+
+
+MODELS = FIXTURES / "kubeai-models"
+
+
+def test_kubeai_models_are_counted_through_their_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Models alone (the real manifests/models): no resource name in them, so they were
+    never read; now each GPU profile's ask is counted with KubeAI's default profile
+    times the multiple, refused by DRA279, and the cpu profile asks for nothing."""
+    found = _run("scan", str(MODELS))
+    assert found["summary"]["requests"] == 2
+    rows = {
+        r["name"]: (r["resource"], r["count"], r["kept"], r["state"]) for r in found["inventory"]
+    }
+    assert rows == {
+        "llama-3.1-405b-instruct-fp8-h100": ("nvidia.com/gpu", 8, "DRA279", "refused"),
+        "llama-3.1-8b-instruct-fp8-l4": ("nvidia.com/gpu", 1, "DRA279", "refused"),
+    }
+    assert {f["code"] for f in found["findings"]} == {"DRA279"}
+
+
+def test_kubeai_models_take_the_profiles_the_run_defines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the chart's values in the run a Model takes the profile defined there: its
+    resource and count per multiple (a team's values.yaml that gives the H100 profile
+    two GPUs makes the 405B model ask for 16) and its state (bridged with the chart)."""
+    chart = _kubeai(tmp_path)
+    values = chart / "values.yaml"
+    values.write_text(
+        values.read_text().replace(
+            'nvidia-gpu-h100:\n    imageName: "nvidia-gpu"\n    limits:\n      nvidia.com/gpu: "1"',
+            'nvidia-gpu-h100:\n    imageName: "nvidia-gpu"\n    limits:\n      nvidia.com/gpu: "2"',
+        )
+    )
+    shutil.copytree(MODELS, tmp_path / "models", ignore=shutil.ignore_patterns("SOURCE"))
+    monkeypatch.chdir(tmp_path)
+    found = _run("scan", ".")
+    models = {r["name"]: (r["count"], r["state"]) for r in found["inventory"] if r["kind"]}
+    assert models == {
+        "llama-3.1-405b-instruct-fp8-h100": (16, "bridged"),
+        "llama-3.1-8b-instruct-fp8-l4": (1, "bridged"),
+    }
+    assert found["summary"]["requests"] == 5  # three profiles, two Models
