@@ -341,15 +341,13 @@ def mark_pending(report: Report) -> None:
                 continue
             if item.kept and not held:  # convert leaves it, and says why
                 continue
-            from dra_migrate.pipeline.left import who
-
             result.findings.append(
                 finding(
                     "DRA401",
                     item.path,
                     item.line,
                     item.col,
-                    f"{who(item)} asks for {item.resource}: {item.value} through the device "
+                    f"{item.who} asks for {item.resource}: {item.value} through the device "
                     "plugin; "
                     + (
                         "an ignore holds it there (convert would rewrite it as a claim on "
