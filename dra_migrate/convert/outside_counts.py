@@ -215,3 +215,20 @@ def values_finding(rule: ValuesKey, key: str, row: InventoryItem, path: str) -> 
         "it is left as it is",
         rule.fix,
     )
+
+
+def config_finding(
+    rule: ValuesKey, key: str, name: str, amount: Node, node: Node, path: str
+) -> Finding:
+    """DRA278 for one GPU key of an operator's configuration file (a document of no
+    kind: KubeAI's system.yaml) that ``rule``'s operator reads."""
+    line, col = trees.position(node)
+    value = trees.scalar(amount) or "…"
+    return finding(
+        rule.code,
+        path,
+        line,
+        col,
+        f"{key} sets {name}: {value}, a {rule.operator} {rule.reads}; it is left as it is",
+        rule.fix,
+    )

@@ -63,8 +63,11 @@ def outside_asks(
         from dra_migrate.convert import outside_counts
 
         rule = outside_counts.outside_rule(workload)
+        read = None if rule or workload.kind else outside_counts.values_rule(_steps(where))
         if rule is not None:
             made = outside_counts.outside_finding(rule, workload, here, name, name_node, path)
+        elif read is not None:  # an operator's configuration (KubeAI's system.yaml)
+            made = outside_counts.config_finding(read, here, name, amount, name_node, path)
         else:
             made = _generic_outside(workload, here, name, name_node, path)
         found.append(made)
@@ -95,6 +98,11 @@ def outside_asks(
             for i, item in enumerate(items(node)):
                 stack.append((f"{where}[{i}]", item))
     return sorted(found), sorted(rows.values(), key=lambda r: (r.line, r.col))
+
+
+def _steps(where: str) -> tuple[str, ...]:
+    """The steps of a dotted path (an index stays on its step: ``a[0].b``)."""
+    return tuple(where.split(".")) if where else ()
 
 
 def _named_count(key: str, value: Node) -> tuple[str, Node, Node] | None:

@@ -238,3 +238,14 @@ def test_kubeai_models_take_the_profiles_the_run_defines(
         "llama-3.1-8b-instruct-fp8-l4": (1, "bridged"),
     }
     assert found["summary"]["requests"] == 5  # three profiles, two Models
+
+
+def test_kubeai_configuration_files_name_the_reader() -> None:
+    """KubeAI's own configuration (system.yaml, a document of no kind: the real
+    hack/dev-configs/gke.yaml) holds the same profiles: named by their reader (DRA278,
+    not DRA212's "move it into a pod template"), one refused ask a profile."""
+    found = _run("scan", str(FIXTURES / "kubeai-config"))
+    assert _rows(found) == {
+        "resourceProfiles.nvidia-gpu-l4": ("nvidia.com/gpu", "DRA278", "refused")
+    }
+    assert {f["code"] for f in found["findings"]} == {"DRA278"}
