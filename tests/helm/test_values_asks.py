@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from dra_migrate.convert import outside_counts
@@ -18,6 +19,7 @@ from tests.conftest import FIXTURES, REPO
 from tests.helpers.cli_runner import invoke
 
 KUBEAI = FIXTURES / "charts" / "kubeai-profiles"
+SCHEMA = json.loads((REPO / "schemas" / "report.schema.json").read_text(encoding="utf-8"))
 PROFILES = ["nvidia-gpu-l4", "nvidia-gpu-h100", "amd-gpu-mi300x"]
 OWN = ("--config", ".dra-migrate.yaml")  # written by _kubeai(own=True)
 
@@ -65,7 +67,10 @@ def test_kubeai_profiles_are_counted_and_bridged_with_their_chart(
     ]
     assert all("KubeAI resource profile" in f["message"] for f in operator)
     assert sum(f["code"] == "DRA204" for f in found["findings"]) == 4  # each key, as before
-    plan = _run("report", "--kube-version", "1.36", "charts")["plan"]["stages"]["inventory"]
+    jsonschema.validate(found, SCHEMA)
+    planned = _run("report", "--kube-version", "1.36", "charts")
+    jsonschema.validate(planned, SCHEMA)
+    plan = planned["plan"]["stages"]["inventory"]
     assert {w["podPath"]: w["strategy"] for w in plan["workloads"]} == {
         f"resourceProfiles.{p}": "bridge" for p in PROFILES
     }
