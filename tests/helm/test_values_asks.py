@@ -254,3 +254,13 @@ def test_kubeai_configuration_files_name_the_reader() -> None:
         "resourceProfiles.nvidia-gpu-l4": ("nvidia.com/gpu", "DRA278", "refused")
     }
     assert {f["code"] for f in found["findings"]} == {"DRA278"}
+
+
+def test_the_views_show_each_ask_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text table and the Markdown report say what the run makes of each ask."""
+    _kubeai(tmp_path, own=True)
+    monkeypatch.chdir(tmp_path)
+    text = invoke(["scan", *OWN, "charts"]).stdout
+    assert "STATE" in text and "refused (DRA278)" in text and "(no kind)" in text
+    markdown = invoke(["scan", "--format", "markdown", *OWN, "charts"]).stdout
+    assert "| State |" in markdown and "refused (DRA278)" in markdown
