@@ -7,9 +7,9 @@ A row is one mapping that holds the resources and one resource, limits first (a
 profile that sets ``limits`` and ``requests`` of ``nvidia.com/gpu`` asks once), at the
 key's line. The file's own pass cannot know what the chart pass will make of the chart
 (``helm/unit.py``), so each row starts kept by its finding (``REPORTED``: DRA204, or
-DRA278); the chart pass then gives it the chart's way (``settle``): converted by a
-recipe or a template edit, bridged, left by the chart's own reason (DRA242, DRA243,
-DRA249, ...), or gone with a chart migrated already. A row of an operator's key
+DRA278); the chart pass then gives it the chart's way (``helm/unit.py`` ``_settle``):
+converted by a recipe or a template edit, bridged (DRA242), refused by a manual
+chart's reason (DRA243, DRA249, ...), or gone with a chart migrated already. A row of an operator's key
 (DRA278) keeps its reason under every way but the bridge: no edit of the chart reaches
 the pods the operator builds.
 """
