@@ -13,6 +13,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dra_migrate.convert import outside_counts
 from tests.conftest import FIXTURES, REPO
@@ -264,3 +266,47 @@ def test_the_views_show_each_ask_state(tmp_path: Path, monkeypatch: pytest.Monke
     assert "STATE" in text and "refused (DRA278)" in text and "(no kind)" in text
     markdown = invoke(["scan", "--format", "markdown", *OWN, "charts"]).stdout
     assert "| State |" in markdown and "refused (DRA278)" in markdown
+
+
+_KEYS = st.sampled_from(
+    ["worker", "resources", "limits", "requests", "resourceProfiles", "gpu-a", "nodeSelector"]
+)
+_LEAVES = st.sampled_from(['"1"', "2", "0.5", "x", "{}"])
+_RESOURCES = st.sampled_from(["nvidia.com/gpu", "amd.com/gpu", "google.com/tpu", "cpu"])
+
+
+def _tree(depth: int) -> st.SearchStrategy[Any]:
+    leaf = st.dictionaries(_RESOURCES, _LEAVES, max_size=3)
+    if depth == 0:
+        return leaf
+    return st.dictionaries(_KEYS, st.one_of(leaf, _tree(depth - 1)), max_size=3)
+
+
+def _yaml(value: Any, indent: int = 0) -> str:
+    if not isinstance(value, dict):
+        return f" {value}\n"
+    if not value:
+        return " {}\n"
+    pad = " " * indent
+    return "\n" + "".join(f"{pad}{k}:{_yaml(v, indent + 2)}" for k, v in value.items())
+
+
+@settings(max_examples=150, deadline=None)
+@given(_tree(3))
+def test_every_values_ask_is_one_row_at_one_of_its_keys(tree: dict[str, Any]) -> None:
+    """Whatever the values: each row stands at a GPU key DRA204 names, one row a
+    mapping and GPU resource (requests and limits of one mapping ask once), and a TPU
+    or cpu key is never a row (limits before requests: the manual chart's case)."""
+    from dra_migrate.convert import values_asks
+    from dra_migrate.convert.mapping import load_config
+    from dra_migrate.manifests import compose, sources
+
+    text = _yaml(tree).lstrip("\n") or "{}\n"
+    source = sources.decode("values.yaml", text.encode())
+    found, rows = values_asks.helm_values(source, compose.parse(source), load_config(None))
+    keys = {(f.line, f.col) for f in found if f.code == "DRA204"}
+    assert {(r.line, r.col) for r in rows} <= keys
+    assert all(r.resource in ("nvidia.com/gpu", "amd.com/gpu") for r in rows)
+    assert len({(r.pod_path, r.resource) for r in rows}) == len(rows)
+    assert len(rows) <= len(keys)
+    assert bool(rows) == bool(keys)  # a GPU key is an ask
