@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
+
+from yaml.nodes import Node
 
 from dra_migrate.convert.mapping import Config, Context
 from dra_migrate.manifests import trees
 from dra_migrate.manifests.kinds import api_group
 from dra_migrate.manifests.locate import Workload
+from dra_migrate.manifests.sources import Document
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.model import FileResult, InventoryItem
 
@@ -60,13 +64,65 @@ def model_asks(
     if f"{api_group(workload.api_version)}/{workload.kind}" not in KINDS:
         return [], []
     node = trees.get_path(workload.root, *FIELD)
+    asker = _Asker(
+        workload.api_version,
+        workload.kind,
+        workload.namespace,
+        workload.name,
+        ".".join(FIELD),
+        f"Model {workload.name}".strip(),
+    )
+    return _profile_ask(node, asker, config, path)
+
+
+def values_models(
+    docs: list[Document], config: Config, path: str
+) -> tuple[list[Finding], list[InventoryItem]]:
+    """The Models a chart renders from its values (KubeAI's models chart: an entry of
+    ``catalog`` with ``resourceProfile``, rendered when its ``enabled`` or the file's
+    ``all.enabled`` is true, charts/models/templates/models.yaml): DRA279 and a row
+    each, as for a Model. An entry its file does not turn on is not counted (the
+    chart's own values.yaml turns none on)."""
+    found: list[Finding] = []
+    rows: list[InventoryItem] = []
+    for doc in docs:
+        everyone = _true(trees.get_path(doc.root, "all", "enabled"))
+        stack: list[tuple[str, Node]] = [("", doc.root)]
+        while stack:
+            where, node = stack.pop()
+            for key, _key_node, value in trees.entries(node):
+                stack.append((f"{where}.{key}" if where else key, value))
+            node_profile = trees.get(node, "resourceProfile")
+            if node_profile is None or not (everyone or _true(trees.get(node, "enabled"))):
+                continue
+            asker = _Asker("", "", None, "", where or "(document)", f"values key {where}")
+            more, asked = _profile_ask(node_profile, asker, config, path)
+            found += more
+            rows += asked
+    return sorted(found), sorted(rows, key=lambda r: (r.line, r.col))
+
+
+@dataclass(frozen=True, slots=True)
+class _Asker:
+    """What asks through a profile, as a row and a message name it."""
+
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+    pod_path: str
+    who: str
+
+
+def _profile_ask(
+    node: Node | None, asker: _Asker, config: Config, path: str
+) -> tuple[list[Finding], list[InventoryItem]]:
     text = trees.scalar(node) or ""
     parsed = _PROFILE.fullmatch(text)
     if node is None or parsed is None:
         return [], []  # KubeAI refuses it (invalid resource profile): no pod
     name, multiple = parsed.group(1), int(parsed.group(2))
     line, col = trees.position(node)
-    who = f"Model {workload.name}".strip()
     default = DEFAULTS.get(name)
     if default is None:
         if name == "cpu" or name.startswith("google-tpu"):
@@ -77,23 +133,23 @@ def model_asks(
                 path,
                 line,
                 col,
-                f"{who} asks for KubeAI's resource profile {name} times {multiple}, which "
-                "is not one of KubeAI's default profiles: counted where a values file of "
-                "the run defines it",
+                f"{asker.who} asks for KubeAI's resource profile {name} times {multiple}, "
+                "which is not one of KubeAI's default profiles: counted where a values file "
+                "of the run defines it",
                 "run dra-migrate on the folder that holds the KubeAI chart's values too",
             )
         ], []
     resource, each = default
-    choice = config.choose(resource, Context(namespace=workload.namespace))
+    choice = config.choose(resource, Context(namespace=asker.namespace))
     row = InventoryItem(
         path=path,
         line=line,
         col=col,
-        api_version=workload.api_version,
-        kind=workload.kind,
-        namespace=workload.namespace,
-        name=workload.name,
-        pod_path=".".join(FIELD),
+        api_version=asker.api_version,
+        kind=asker.kind,
+        namespace=asker.namespace,
+        name=asker.name,
+        pod_path=asker.pod_path,
         container="",
         role="app",
         resource=resource,
@@ -103,7 +159,12 @@ def model_asks(
         replicas=None,  # KubeAI's autoscaler sets the replicas
         kept=CODE,
     )
-    return [_found(who, name, multiple, row, path)], [row]
+    return [_found(asker.who, name, multiple, row, path)], [row]
+
+
+def _true(node: Node | None) -> bool:
+    """A YAML true as Helm reads values (go-yaml v2: true, yes, on, y)."""
+    return (trees.scalar(node) or "").lower() in ("true", "yes", "on", "y")
 
 
 def _found(who: str, name: str, multiple: int, row: InventoryItem, path: str) -> Finding:
@@ -137,7 +198,7 @@ def resolve(files: list[FileResult]) -> None:
                 profiles[match.group(1)] = row
     for result in files:
         for row in result.inventory:
-            if row.kept != CODE or row.pod_path != ".".join(FIELD):
+            if row.kept != CODE:
                 continue
             parsed = _PROFILE.fullmatch(row.value)
             defined = profiles.get(parsed.group(1)) if parsed else None

@@ -116,6 +116,12 @@ def process(
         from dra_migrate.convert import values_asks
 
         found, rows = values_asks.helm_values(source, docs, settings.config)
+        if PROFILE_NEEDLE.decode() in source.text:  # Models the chart renders (DRA279)
+            from dra_migrate.convert import profile_asks
+
+            more, asked = profile_asks.values_models(docs, settings.config, display)
+            found = sorted([*found, *more], key=lambda f: (f.line, f.col, f.code))
+            rows = [*rows, *asked]
         return FileResult(
             display, Status.REPORTED if found else Status.UNCHANGED, found, rows, original=raw
         )

@@ -310,3 +310,37 @@ def test_every_values_ask_is_one_row_at_one_of_its_keys(tree: dict[str, Any]) ->
     assert len({(r.pod_path, r.resource) for r in rows}) == len(rows)
     assert len(rows) <= len(keys)
     assert bool(rows) == bool(keys)  # a GPU key is an ask
+
+
+MODELS_CHART = FIXTURES / "charts" / "kubeai-models-chart"
+
+
+def test_the_models_chart_counts_the_models_its_values_turn_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KubeAI's models chart renders a Model for each catalog entry turned on: its own
+    values turn none on (nothing counted), all.enabled turns every one on (the GPU
+    profiles counted, not cpu), and a team's values file that lists a model turned on
+    counts it with its profile and multiple."""
+    chart = tmp_path / "models"
+    shutil.copytree(MODELS_CHART, chart, ignore=shutil.ignore_patterns("SOURCE"))
+    monkeypatch.chdir(tmp_path)
+    assert _run("scan", "models")["summary"]["requests"] == 0
+    values = chart / "values.yaml"
+    values.write_text(values.read_text().replace("all:\n  enabled: false", "all:\n  enabled: true"))
+    found = _run("scan", "models")
+    assert _rows(found) == {
+        "catalog.llama-3.2-11b-vision-instruct-l4": ("nvidia.com/gpu", "DRA279", "refused"),
+        "catalog.mistral-small-24b-instruct-h100": ("nvidia.com/gpu", "DRA279", "refused"),
+    }
+    values.write_text(values.read_text().replace("all:\n  enabled: true", "all:\n  enabled: false"))
+    (chart / "values-team.yaml").write_text(
+        "catalog:\n  llama-3.1-8b-instruct-fp8-l4:\n    enabled: true\n"
+        "    engine: VLLM\n    resourceProfile: nvidia-gpu-l4:2\n"
+    )
+    [row] = _run("scan", "models")["inventory"]
+    assert (row["path"], row["count"], row["value"]) == (
+        "models/values-team.yaml",
+        2,
+        "nvidia-gpu-l4:2",
+    )
