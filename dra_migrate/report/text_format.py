@@ -307,7 +307,7 @@ def show(report: Report, command: str, console: Console) -> None:
                     item.resource,
                     str(item.count) if item.count is not None else f"{item.value!r}?",
                     item.device_class or "(not mapped)",
-                    item.state + (f" ({item.kept})" if item.kept else ""),
+                    item.state,  # (the findings say which code keeps it)
                 )
                 for item in rows
             ],
