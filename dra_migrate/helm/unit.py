@@ -35,9 +35,9 @@ from dra_migrate.report.findings import Finding, InputProblem, finding
 from dra_migrate.report.model import ChartPlan, FileResult, InventoryItem, Status
 
 REPORTED_CODES = ("DRA203", "DRA204")  # a chart's GPU lines, as a file's own pass finds them
-GUARDED = "DRA246"
+GUARDED = "DRA246"  # a template's lines behind the switch a template edit wrote
 CI_FOLDER = "ci"  # values files a chart's CI renders it with (chart.py reads them too)
-KINDLESS = "DRA212"  # what the file pass says of a ci/ values file's GPU ask  # a template's lines behind the switch a template edit wrote
+KINDLESS = "DRA212"  # what the file pass says of a ci/ values file's GPU ask
 TRIGGERS = (*REPORTED_CODES, GUARDED)  # what makes a file's chart one the pass looks at
 
 
@@ -119,12 +119,12 @@ def _settle(
     """The chart's way given to the GPU asks of its values files that the file pass
     left for it (convert/values_asks.py: rows kept by DRA204, or DRA278; a ``ci/``
     values file, which the file pass reads as a document of no kind, DRA212), and to
-    those of a parent's values under the chart's key (a vendored dependency comes first, so a
-    row it settles is no longer left for the parent's way): a recipe or template edit
-    converts them, the bridge serves them, a chart migrated already asks for no
-    extended resource, a manual chart keeps them by its reason. An operator's key
-    (DRA278) keeps its reason unless the chart is bridged: no chart edit reaches the
-    pods the operator builds."""
+    those of a parent's values under the chart's key (a vendored dependency comes
+    first, so a row it settles is no longer left for the parent's way): a recipe or
+    template edit converts them, the bridge serves them, a chart migrated already asks
+    for no extended resource, a manual chart keeps them by its reason. An operator's
+    key (DRA278) keeps its reason unless the chart is bridged: no chart edit reaches
+    the pods the operator builds."""
     from dra_migrate.convert.values_asks import REPORTED, VALUES_CODE
 
     ci = os.path.join(root, CI_FOLDER) + os.sep
