@@ -51,6 +51,7 @@ CONVERT_STRINGS = (
     b"~1gpu",
     b"ResourceClaimTemplate",
     b"dra-migrate",
+    b"resourceProfile:",  # convert/mapping.py PROFILE_NEEDLE: a KubeAI Model's profile
 )
 VALIDATE_STRINGS = (b"resource.k8s.io", b"resourceClaim", b"claims", b"Namespace", b"dra-migrate")
 # Besides the caller's strings, what makes a file worth reading (discover.mentions,

@@ -24,6 +24,9 @@ from dra_migrate.repo import discover
 from dra_migrate.repo.sharing_lookup import configured_fleet
 from dra_migrate.report.findings import ConfigError, Finding, InputProblem, finding
 
+# A GPU ask that names no resource: a KubeAI Model's resource profile (the profile's
+# resources are the ask: convert/profile_asks.py). Files that hold it are parsed too.
+PROFILE_NEEDLE = b"resourceProfile:"
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from os import PathLike

@@ -1,15 +1,17 @@
 """GPU counts outside pod specs that an operator reads: custom resources that carry a GPU
 count outside any pod spec, and the operator that reads it (OME runtimes, llmaz models,
 the NIM Operator, Kubeflow Trainer, the Spark operator, NVIDIA Dynamo, Karpenter NodePool
-limits), named
-by what reads it (DRA275, DRA276) instead of DRA212's generic "move it into a pod
-template", and counted in the inventory as refused (``OUTSIDE``). ``COUNT_FIELDS``: an
-operator's own count fields inside a requests/limits mapping (NVIDIA Dynamo's ``gpu``,
-``gpuType`` and ``custom``), counted as the resource they become in the pods.
+limits), named by what reads it (DRA275, DRA276) instead of DRA212's generic "move it
+into a pod template", and counted in the inventory as refused (``OUTSIDE``).
+``COUNT_FIELDS``: an operator's own count fields inside a requests/limits mapping (NVIDIA
+Dynamo's ``gpu``, ``gpuType`` and ``custom``), counted as the resource they become in the
+pods. ``VALUES_KEYS``: keys of a chart's values whose GPU requests an operator, not the
+chart's templates, turns into pods (KubeAI's resource profiles: DRA278).
 
 Kept apart from convert/provisioners.py (the rules a conversion applies to each pod
 spec): ``convert/unconverted.py`` imports this module only where a GPU count stands
-outside every pod spec it located. docs/conversion.md ("Where converted pods land")
+outside every pod spec it located, ``convert/values_asks.py`` where a values key sets
+GPUs. docs/conversion.md ("Where converted pods land")
 renders the same facts for users; tests/convert/test_provisioners.py holds a reduced real
 case per row.
 """
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from yaml.nodes import Node
 
     from dra_migrate.manifests.locate import Workload
+    from dra_migrate.report.model import InventoryItem
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,3 +219,80 @@ def outside_finding(
     else:
         message = f"{value} sets {name} at {where}: {rule.operator} {rule.reads}"
     return finding(rule.code, path, line, col, message, rule.fix)
+
+
+# --- values keys an operator reads --------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ValuesKey:
+    """A key of a chart's values whose GPU requests an operator turns into pods, not a
+    template of the chart: a chart edit can never reach them (convert/values_asks.py)."""
+
+    holder: tuple[str, ...]  # the steps that end at the mapping holding the resources
+    code: str
+    operator: str
+    reads: str
+    fix: str
+    source: str
+
+
+VALUES_KEYS: tuple[ValuesKey, ...] = (
+    ValuesKey(
+        ("resourceProfiles", "*"),  # also under a parent chart's key (kubeai.resourceProfiles)
+        "DRA278",
+        "KubeAI",
+        "resource profile: the model controller multiplies the profile's requests and limits "
+        "by the N of each Model's resourceProfile (name:N) and sets them on the model pods it "
+        "creates, with the profile's nodeSelector and tolerations; it writes no ResourceClaims",
+        "serve the model pods' extended resource through a DeviceClass with "
+        "extendedResourceName (the chart's bridge: DRA242), or keep them on the device "
+        "plugin; a template edit of the chart cannot reach pods the operator builds",
+        "kubeai-project/kubeai internal/modelcontroller/model_controller.go (getModelConfig), "
+        "internal/config/system.go (ResourceProfile), charts/kubeai/templates/configmap.yaml",
+    ),
+)
+
+
+def values_rule(holder: tuple[str, ...]) -> ValuesKey | None:
+    """The operator that reads the GPU requests of the values mapping at ``holder`` (its
+    steps as messages show them), if known: the rule's steps end the holder's, ``*``
+    any one step."""
+    for rule in VALUES_KEYS:
+        tail = holder[-len(rule.holder) :]
+        if len(tail) == len(rule.holder) and all(
+            want in ("*", got) for want, got in zip(rule.holder, tail, strict=True)
+        ):
+            return rule
+    return None
+
+
+def values_finding(rule: ValuesKey, key: str, row: InventoryItem, path: str) -> Finding:
+    """DRA278 for one GPU ask of a values file (its row, at ``key``) that ``rule``'s
+    operator reads."""
+    return finding(
+        rule.code,
+        path,
+        row.line,
+        row.col,
+        f"values key {key} sets {row.resource}: {row.value}, a {rule.operator} {rule.reads}; "
+        "it is left as it is",
+        rule.fix,
+    )
+
+
+def config_finding(
+    rule: ValuesKey, key: str, name: str, amount: Node, node: Node, path: str
+) -> Finding:
+    """DRA278 for one GPU key of an operator's configuration file (a document of no
+    kind: KubeAI's system.yaml) that ``rule``'s operator reads."""
+    line, col = trees.position(node)
+    value = trees.scalar(amount) or "…"
+    return finding(
+        rule.code,
+        path,
+        line,
+        col,
+        f"{key} sets {name}: {value}, a {rule.operator} {rule.reads}; it is left as it is",
+        rule.fix,
+    )

@@ -1,5 +1,6 @@
-"""What is reported and never converted: Helm chart templates and values files,
-kustomize patches, ResourceQuotas, and GPU requests outside any pod spec.
+"""What is reported and never converted: Helm chart templates, kustomize patches,
+ResourceQuotas, and GPU requests outside any pod spec (a chart's values files:
+convert/values_asks.py).
 
 Each function reads one file (or one object) and returns findings; the
 pipeline decides which applies from the file's role (``layout.py``).
@@ -62,8 +63,11 @@ def outside_asks(
         from dra_migrate.convert import outside_counts
 
         rule = outside_counts.outside_rule(workload)
+        read = None if rule or workload.kind else outside_counts.values_rule(_steps(where))
         if rule is not None:
             made = outside_counts.outside_finding(rule, workload, here, name, name_node, path)
+        elif read is not None:  # an operator's configuration (KubeAI's system.yaml)
+            made = outside_counts.config_finding(read, here, name, amount, name_node, path)
         else:
             made = _generic_outside(workload, here, name, name_node, path)
         found.append(made)
@@ -102,6 +106,11 @@ def outside_asks(
             for i, item in enumerate(items(node)):
                 stack.append((f"{where}[{i}]", item))
     return sorted(found), sorted(rows.values(), key=lambda r: (r.line, r.col))
+
+
+def _steps(where: str) -> tuple[str, ...]:
+    """The steps of a dotted path (an index stays on its step: ``a[0].b``)."""
+    return tuple(where.split(".")) if where else ()
 
 
 def _named_count(key: str, value: Node) -> tuple[str, Node, Node] | None:
@@ -613,22 +622,9 @@ def _gpu_keys(
                 yield doc, path, line, col, name, value
 
 
-def helm_values(source: Source, docs: list[Document], config: Config) -> list[Finding]:
-    return [
-        finding(
-            "DRA204",
-            source.path,
-            line,
-            col,
-            f"values key {path} sets {name}: {value}; it is left as it is",
-            "the chart's templates turn it into an extended resource; the chart's finding "
-            "says why it is left and the way out",
-        )
-        for _doc, path, line, col, name, value in _gpu_keys(docs, config)
-    ]
-
-
 _RESOURCE_PARENT = re.compile(r"limit|request|resource|guarantee", re.I)
+RESOURCE_PARENT = _RESOURCE_PARENT  # where a values file's asks sit (convert/values_asks.py)
+gpu_reported = _reported  # a GPU these reports are about (convert/values_asks.py)
 
 
 def _keys(node: Node | None, prefix: str, parent: str = "") -> list[tuple[str, Node, str, str]]:

@@ -32,10 +32,12 @@ from dra_migrate.helm import chart as charts
 from dra_migrate.helm.model import BRIDGE, DONE, MANUAL, RECIPE, Chart, ChartEdit, Options
 from dra_migrate.repo import discover, roles
 from dra_migrate.report.findings import Finding, InputProblem, finding
-from dra_migrate.report.model import ChartPlan, FileResult, Status
+from dra_migrate.report.model import ChartPlan, FileResult, InventoryItem, Status
 
 REPORTED_CODES = ("DRA203", "DRA204")  # a chart's GPU lines, as a file's own pass finds them
 GUARDED = "DRA246"  # a template's lines behind the switch a template edit wrote
+CI_FOLDER = "ci"  # values files a chart's CI renders it with (chart.py reads them too)
+KINDLESS = "DRA212"  # what the file pass says of a ci/ values file's GPU ask
 TRIGGERS = (*REPORTED_CODES, GUARDED)  # what makes a file's chart one the pass looks at
 
 
@@ -102,8 +104,71 @@ def carry_out(
         for real, data in edit.changed.items():
             pending[real] = data
         _apply(edit, root, display, results, members, added)
+        _settle(edit.plan.way, edit.plan.codes, root, members, read_bytes)
         plans.append(edit.plan)
     return list(added.values()), plans
+
+
+def _settle(
+    way: str,
+    codes: tuple[str, ...],
+    root: str,
+    members: dict[str, dict[str, FileResult]],
+    read_bytes: Callable[[str], bytes],
+) -> None:
+    """The chart's way given to the GPU asks of its values files that the file pass
+    left for it (convert/values_asks.py: rows kept by DRA204, or DRA278; a ``ci/``
+    values file, which the file pass reads as a document of no kind, DRA212), and to
+    those of a parent's values under the chart's key (a vendored dependency comes
+    first, so a row it settles is no longer left for the parent's way): a recipe or
+    template edit converts them, the bridge serves them, a chart migrated already asks
+    for no extended resource, a manual chart keeps them by its reason. An operator's
+    key (DRA278) keeps its reason unless the chart is bridged: no chart edit reaches
+    the pods the operator builds."""
+    from dra_migrate.convert.values_asks import REPORTED, VALUES_CODE
+
+    ci = os.path.join(root, CI_FOLDER) + os.sep
+    rows = [
+        (result, row)
+        for chart, under in _holders(root, members, read_bytes)
+        for real, result in members[chart].items()
+        for row in result.inventory
+        if (row.kept in REPORTED and (not under or _first_key(row) in under))
+        or (chart == root and real.startswith(ci) and row.kept == KINDLESS and not row.kind)
+    ]
+    for result, row in rows:
+        if way == BRIDGE:
+            row.kept, row.bridged = "", True
+        elif row.kept not in (VALUES_CODE, KINDLESS):
+            continue  # an operator's key (DRA278): its own reason stands
+        elif way == DONE:
+            result.inventory.remove(row)
+        elif way == MANUAL:
+            row.kept = codes[0] if codes else row.kept
+        else:  # RECIPE, TEMPLATE
+            row.kept = ""
+
+
+def _holders(
+    root: str, members: dict[str, dict[str, FileResult]], read_bytes: Callable[[str], bytes]
+) -> list[tuple[str, set[str]]]:
+    """The charts whose values files may set the GPUs of the chart at ``root``: itself
+    (every key), and each chart above it that vendors it (the keys that hold its values:
+    its alias or name)."""
+    out: list[tuple[str, set[str]]] = [(root, set())] if root in members else []
+    for chart in members:
+        if chart != root and _within(root, chart):
+            keys = {
+                k for k, folder in _dependency_keys(chart, read_bytes).items() if folder == root
+            }
+            if keys:
+                out.append((chart, keys))
+    return out
+
+
+def _first_key(row: InventoryItem) -> str:
+    """The first step of the values key a values file's row is at."""
+    return row.pod_path.split(".", 1)[0].split("[", 1)[0]
 
 
 def _reported(result: FileResult) -> bool:

@@ -79,6 +79,22 @@ PLAN_NOTES: dict[str, tuple[str, str, str]] = {
         "derives settings from (PARALLELISM_SIZE, the model-runner's limits): left as they are.",
         "",
     ),
+    "DRA278": (
+        "KubeAI resource profiles",
+        "KubeAI builds its model pods from a resource profile's requests and limits times a "
+        "Model's multiple; it writes no ResourceClaims, so its pods keep asking for the "
+        "extended resource whatever the chart's way.",
+        "KubeAI: a DeviceClass with extendedResourceName for the profiles' resources (the "
+        "bridge: Kubernetes 1.36, or 1.34 and 1.35 with DRAExtendedResource) or the device "
+        "plugin on the nodes the profiles select",
+    ),
+    "DRA279": (
+        "KubeAI Models",
+        "A Model asks for GPUs through its resource profile: the KubeAI operator builds the "
+        "pods, with the extended resource; nothing in the Model converts.",
+        "KubeAI: serve the Models' pods as its resource profiles are served (the bridge, or "
+        "the device plugin)",
+    ),
     "DRA276": (
         "Karpenter NodePools with GPU limits",
         "A NodePool's spec.limits caps what its nodes' capacity adds up to; it is not a "

@@ -543,7 +543,8 @@ def risk_factors(w: Workload) -> list[tuple[int, str]]:
         out.append(
             (
                 KIND_RISK.get(w.kind, KIND_RISK_DEFAULT),
-                f"{w.kind}: long-running or operator-managed",
+                f"{w.kind or 'a value read by an operator or a chart'}: long-running or "
+                "operator-managed",
             )
         )
     gpus = w.gpus_per_pod

@@ -253,9 +253,20 @@ def for_pod(
     minor: int | None,
     target: str,
 ) -> Decision:
-    """The one decision of every command for a pod spec: ``asked``, then ``decide``."""
+    """The one decision of every command for a pod spec: ``asked``, then ``decide``.
+    Rows the run left on the extended resource already (``bridged``: a Helm chart's
+    values the chart pass bridges, DRA242) are bridged whatever is asked."""
     wanted = asked(config, flag, rows)
-    return decide(rows, wanted.strategy, minor, target, wanted.source)
+    decision = decide(rows, wanted.strategy, minor, target, wanted.source)
+    if rows and all(r.bridged for r in rows) and decision.strategy == REWRITE:
+        return Decision(
+            BRIDGE,
+            (
+                "left on the extended resource by the run, served by a DeviceClass with "
+                "extendedResourceName (its Helm chart's way: DRA242)",
+            ),
+        )
+    return decision
 
 
 def may_bridge(config: StrategyConfig, flag: str | None) -> bool:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
 
 from dra_migrate.helm.model import MANUAL
 from dra_migrate.report.findings import CODES, Finding, Severity, finding
@@ -45,8 +44,11 @@ def mark(report: Report) -> list[Left]:
     """Add DRA401 for each GPU request the plan leaves manual (see the module)."""
     added: list[Left] = []
     by_path = {r.path: r for r in report.files}
+    manual = [os.path.normpath(p.root) for p in report.charts if p.way == MANUAL]
     for result in report.files:
         seen: set[tuple[int, int]] = set()
+        if any(_inside(result.path, root) for root in manual):  # the chart's DRA401 says
+            seen = {(f.line, f.col) for f in result.findings if f.code in _GPU_LINES}  # them
         for item in result.inventory:
             if not item.gpu or not item.kept or item.kept == HELD or item.device_class is None:
                 continue  # (an unmapped resource is not the plan's manual: none converts it)
@@ -61,7 +63,7 @@ def mark(report: Report) -> list[Left]:
                 item.path,
                 item.line,
                 item.col,
-                f"{_who(item)} asks for "
+                f"{item.who} asks for "
                 f"{item.resource}: {item.value} through the device plugin, and convert "
                 f"leaves it there ({item.kept}: {CODES[item.kept].title})",
                 f"act on {item.kept}, bridge it (strategy: bridge, or auto), or hold it on "
@@ -144,16 +146,3 @@ def _reason(report: Report, codes: tuple[str, ...], root: str) -> Finding | None
 def _inside(path: str, where: str) -> bool:
     path = os.path.normpath(path)
     return path == where or path.startswith(where.rstrip(os.sep) + os.sep)
-
-
-def _who(item: Any) -> str:
-    """What asks, as a person finds it: a workload's container, or, for an ask outside
-    every pod spec (a spawner's profile, an operator's runtime), the key that holds it."""
-    ns = f"{item.namespace}/" if item.namespace else ""
-    workload = f"{item.kind} {ns}{item.name}".strip()
-    if item.container:
-        return f"{workload}: container '{item.container}'"
-    where = item.pod_path if item.pod_path and item.pod_path != "(document)" else ""
-    if workload and where:
-        return f"{workload} at {where}"
-    return workload or (f"the value at {where}" if where else "this document")

@@ -12,6 +12,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 
+from dra_migrate.convert.mapping import PROFILE_NEEDLE
 from dra_migrate.pipeline import kept, pool, suppress, units
 from dra_migrate.pipeline.options import Job
 from dra_migrate.pipeline.pool import Progress
@@ -55,7 +56,7 @@ def run(options: RunOptions) -> Report:
     config = settings.config
     every_exclude = [*config.exclude, *excludes]
     reported = None if only is None else {str(p) for p in only}
-    needles = config.needles()
+    needles = (*config.needles(), PROFILE_NEEDLE)
     # git is asked what the context defines while the files are listed and read
     # (one kept answer a work tree for all of them: context.Trees)
     trees = Trees()
@@ -167,6 +168,10 @@ def run(options: RunOptions) -> Report:
 
         name_references.settle(results, previous)
     charts = units.with_charts(repo_layout, candidates, results, set(reals), settings)
+    if any(r.kept == "DRA279" for f in results.values() for r in f.inventory):
+        from dra_migrate.convert import profile_asks  # Models: their profiles' asks
+
+        profile_asks.resolve([results[i] for i in sorted(results)])
     if any(f.code == "DRA260" for r in results.values() for f in r.findings):
         from dra_migrate.helm import driver_values  # the stack's values for the shares
 
@@ -342,15 +347,14 @@ def mark_pending(report: Report) -> None:
                 continue
             if item.kept and not held:  # convert leaves it, and says why
                 continue
-            ns = f"{item.namespace}/" if item.namespace else ""
             result.findings.append(
                 finding(
                     "DRA401",
                     item.path,
                     item.line,
                     item.col,
-                    f"{item.kind} {ns}{item.name}: container '{item.container}' asks for "
-                    f"{item.resource}: {item.value} through the device plugin; "
+                    f"{item.who} asks for {item.resource}: {item.value} through the device "
+                    "plugin; "
                     + (
                         "an ignore holds it there (convert would rewrite it as a claim on "
                         f"DeviceClass {item.device_class})"

@@ -18,7 +18,7 @@ from yaml.nodes import Node
 
 from dra_migrate.convert import unconverted
 from dra_migrate.convert.edit import EditError, apply_regions
-from dra_migrate.convert.mapping import Choice, Config, Context, Settings
+from dra_migrate.convert.mapping import PROFILE_NEEDLE, Choice, Config, Context, Settings
 from dra_migrate.convert.naming import Names
 from dra_migrate.convert.plan import PodPlan, plan_site
 from dra_migrate.k8s.quantity import whole_count
@@ -112,8 +112,19 @@ def process(
         return _manifest_template(display, source, raw, settings.config)
     plain = role.kind not in (roles.HELM_VALUES, roles.KUSTOMIZE_PATCH, roles.KUSTOMIZATION)
     docs = compose.parse(source, _needles(settings.config) if plain else None)
-    if role.kind == roles.HELM_VALUES:
-        return _reported(display, unconverted.helm_values(source, docs, settings.config), raw)
+    if role.kind == roles.HELM_VALUES:  # counted, kept until the chart pass settles them
+        from dra_migrate.convert import values_asks
+
+        found, rows = values_asks.helm_values(source, docs, settings.config)
+        if PROFILE_NEEDLE.decode() in source.text:  # Models the chart renders (DRA279)
+            from dra_migrate.convert import profile_asks
+
+            more, asked = profile_asks.values_models(docs, settings.config, display)
+            found = sorted([*found, *more], key=lambda f: (f.line, f.col, f.code))
+            rows = [*rows, *asked]
+        return FileResult(
+            display, Status.REPORTED if found else Status.UNCHANGED, found, rows, original=raw
+        )
     if role.kind == roles.KUSTOMIZE_PATCH:
         return _reported(
             display, unconverted.kustomize_patch(source, docs, settings.config, role.via), raw
@@ -133,6 +144,7 @@ def _needles(config: Config) -> tuple[str, ...]:
     return (
         *(n.decode("utf-8", "replace") for n in config.needles()),
         "ResourceClaimTemplate",
+        PROFILE_NEEDLE.decode(),
         "resourceClaim",
         "resource.k8s.io",
     )
@@ -166,6 +178,7 @@ def _convert(
     held = _held(source, docs, config) if suppress.has_marker(raw) else []
     whole_file = bool(config.suppressions) and suppress.config_holds(config, path)
     bridging = config.strategy.may_bridge(settings.strategy)
+    profiles = PROFILE_NEEDLE.decode() in source.text
     for doc in docs:
         for workload in locate.objects(doc):
             if whole_file or (held and suppress.holds(held, workload.root)):
@@ -207,6 +220,12 @@ def _convert(
             found_inside, asked_inside = unconverted.embedded_asks(workload, source, config)
             findings.extend(found_inside)
             inventory.extend(asked_inside)  # inside strings: counted, kept by DRA227
+            if profiles:  # a KubeAI Model: its profile's GPUs, counted (DRA279)
+                from dra_migrate.convert import profile_asks
+
+                found_profile, asked_profile = profile_asks.model_asks(workload, config, path)
+                findings.extend(found_profile)
+                inventory.extend(asked_profile)
     if plans:
         odd_break = sources.foreign_line_break(source)
         if odd_break is not None:

@@ -197,6 +197,8 @@ CODES: dict[str, Code] = _table(
     Code("DRA275", W, "GPU count outside a pod spec that an operator reads: left as it is"),
     Code("DRA276", N, "Karpenter NodePool caps GPU capacity (spec.limits): not a request"),
     Code("DRA277", N, "pod selects a managed node pool: DRA scale-up depends on its autoscaler"),
+    Code("DRA278", W, "Helm values key sets GPUs an operator builds pods from: left as it is"),
+    Code("DRA279", W, "GPUs asked through an operator's resource profile: nothing to convert"),
     Code(
         "DRA284",
         N,

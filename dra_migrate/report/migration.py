@@ -50,6 +50,8 @@ class Workload(Location):
 
     @property
     def display(self) -> str:
+        if not self.kind and not self.name:  # a values file's ask, a document of no kind
+            return "(no kind)"
         ns = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind}/{ns}{self.name}"
 

@@ -114,6 +114,20 @@ class InventoryItem(Location):
         return "bridged" if self.bridged else "converted"
 
     @property
+    def who(self) -> str:
+        """What asks, as a person finds it: a workload's container, or, for an ask
+        outside every pod spec (a spawner's profile, an operator's runtime, a chart's
+        values), the key that holds it."""
+        ns = f"{self.namespace}/" if self.namespace else ""
+        workload = f"{self.kind} {ns}{self.name}".strip()
+        if self.container:
+            return f"{workload}: container '{self.container}'"
+        where = self.pod_path if self.pod_path and self.pod_path != "(document)" else ""
+        if workload and where:
+            return f"{workload} at {where}"
+        return workload or (f"the value at {where}" if where else "this document")
+
+    @property
     def gpu(self) -> bool:
         """A GPU request (``gpu_request``): TPU, Neuron and Gaudi requests, HAMi's shares
         and example names are not."""

@@ -293,17 +293,21 @@ def show(report: Report, command: str, console: Console) -> None:
                 "RESOURCE",
                 "COUNT",
                 "DEVICE CLASS",
+                "STATE",
             ),
             [
                 (
                     f"{quote_path(item.path)}:{item.line}:{item.col}",
-                    f"{item.kind}/{f'{item.namespace}/' if item.namespace else ''}{item.name}",
+                    f"{item.kind}/{f'{item.namespace}/' if item.namespace else ''}{item.name}"
+                    if item.kind or item.name
+                    else "(no kind)",  # a chart's values, an operator's configuration
                     item.pod_path,
                     item.container,
                     item.role,
                     item.resource,
                     str(item.count) if item.count is not None else f"{item.value!r}?",
                     item.device_class or "(not mapped)",
+                    item.state,  # (the findings say which code keeps it)
                 )
                 for item in rows
             ],

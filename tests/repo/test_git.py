@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from dra_migrate import git, validate
 from dra_migrate.cli.app import command
-from dra_migrate.convert.mapping import load_config
+from dra_migrate.convert.mapping import PROFILE_NEEDLE, load_config
 from dra_migrate.pipeline import suppress
 from dra_migrate.repo import roles
 from tests.cli.test_cli import DEPLOYMENT
@@ -56,7 +56,12 @@ def _repo(root: Path, files: dict[str, str], staged: bool = True) -> Path:
 def test_the_strings_started_early_are_those_the_commands_ask_for() -> None:
     # a guess that no longer matches would cost every run a second search, silently
     needles = load_config(None).needles()
-    assert set(git.CONVERT_STRINGS) == {*needles, b"ResourceClaimTemplate", suppress.MARKER}
+    assert set(git.CONVERT_STRINGS) == {
+        *needles,
+        b"ResourceClaimTemplate",
+        suppress.MARKER,
+        PROFILE_NEEDLE,
+    }
     assert set(git.VALIDATE_STRINGS) == {*validate.NEEDLES, suppress.MARKER}
 
 

@@ -215,6 +215,7 @@ HEADERS = (
     "RESOURCE",
     "COUNT",
     "DEVICE CLASS",
+    "STATE",
 )
 
 
