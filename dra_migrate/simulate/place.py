@@ -32,7 +32,9 @@ from dra_migrate.report.simulation import Placement
 from dra_migrate.simulate import devices
 from dra_migrate.simulate.api import Api, ApiError
 from dra_migrate.simulate.deploys import Deployable, Tree
-from dra_migrate.simulate.fleet import GPU, MIG_PREFIX, Fleet
+from dra_migrate.simulate.fleet import GPU, MIG_PREFIX, SHARED_SUFFIX, Fleet
+
+GPUS = (GPU, GPU + SHARED_SUFFIX)  # a GPU, or a time-sliced share of one (renameByDefault)
 
 UNIT_LABEL = "dra-migrate.dev/unit"  # on every pod: which placed unit made it
 POLL = 1.0  # seconds between looks at the pods
@@ -538,7 +540,11 @@ def _devices(
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     node = phase.node_names.get(spec.get("nodeName", ""), "")
     fleet_node = next((n for n in fleet.nodes if n.name == node), None)
-    advertised = set(fleet_node.plugin_resources()) if fleet_node and not phase.dra else set()
+    advertised = (
+        set(fleet_node.plugin_resources())
+        if fleet_node and fleet_node.on_plugin(after=phase.dra)
+        else set()
+    )
     claim_names = {
         s.get("name"): s.get("resourceClaimName")
         for s in status.get("resourceClaimStatuses") or []
@@ -572,7 +578,7 @@ def _devices(
         limits = resources.get("limits") or {}
         total = 0
         for key, value in limits.items():
-            if key in advertised and (key == GPU or str(key).startswith(MIG_PREFIX)):
+            if key in advertised and (key in GPUS or str(key).startswith(MIG_PREFIX)):
                 total += int(str(value)) if str(value).isdigit() else 0
         for ref in resources.get("claims") or []:
             request = ref.get("request") if isinstance(ref, dict) else None
