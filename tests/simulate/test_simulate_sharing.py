@@ -14,14 +14,16 @@ import pytest
 
 from dra_migrate.convert.mapping import load_config
 from dra_migrate.k8s.catalog import load_catalog
+from dra_migrate.repo.sharing import SHARED_PRODUCT, Pool, SharingModel
 from dra_migrate.repo.sharing import Fleet as SharingFleet
-from dra_migrate.repo.sharing import Pool, SharingModel
 from dra_migrate.report.findings import ConfigError, finding
 from dra_migrate.report.simulation import Placement, SimulatedWorkload
 from dra_migrate.simulate import devices, fleet, session, sharing
 from tests.conftest import FIXTURES
 
 SHARING_FLEET = FIXTURES / "simulate" / "sharing-fleet.yaml"
+# GFD's product suffix on a shared GPU not renamed (internal/lm/resource.go getProductName)
+SUFFIX = SHARED_PRODUCT
 
 
 def _fleet(pool: str, tmp_path: Path) -> fleet.Fleet:
@@ -52,7 +54,7 @@ def test_time_slicing_advertises_each_gpu_replicas_times_and_gfd_says_shared(
     before = _phase(node, after=False)
     assert before.status["allocatable"]["nvidia.com/gpu"] == "8"  # 2 GPUs x 4 replicas
     labels = before.node["metadata"]["labels"]
-    assert labels["nvidia.com/gpu.product"] == "NVIDIA-A10G-SHARED"  # shared, not renamed
+    assert labels["nvidia.com/gpu.product"] == "NVIDIA-A10G" + SUFFIX  # shared, not renamed
     assert labels["nvidia.com/gpu.replicas"] == "4"
     assert labels["nvidia.com/gpu.sharing-strategy"] == "time-slicing"
     assert labels["nvidia.com/gpu.count"] == "2"  # GPUs, not replicas
@@ -65,7 +67,7 @@ def test_rename_by_default_advertises_the_shared_name_and_keeps_the_product(
     node = _node(TS.replace("replicas: 4}", "replicas: 4, renameByDefault: true}") + "}", tmp_path)
     assert node.plugin_resources() == {"nvidia.com/gpu.shared": 8}
     labels = _phase(node, after=False).node["metadata"]["labels"]
-    assert labels["nvidia.com/gpu.product"] == "NVIDIA-A10G"  # renamed: no -SHARED
+    assert labels["nvidia.com/gpu.product"] == "NVIDIA-A10G"  # renamed: no suffix
 
 
 def test_mps_ignores_renaming_and_stays_on_the_device_plugin_after(tmp_path: Path) -> None:
@@ -228,13 +230,13 @@ items:
       name: g5-a
       labels:
         karpenter.sh/nodepool: gpu-ts
-        nvidia.com/gpu.product: NVIDIA-A10G-SHARED
+        nvidia.com/gpu.product: NVIDIA-A10G{SUFFIX}
         nvidia.com/gpu.count: "1"
         nvidia.com/gpu.replicas: "4"
         nvidia.com/gpu.sharing-strategy: time-slicing
     status:
       allocatable: {cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "4"}
-""",
+""".replace("{SUFFIX}", SUFFIX),
         encoding="utf-8",
     )
     [node] = session.read_fleet([str(path)], 1 << 20).nodes
@@ -247,7 +249,7 @@ items:
     assert node.plugin_resources() == {"nvidia.com/gpu": 4}
     assert len(_devices(_phase(node, after=True))) == 1
     before = _phase(node, after=False).node["metadata"]["labels"]
-    assert before["nvidia.com/gpu.product"] == "NVIDIA-A10G-SHARED"
+    assert before["nvidia.com/gpu.product"] == "NVIDIA-A10G" + SUFFIX
 
 
 def test_the_fleets_gpus_are_devices_not_replicas() -> None:
