@@ -87,15 +87,27 @@ def _after(node: FleetNode) -> str:
             "whole GPU, which the pool does not have"
         )
     shares = node.shares()
+    why = f" ({node.shares_why})" if node.shares_why else ""
     if not shares:
         return (
-            f"the DRA driver publishes {devices} device(s), one a GPU, without consumable "
-            f"shares ({node.shares_why}): each device goes to one claim"
+            f"the DRA driver publishes {devices} device(s), one a GPU or MIG device, without consumable "
+            f"shares{why}: each device goes to one claim"
         )
     if shares.isdigit() and int(shares) != node.replicas:
         return (
             f"the DRA driver publishes {devices} device(s) of {shares} consumable shares "
-            f"each ({node.shares_why}), not the {node.replicas} the device plugin had"
+            f"each{why}, not the {node.replicas} the device plugin had"
+        )
+    if not shares.isdigit():  # memory or unlimited: consumable memory, no shares capacity
+        return (
+            f"the DRA driver publishes {devices} device(s) shared by memory ({shares} "
+            f"mode{why}) and without a shares capacity: a request of "
+            "capacity.requests.shares (DRA260) finds no device"
+            + (
+                ", and a claim takes a device's whole memory by default"
+                if shares == "memory"
+                else ""
+            )
         )
     return f"the DRA driver publishes {devices} device(s) of {shares} consumable shares each"
 
@@ -114,10 +126,7 @@ def explain(rows: list[SimulatedWorkload], found: list[Finding], fleet: Fleet) -
         if (row.path, row.line, row.col, row.display) not in fewer or row.before is None:
             continue
         shared = [
-            nodes[name]
-            for name in row.before.nodes
-            if name in nodes
-            and (nodes[name].sharing or (nodes[name].mig and nodes[name].mig_strategy == "single"))
+            nodes[name] for name in row.before.nodes if name in nodes and _differs(nodes[name])
         ]
         if not shared:
             continue
@@ -134,6 +143,19 @@ def explain(rows: list[SimulatedWorkload], found: list[Finding], fleet: Fleet) -
             )
         )
     return out
+
+
+def _differs(node: FleetNode) -> bool:
+    """Whether the driver hands out the node's GPUs otherwise than the device plugin
+    did: a time-sliced pool without as many shares as it had replicas, a MIG single
+    pool (its nvidia.com/gpu were MIG devices). An MPS pool stays on the device plugin,
+    and a time-sliced one with its replicas as shares holds as many claims: a workload
+    there that bound fewer has another reason, which DRA801 gives."""
+    if node.sharing == MPS:
+        return False
+    if node.sharing:
+        return node.shares() != str(node.replicas)
+    return bool(node.mig) and node.mig_strategy == "single"
 
 
 def _hint(node: FleetNode) -> str:

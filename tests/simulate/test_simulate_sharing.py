@@ -311,9 +311,19 @@ def test_dra812_says_what_the_shared_pool_advertised_and_what_the_driver_publish
     [said] = sharing.explain([row], [fewer], the_fleet)
     assert said.code == "DRA812"
     assert "nvidia.com/gpu: 8 on 2 GPU(s) (time-slicing, 4 replicas per GPU)" in said.message
-    assert "2 device(s), one a GPU, without consumable shares" in said.message
+    assert "2 device(s), one a GPU or MIG device, without consumable shares" in said.message
     assert "DRA260" in said.hint
     # no DRA801, or a pool that does not share: nothing to explain
     assert not sharing.explain([row], [], the_fleet)
     plain = _fleet("{name: ts, gpus: 2, product: NVIDIA A10G}", tmp_path)
     assert not sharing.explain([row], [fewer], plain)
+    # as many shares as replicas: the pool holds as many claims, the cause is elsewhere
+    held = _fleet(TS + ", consumableShares: 4}", tmp_path)
+    assert not sharing.explain([row], [fewer], held)
+    fewer_shares = _fleet(TS + ", consumableShares: 3}", tmp_path)
+    [said] = sharing.explain([row], [fewer], fewer_shares)
+    assert "2 device(s) of 3 consumable shares each" in said.message
+    assert "not the 4 the device plugin had" in said.message
+    by_memory = _fleet(TS + ", consumableShares: memory}", tmp_path)
+    [said] = sharing.explain([row], [fewer], by_memory)
+    assert "without a shares capacity" in said.message and "finds no device" in said.message
