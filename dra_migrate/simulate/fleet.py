@@ -279,6 +279,8 @@ def _pool_nodes(name: str, count: int, pool: dict[str, Any], where: str) -> list
     strategy = str(pool.get("migStrategy") or "mixed")
     if strategy not in MIG_STRATEGIES:
         raise ConfigError(f"{where}.migStrategy: one of {', '.join(MIG_STRATEGIES)}")
+    if "migGpus" in pool and not mig:
+        raise ConfigError(f"{where}.migGpus: the GPUs in MIG mode, with a mig layout")
     mig_gpus = _count(pool.get("migGpus", gpus), f"{where}.migGpus") if mig else -1
     if mig and mig_gpus > gpus:
         raise ConfigError(f"{where}.migGpus: at most the pool's {gpus} GPU(s)")

@@ -209,6 +209,7 @@ def test_mig_mixed_with_whole_gpus_beside_the_mig_ones(tmp_path: Path) -> None:
             "every GPU in MIG mode",
         ),
         ("{name: a, gpus: 1, migGpus: 2, product: NVIDIA L4, mig: [1g.5gb]}", "at most"),
+        ("{name: a, gpus: 1, migGpus: 1, product: NVIDIA L4}", "with a mig layout"),
     ],
 )
 def test_a_sharing_the_device_plugin_cannot_have_is_a_usage_error(
