@@ -523,6 +523,14 @@ def _record(api: Api, phase: Phase, fleet: Fleet) -> dict[int, Placement]:
     return out
 
 
+def _shares(result: dict[str, Any]) -> int:
+    """What one allocated device counts for its container: the consumable shares the
+    claim took of it (``consumedCapacity.shares``, KEP-5075: k shares where the device
+    plugin gave k time-sliced replicas, DRA260), else one device."""
+    taken = str((result.get("consumedCapacity") or {}).get("shares") or "1")
+    return int(taken) if taken.isdigit() and int(taken) > 0 else 1
+
+
 def _short(message: str) -> str:
     return " ".join(message.split())[:500]
 
@@ -585,7 +593,7 @@ def _devices(
             for r in results.get(str(ref.get("name") if isinstance(ref, dict) else ""), []):
                 asked = str(r.get("request") or "")
                 if not request or asked == request or asked.startswith(f"{request}/"):
-                    total += 1
+                    total += _shares(r)
         for mapping in bridge.get("requestMappings") or []:
             if mapping.get("containerName") == name:
                 total += sum(

@@ -25,6 +25,9 @@ from dra_migrate.report.simulation import SimulatedWorkload
 from dra_migrate.simulate.fleet import MPS, Fleet, FleetNode
 
 CLASS = "gpu.nvidia.com"
+# the scheduler's DRA plugin, in DRA801's reason (kubernetes v1.37.2
+# pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go)
+UNALLOCATED = "cannot allocate all claims"
 
 
 def model_of(model: SharingFleet, labels: Mapping[str, str]) -> SharingModel:
@@ -109,7 +112,12 @@ def _after(node: FleetNode) -> str:
                 else ""
             )
         )
-    return f"the DRA driver publishes {devices} device(s) of {shares} consumable shares each"
+    return (
+        f"the DRA driver publishes {devices} device(s) of {shares} consumable shares each, "
+        "as many as the replicas: a request left as nvidia.com/gpu (DRA264, DRA541) is "
+        f"served by {CLASS}'s extendedResourceName one device a unit, so a pod that took k "
+        "replicas of one GPU needs k devices"
+    )
 
 
 def explain(rows: list[SimulatedWorkload], found: list[Finding], fleet: Fleet) -> list[Finding]:
@@ -119,14 +127,20 @@ def explain(rows: list[SimulatedWorkload], found: list[Finding], fleet: Fleet) -
     driver publishes after."""
     nodes = {n.name: n for n in fleet.nodes}
     fewer = {
-        (f.path, f.line, f.col, f.message.split(":", 1)[0]) for f in found if f.code == "DRA801"
+        (f.path, f.line, f.col, f.message.split(":", 1)[0]): f.message
+        for f in found
+        if f.code == "DRA801"
     }
     out = []
     for row in rows:
-        if (row.path, row.line, row.col, row.display) not in fewer or row.before is None:
+        said = fewer.get((row.path, row.line, row.col, row.display))
+        if said is None or row.before is None:
             continue
+        claims = UNALLOCATED in said
         shared = [
-            nodes[name] for name in row.before.nodes if name in nodes and _differs(nodes[name])
+            nodes[name]
+            for name in row.before.nodes
+            if name in nodes and _differs(nodes[name], claims)
         ]
         if not shared:
             continue
@@ -145,16 +159,17 @@ def explain(rows: list[SimulatedWorkload], found: list[Finding], fleet: Fleet) -
     return out
 
 
-def _differs(node: FleetNode) -> bool:
+def _differs(node: FleetNode, claims: bool) -> bool:
     """Whether the driver hands out the node's GPUs otherwise than the device plugin
-    did: a time-sliced pool without as many shares as it had replicas, a MIG single
-    pool (its nvidia.com/gpu were MIG devices). An MPS pool stays on the device plugin,
-    and a time-sliced one with its replicas as shares holds as many claims: a workload
-    there that bound fewer has another reason, which DRA801 gives."""
+    did: a time-sliced pool without as many shares as it had replicas, or with them
+    where the scheduler could not allocate the claims (``claims``: a request left as
+    nvidia.com/gpu takes whole devices through the bridge), a MIG single pool (its
+    nvidia.com/gpu were MIG devices). An MPS pool stays on the device plugin: a
+    workload there that bound fewer has another reason, which DRA801 gives."""
     if node.sharing == MPS:
         return False
     if node.sharing:
-        return node.shares() != str(node.replicas)
+        return claims or node.shares() != str(node.replicas)
     return bool(node.mig) and node.mig_strategy == "single"
 
 

@@ -84,6 +84,25 @@ SHARING: dict[str, dict[str, tuple[int, int, str]]] = {
     # (no drivers: setting) the driver publishes no consumable shares, and each of the
     # eight claims takes a whole device: two pods bound. convert warns of nothing.
     "semantics-time-sliced-config": {"Deployment/sandbox/dev-notebooks": (8, 2, "")},
+    "sharing-time-slicing-rename-per-node": {
+        # DRA260 under packed: two of the ten shares of one L40S a pod, as two of the ten
+        # nvidia.com/gpu.shared a GPU were: ten pods on two GPUs before and after, each
+        # container with its two shares
+        "Deployment/research/notebooks": (10, 10, ""),
+        "Deployment/research/embed": (1, 1, ""),
+        # DRA264 leaves it as nvidia.com/gpu: 2 (failRequestsGreaterThanOne: the device
+        # plugin fails it at admission, which no kubelet does here, so it binds before);
+        # after, the pool's one A10G is the driver's, and the class's
+        # extendedResourceName serves two units as two devices: none binds
+        "Pod/research/too-many": (1, 0, "DRA264"),
+        # no selector: whole GPUs (the configuration's default); the time-sliced pool's
+        # nvidia.com/gpu served it before, the default pool's GPU after (DRA804, a warning)
+        "Pod/research/train": (1, 1, ""),
+    },
+}
+# A sharing case whose pools are not those of SHARING_FLEET
+SHARING_FLEETS = {
+    "sharing-time-slicing-rename-per-node": FIXTURES / "simulate" / "sharing-per-node-fleet.yaml"
 }
 # More pods bound after than before, and why (DRA805, a warning)
 MORE_AFTER = {
@@ -158,7 +177,10 @@ def test_a_converted_case_places_as_before(case: str, golden: Results) -> None:
 @pytest.fixture(scope="module")
 def shared(kubeconfig: str, tmp_path_factory: pytest.TempPathFactory) -> Results:
     work = tmp_path_factory.mktemp("shared")
-    cases = [prepare(n, CASES / n / "input", work, fleet=SHARING_FLEET) for n in SHARING]
+    cases = [
+        prepare(n, CASES / n / "input", work, fleet=SHARING_FLEETS.get(n, SHARING_FLEET))
+        for n in SHARING
+    ]
     return place(kubeconfig, cases)
 
 

@@ -321,6 +321,13 @@ def test_dra812_says_what_the_shared_pool_advertised_and_what_the_driver_publish
     # as many shares as replicas: the pool holds as many claims, the cause is elsewhere
     held = _fleet(TS + ", consumableShares: 4}", tmp_path)
     assert not sharing.explain([row], [fewer], held)
+    # ... unless the scheduler could not allocate the claims: a request left as
+    # nvidia.com/gpu takes whole devices through the class's extendedResourceName
+    unallocated = finding(
+        "DRA801", "a.yaml", 3, 1, "Deployment/nb: 0 of its pods; cannot allocate all claims", ""
+    )
+    [said] = sharing.explain([row], [unallocated], held)
+    assert "as many as the replicas" in said.message and "one device a unit" in said.message
     fewer_shares = _fleet(TS + ", consumableShares: 3}", tmp_path)
     [said] = sharing.explain([row], [fewer], fewer_shares)
     assert "2 device(s) of 3 consumable shares each" in said.message
@@ -328,3 +335,19 @@ def test_dra812_says_what_the_shared_pool_advertised_and_what_the_driver_publish
     by_memory = _fleet(TS + ", consumableShares: memory}", tmp_path)
     [said] = sharing.explain([row], [fewer], by_memory)
     assert "without a shares capacity" in said.message and "finds no device" in said.message
+
+
+@pytest.mark.parametrize(
+    ("result", "counted"),
+    [
+        ({"device": "gpu-0"}, 1),
+        ({"device": "gpu-0", "consumedCapacity": {"shares": "2", "memory": "0"}}, 2),
+        ({"device": "gpu-0", "consumedCapacity": {"memory": "81920Mi"}}, 1),
+    ],
+)
+def test_a_container_counts_the_shares_its_claim_took(result: dict[str, Any], counted: int) -> None:
+    """k time-sliced replicas before are k consumable shares after (DRA260, packed): the
+    devices compared (DRA803) count a claim's shares of a device, else the device."""
+    from dra_migrate.simulate import place
+
+    assert place._shares(result) == counted
