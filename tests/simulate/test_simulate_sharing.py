@@ -303,38 +303,72 @@ def _row(nodes: tuple[str, ...]) -> SimulatedWorkload:
     )
 
 
+def _fewer(reason: str) -> Any:
+    return finding(
+        "DRA801",
+        "a.yaml",
+        3,
+        1,
+        f"Deployment/nb: 1 of its pods bound after; the scheduler: {reason}",
+        "",
+    )
+
+
+UNALLOCATED = _fewer("0/2 nodes are available: 1 cannot allocate all claims, 1 untolerated")
+TAINTED = _fewer("0/2 nodes are available: 2 node(s) had untolerated taint(s)")
+UNMATCHED = _fewer("0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector")
+
+
 def test_dra812_says_what_the_shared_pool_advertised_and_what_the_driver_publishes(
     tmp_path: Path,
 ) -> None:
     the_fleet = sharing.planned(_fleet(TS + "}", tmp_path), None, _config(tmp_path, "version: 1\n"))
     row = _row(("ts-00",) * 4)
-    fewer = finding("DRA801", "a.yaml", 3, 1, "Deployment/nb: 1 of its pods bound after", "")
-    [said] = sharing.explain([row], [fewer], the_fleet)
+    [said] = sharing.explain([row], [UNALLOCATED], the_fleet)
     assert said.code == "DRA812"
     assert "nvidia.com/gpu: 8 on 2 GPU(s) (time-slicing, 4 replicas per GPU)" in said.message
     assert "2 device(s), one a GPU or MIG device, without consumable shares" in said.message
+    assert "stage 2 sets no shares" in said.message
     assert "DRA260" in said.hint
-    # no DRA801, or a pool that does not share: nothing to explain
+    # no DRA801, a reason that is not the pool's, a pool that does not share: nothing
     assert not sharing.explain([row], [], the_fleet)
+    assert not sharing.explain([row], [TAINTED], the_fleet)
     plain = _fleet("{name: ts, gpus: 2, product: NVIDIA A10G}", tmp_path)
-    assert not sharing.explain([row], [fewer], plain)
-    # as many shares as replicas: the pool holds as many claims, the cause is elsewhere
-    held = _fleet(TS + ", consumableShares: 4}", tmp_path)
-    assert not sharing.explain([row], [fewer], held)
-    # ... unless the scheduler could not allocate the claims: a request left as
+    assert not sharing.explain([row], [UNALLOCATED], plain)
+    mps = _fleet(TS.replace("time-slicing", "mps") + "}", tmp_path)
+    assert not sharing.explain([row], [UNALLOCATED], mps)  # stays on the device plugin
+    # as many shares as replicas, and claims not allocated: a request left as
     # nvidia.com/gpu takes whole devices through the class's extendedResourceName
-    unallocated = finding(
-        "DRA801", "a.yaml", 3, 1, "Deployment/nb: 0 of its pods; cannot allocate all claims", ""
-    )
-    [said] = sharing.explain([row], [unallocated], held)
+    held = _fleet(TS + ", consumableShares: 4}", tmp_path)
+    [said] = sharing.explain([row], [UNALLOCATED], held)
     assert "as many as the replicas" in said.message and "one device a unit" in said.message
     fewer_shares = _fleet(TS + ", consumableShares: 3}", tmp_path)
-    [said] = sharing.explain([row], [fewer], fewer_shares)
+    [said] = sharing.explain([row], [UNALLOCATED], fewer_shares)
     assert "2 device(s) of 3 consumable shares each" in said.message
     assert "not the 4 the device plugin had" in said.message
     by_memory = _fleet(TS + ", consumableShares: memory}", tmp_path)
-    [said] = sharing.explain([row], [fewer], by_memory)
+    [said] = sharing.explain([row], [UNALLOCATED], by_memory)
     assert "without a shares capacity" in said.message and "finds no device" in said.message
+
+
+def test_dra812_names_the_sharing_labels_a_pod_selected(tmp_path: Path) -> None:
+    """GFD writes nvidia.com/gpu.replicas, sharing-strategy and -SHARED from the device
+    plugin's configuration: where the driver replaced it, a pod selecting them finds no
+    node (stage 2 of the plan says so)."""
+    the_fleet = _fleet(TS + "}", tmp_path)
+    row = _row(("ts-00",) * 4)
+    named = sharing.explain([row], [UNMATCHED], the_fleet, lambda _r, t: t == REPLICAS)
+    [said] = named
+    assert (
+        "no longer writes nvidia.com/gpu.replicas, nvidia.com/gpu.sharing-strategy, "
+        "the -SHARED of NVIDIA-A10G" + SUFFIX
+    ) in said.message
+    assert "a label of its own" in said.hint
+    # a pod that does not name them: its selector missed for another reason
+    assert not sharing.explain([row], [UNMATCHED], the_fleet, lambda _r, _t: False)
+
+
+REPLICAS = "nvidia.com/gpu.replicas"
 
 
 @pytest.mark.parametrize(
