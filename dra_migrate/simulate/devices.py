@@ -60,10 +60,13 @@ def _node(n: FleetNode, prefix: str, tag: str, dra: bool, now: str) -> NodeObjec
     name = node_name(prefix, n)
     capacity: dict[str, str] = dict(n.capacity)
     plugin = n.on_plugin(after=dra)
-    labels = dict(n.labels)
+    # GFD writes the sharing labels from the device plugin's configuration, which the
+    # GPU Operator gives it whether the device plugin runs on the node or not
+    # (NVIDIA/gpu-operator controllers/object_controls.go TransformGPUDiscoveryPlugin,
+    # handleDevicePluginConfig): both phases carry them
+    labels = n.labels | n.sharing_labels
     if plugin:
         capacity |= {k: str(v) for k, v in n.plugin_resources().items()}
-        labels |= n.sharing_labels  # GFD writes them from the device plugin's config
     node = {
         "apiVersion": "v1",
         "kind": "Node",

@@ -4,7 +4,6 @@ placement on the API server, the comparison, and the report."""
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shutil
@@ -181,17 +180,7 @@ def place_pairs(
         _confirm_alone(api, the_fleet, phases, results, list(every_class.values()), timeout, run_id)
         for i, result in enumerate(results):  # why a shared pool's workload bound fewer
             own = fleets[i] if i < len(fleets) else None
-            texts = {
-                (u.item.path, u.item.line, u.item.col): json.dumps(u.obj)
-                for u in phases[2 * i + 1].units
-            }
-
-            def selects(row: SimulatedWorkload, text: str, texts: dict[Any, str] = texts) -> bool:
-                return text in texts.get((row.path, row.line, row.col), "")
-
-            result.findings.extend(
-                sharing.explain(result.rows, result.findings, own or the_fleet, selects)
-            )
+            result.findings.extend(sharing.explain(result.rows, result.findings, own or the_fleet))
     finally:
         if cleanup:
             place.cleanup(api, phases, created)

@@ -22,14 +22,12 @@ from dra_migrate.repo.sharing import TIME_SLICING, SharingModel
 from dra_migrate.repo.sharing import Fleet as SharingFleet
 from dra_migrate.report.findings import Finding, finding
 from dra_migrate.report.simulation import SimulatedWorkload
-from dra_migrate.simulate.fleet import MPS, PRODUCT_LABEL, Fleet, FleetNode
+from dra_migrate.simulate.fleet import MPS, Fleet, FleetNode
 
 CLASS = "gpu.nvidia.com"
 # the scheduler's DRA plugin, in DRA801's reason (kubernetes v1.37.2
 # pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go)
 UNALLOCATED = "cannot allocate all claims"
-# the NodeAffinity plugin's reason (pkg/scheduler/framework/plugins/nodeaffinity)
-UNMATCHED = "didn't match Pod's node affinity/selector"
 
 
 def model_of(model: SharingFleet, labels: Mapping[str, str]) -> SharingModel:
@@ -122,19 +120,12 @@ def _after(node: FleetNode) -> str:
     )
 
 
-def explain(
-    rows: list[SimulatedWorkload],
-    found: list[Finding],
-    fleet: Fleet,
-    selects: Callable[[SimulatedWorkload, str], bool] = lambda _row, _text: False,
-) -> list[Finding]:
+def explain(rows: list[SimulatedWorkload], found: list[Finding], fleet: Fleet) -> list[Finding]:
     """DRA812 for each workload that bound fewer pods after (DRA801) while its pods
     were on a pool whose GPUs the device plugin shared (time-slicing) or handed out as
-    MIG devices (single strategy), where the scheduler's reason is the pool's change:
-    claims it could not allocate (what the driver publishes after), or no node that
-    matches the pod's selector on a pool that lost GPU feature discovery's sharing
-    labels (``selects(row, text)``: whether the workload's object after names the
-    text). An MPS pool stays on the device plugin: nothing of it changed."""
+    MIG devices (single strategy), where the scheduler's reason is claims it could not
+    allocate: what the pool advertised before, what the driver publishes after. An MPS
+    pool stays on the device plugin: nothing of it changed."""
     nodes = {n.name: n for n in fleet.nodes}
     fewer = {
         (f.path, f.line, f.col, f.message.split(":", 1)[0]): f.message
@@ -144,56 +135,35 @@ def explain(
     out = []
     for row in rows:
         said = fewer.get((row.path, row.line, row.col, row.display))
-        if said is None or row.before is None:
+        if said is None or row.before is None or UNALLOCATED not in said:
             continue
-        for name in dict.fromkeys(row.before.nodes):
-            node = nodes.get(name)
-            if node is None or node.stays_on_plugin():
-                continue
-            named = any(selects(row, text) for text in _selected(node))
-            why = _why(node, said, named)
-            if why is None:
-                continue
-            after, hint = why
-            out.append(
-                finding(
-                    "DRA812",
-                    row.path,
-                    row.line,
-                    row.col,
-                    f"{row.display}: its pods were on pool {node.pool}, whose device plugin "
-                    f"advertised {_before(node)}; after, {after}",
-                    hint,
-                )
+        shared = [nodes[n] for n in dict.fromkeys(row.before.nodes) if n in nodes]
+        node = next((n for n in shared if _changed(n)), None)
+        if node is None:
+            continue
+        out.append(
+            finding(
+                "DRA812",
+                row.path,
+                row.line,
+                row.col,
+                f"{row.display}: its pods were on pool {node.pool}, whose device plugin "
+                f"advertised {_before(node)}; after, {_after(node)}",
+                _hint(node),
             )
-            break
+        )
     return out
 
 
-def _selected(node: FleetNode) -> list[str]:
-    """What a pod would name to select the node by its sharing labels: the keys, and
-    the product value they change (``-SHARED``)."""
-    return [key if key != PRODUCT_LABEL else value for key, value in node.sharing_labels.items()]
-
-
-def _why(node: FleetNode, said: str, named: bool) -> tuple[str, str] | None:
-    """(what changed after, the hint) where the scheduler's reason ``said`` is the
-    pool's change, else None; ``named``: the workload names the pool's sharing labels."""
-    single = bool(node.mig) and node.mig_strategy == "single"
-    if UNALLOCATED in said and (node.sharing or single):
-        return _after(node), _hint(node)
-    if UNMATCHED in said and named:
-        labels = [k for k in sorted(node.sharing_labels) if k != PRODUCT_LABEL]
-        if PRODUCT_LABEL in node.sharing_labels:
-            labels.append(f"the -SHARED of {node.sharing_labels[PRODUCT_LABEL]}")
-        return (
-            f"GPU feature discovery no longer writes {', '.join(labels)} there, which came "
-            "from the device plugin's configuration (stage 2 of the plan): a pod that "
-            "selects them finds no node",
-            "select the pool by a label of its own (its node pool's), not by the device "
-            "plugin's sharing labels, before the wave that moves it",
-        )
-    return None
+def _changed(node: FleetNode) -> bool:
+    """Whether the DRA driver hands out the node's GPUs after otherwise than the device
+    plugin did: time-sliced (one device a GPU, shared by claims only with consumable
+    shares, and a request left as nvidia.com/gpu served one device a unit), MIG single
+    (its nvidia.com/gpu were MIG devices). Not an MPS pool: it stays on the device
+    plugin."""
+    if node.stays_on_plugin():
+        return False
+    return bool(node.sharing) or (bool(node.mig) and node.mig_strategy == "single")
 
 
 def _hint(node: FleetNode) -> str:

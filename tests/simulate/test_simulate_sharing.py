@@ -90,9 +90,10 @@ def test_after_a_time_sliced_gpu_is_one_device_without_shares_unless_the_driver_
     after = _phase(node, after=True)
     assert "nvidia.com/gpu" not in after.status["allocatable"]
     labels = after.node["metadata"]["labels"]
-    # GPU feature discovery writes the sharing labels only from the device plugin's config
-    assert labels["nvidia.com/gpu.product"] == "NVIDIA-A10G"
-    assert "nvidia.com/gpu.replicas" not in labels
+    # GPU feature discovery keeps the device plugin's configuration under the GPU Operator
+    # (gpu-operator controllers/object_controls.go handleDevicePluginConfig)
+    assert labels["nvidia.com/gpu.product"] == "NVIDIA-A10G" + SUFFIX
+    assert labels["nvidia.com/gpu.replicas"] == "4"
     published = _devices(after)
     assert [d["name"] for d in published] == ["gpu-0", "gpu-1"]  # never the replicas
     assert all("allowMultipleAllocations" not in d for d in published)
@@ -316,7 +317,6 @@ def _fewer(reason: str) -> Any:
 
 UNALLOCATED = _fewer("0/2 nodes are available: 1 cannot allocate all claims, 1 untolerated")
 TAINTED = _fewer("0/2 nodes are available: 2 node(s) had untolerated taint(s)")
-UNMATCHED = _fewer("0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector")
 
 
 def test_dra812_says_what_the_shared_pool_advertised_and_what_the_driver_publishes(
@@ -349,26 +349,6 @@ def test_dra812_says_what_the_shared_pool_advertised_and_what_the_driver_publish
     by_memory = _fleet(TS + ", consumableShares: memory}", tmp_path)
     [said] = sharing.explain([row], [UNALLOCATED], by_memory)
     assert "without a shares capacity" in said.message and "finds no device" in said.message
-
-
-def test_dra812_names_the_sharing_labels_a_pod_selected(tmp_path: Path) -> None:
-    """GFD writes nvidia.com/gpu.replicas, sharing-strategy and -SHARED from the device
-    plugin's configuration: where the driver replaced it, a pod selecting them finds no
-    node (stage 2 of the plan says so)."""
-    the_fleet = _fleet(TS + "}", tmp_path)
-    row = _row(("ts-00",) * 4)
-    named = sharing.explain([row], [UNMATCHED], the_fleet, lambda _r, t: t == REPLICAS)
-    [said] = named
-    assert (
-        "no longer writes nvidia.com/gpu.replicas, nvidia.com/gpu.sharing-strategy, "
-        "the -SHARED of NVIDIA-A10G" + SUFFIX
-    ) in said.message
-    assert "a label of its own" in said.hint
-    # a pod that does not name them: its selector missed for another reason
-    assert not sharing.explain([row], [UNMATCHED], the_fleet, lambda _r, _t: False)
-
-
-REPLICAS = "nvidia.com/gpu.replicas"
 
 
 @pytest.mark.parametrize(
