@@ -48,8 +48,8 @@ _POOL_KEYS = frozenset(
 )
 # The device plugin's sharing (NVIDIA/k8s-device-plugin api/config/v1/sharing.go): each
 # GPU (or MIG device) advertised ``replicas`` times (internal/rm/device_map.go), under
-# ``<name>.shared`` with time-slicing's ``renameByDefault`` (api/config/v1/replicas.go;
-# MPS ignores renaming). GPU feature discovery labels the outcome
+# ``<name>.shared`` with ``renameByDefault`` (api/config/v1/replicas.go, for
+# timeSlicing and mps alike: api/config/v1/config.go DisableResourceNamingInConfig). GPU feature discovery labels the outcome
 # (internal/lm/resource.go ``baseLabeler``): replicas, sharing-strategy, and the product
 # with ``-SHARED`` when shared and not renamed.
 TIME_SLICING, MPS = "time-slicing", "mps"
@@ -139,7 +139,7 @@ class FleetNode:
     mig_gpus: int = -1  # GPUs with MIG enabled (-1: all of them, when ``mig`` is given)
     sharing: str = ""  # the device plugin's sharing: "", time-slicing or mps
     replicas: int = 1  # references the device plugin advertises per GPU
-    renamed: bool = False  # time-slicing's renameByDefault: nvidia.com/gpu.shared
+    renamed: bool = False  # renameByDefault: nvidia.com/gpu.shared
     # the DRA driver's --consumable-shares after the migration: a count, one of
     # SHARE_MODES, or "" for what stage 2 of the plan sets (``with_planned_shares``)
     consumable_shares: str = ""
@@ -171,7 +171,7 @@ class FleetNode:
         """What the NVIDIA device plugin advertises for the node's GPUs
         (k8s-device-plugin: MIG strategies ``mixed`` and ``single``, internal/rm; each
         shared ``nvidia.com/gpu`` advertised ``replicas`` times, internal/rm/device_map.go,
-        renamed ``nvidia.com/gpu.shared`` with time-slicing's renameByDefault)."""
+        renamed ``nvidia.com/gpu.shared`` with renameByDefault)."""
         if self.dra or not self.gpus:
             return {}
         counts: dict[str, int] = {}
@@ -184,7 +184,7 @@ class FleetNode:
                 key = MIG_PREFIX + profile
                 counts[key] = counts.get(key, 0) + self.migrated
         if self.sharing and GPU in counts:
-            name = GPU + SHARED_SUFFIX if self.renamed and self.sharing == TIME_SLICING else GPU
+            name = GPU + SHARED_SUFFIX if self.renamed else GPU
             counts[name] = counts.pop(GPU) * self.replicas
         return counts
 
@@ -292,6 +292,9 @@ def _pool_nodes(name: str, count: int, pool: dict[str, Any], where: str) -> list
             "(the device plugin labels any other layout mig-strategy invalid)"
         )
     sharing, replicas, renamed = _sharing(pool.get("sharing"), f"{where}.sharing")
+    if sharing == MPS and mig:
+        # README.md: "Sharing with MPS is currently not supported on devices with MIG"
+        raise ConfigError(f"{where}.sharing: the device plugin shares no MIG device with MPS")
     if sharing and not gpus:
         raise ConfigError(f"{where}.sharing: a pool without GPUs shares none")
     if sharing and pool.get("dra"):
@@ -335,7 +338,7 @@ def _pool_nodes(name: str, count: int, pool: dict[str, Any], where: str) -> list
     shared_labels: dict[str, str] = {}
     if sharing:  # internal/lm/resource.go baseLabeler, getProductName
         shared_labels = {REPLICAS_LABEL: str(replicas), SHARING_LABEL: sharing}
-        if not (renamed and sharing == TIME_SLICING):
+        if not renamed:
             shared_labels[PRODUCT_LABEL] = gfd[PRODUCT_LABEL] + "-SHARED"
     out = []
     width = max(2, len(str(count - 1)))

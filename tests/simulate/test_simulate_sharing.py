@@ -70,17 +70,24 @@ def test_rename_by_default_advertises_the_shared_name_and_keeps_the_product(
     assert labels["nvidia.com/gpu.product"] == "NVIDIA-A10G"  # renamed: no suffix
 
 
-def test_mps_ignores_renaming_and_stays_on_the_device_plugin_after(tmp_path: Path) -> None:
+def test_mps_renames_as_time_slicing_does_and_stays_on_the_device_plugin_after(
+    tmp_path: Path,
+) -> None:
+    # api/config/v1/config.go applies renameByDefault to sharing.mps as to timeSlicing
     node = _node(
         "{name: m, gpus: 1, product: NVIDIA A10G, "
         "sharing: {strategy: mps, replicas: 4, renameByDefault: true}}",
         tmp_path,
     )
-    assert node.plugin_resources() == {"nvidia.com/gpu": 4}
+    assert node.plugin_resources() == {"nvidia.com/gpu.shared": 4}
     after = _phase(node, after=True)  # DRA263: stage 2 keeps MPS on the device plugin
-    assert after.status["allocatable"]["nvidia.com/gpu"] == "4"
+    assert after.status["allocatable"]["nvidia.com/gpu.shared"] == "4"
     assert after.node["metadata"]["labels"]["nvidia.com/gpu.sharing-strategy"] == "mps"
     assert not after.slices
+    plain = _node(
+        "{name: m, gpus: 2, product: NVIDIA A10G, sharing: {strategy: mps, replicas: 2}}", tmp_path
+    )
+    assert plain.plugin_resources() == {"nvidia.com/gpu": 4}
 
 
 def test_after_a_time_sliced_gpu_is_one_device_without_shares_unless_the_driver_has_them(
@@ -211,6 +218,11 @@ def test_mig_mixed_with_whole_gpus_beside_the_mig_ones(tmp_path: Path) -> None:
         ),
         ("{name: a, gpus: 1, migGpus: 2, product: NVIDIA L4, mig: [1g.5gb]}", "at most"),
         ("{name: a, gpus: 1, migGpus: 1, product: NVIDIA L4}", "with a mig layout"),
+        (
+            "{name: a, gpus: 1, product: NVIDIA A100-SXM4-40GB, mig: [3g.20gb], "
+            "sharing: {strategy: mps, replicas: 2}}",
+            "no MIG device with MPS",
+        ),
     ],
 )
 def test_a_sharing_the_device_plugin_cannot_have_is_a_usage_error(
