@@ -131,8 +131,14 @@ def simulate(
     scratch = None
     if after:
         later = session.deploys.read_tree(root, [_relative(p, root) for p in after], ())
+        the_fleet = session.planned_fleet(
+            the_fleet, options.settings.config, None, options.paths, options.excludes
+        )
     else:
         converted = run.execute(options)
+        the_fleet = session.planned_fleet(
+            the_fleet, options.settings.config, converted.sharing, (), ()
+        )
         classes = session.planned_classes(converted, options.settings)
         scratch = session.tempdir()
         session.converted_tree(converted, options.paths, root, scratch)

@@ -340,6 +340,11 @@ CODES: dict[str, Code] = _table(
     Code("DRA809", N, "custom resource placed through its pod templates: operator absent"),
     Code("DRA810", W, "chart or kustomization not placed: its workloads are not simulated"),
     Code("DRA811", W, "workload differs only while competing for GPUs: holds when placed alone"),
+    Code(
+        "DRA812",
+        N,
+        "fewer pods after on a shared GPU pool: what the pool advertised and what the driver publishes",
+    ),
     # 9xx: the tool's own failures
     Code("DRA900", E, "internal error", blocks=True),
     Code("DRA901", E, "generated object fails schema validation", blocks=True),

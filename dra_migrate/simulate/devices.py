@@ -59,15 +59,20 @@ def phase_nodes(
 def _node(n: FleetNode, prefix: str, tag: str, dra: bool, now: str) -> NodeObjects:
     name = node_name(prefix, n)
     capacity: dict[str, str] = dict(n.capacity)
-    published = dra or n.dra
-    if not published:
+    plugin = n.on_plugin(after=dra)
+    # GFD writes the sharing labels from the device plugin's configuration, which the
+    # GPU Operator gives it whether the device plugin runs on the node or not
+    # (NVIDIA/gpu-operator controllers/object_controls.go TransformGPUDiscoveryPlugin,
+    # handleDevicePluginConfig): both phases carry them
+    labels = n.labels | n.sharing_labels
+    if plugin:
         capacity |= {k: str(v) for k, v in n.plugin_resources().items()}
     node = {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {
             "name": name,
-            "labels": {**n.labels, SIM_LABEL: tag},
+            "labels": {**labels, SIM_LABEL: tag},
             # KWOK keeps the nodes it manages Ready (its default node selector)
             "annotations": {"kwok.x-k8s.io/node": "fake"},
         },
@@ -98,7 +103,7 @@ def _node(n: FleetNode, prefix: str, tag: str, dra: bool, now: str) -> NodeObjec
     slices: tuple[dict[str, Any], ...] = ()
     if n.slices:
         slices = tuple(_renamed_slice(s, name, tag) for s in n.slices)
-    elif published and n.gpus:
+    elif (dra or n.dra) and not plugin and n.gpus:
         slices = (_slice(n, name, tag),)
     return NodeObjects(name, node, status, slices)
 
@@ -149,37 +154,38 @@ def _attributes(n: FleetNode) -> dict[str, dict[str, Any]]:
 
 def _slice(n: FleetNode, name: str, tag: str) -> dict[str, Any]:
     """The driver's ResourceSlice of a node: a full GPU device ``gpu-<i>`` for each GPU
-    without MIG; with a MIG layout, its MIG devices ``gpu-<i>-mig-<j>`` (type ``mig``,
-    ``profile``, ``parentUUID``) and not the parent GPU."""
+    without MIG; for a MIG-enabled GPU its MIG devices ``gpu-<i>-mig-<j>`` (type
+    ``mig``, ``profile``, ``parentUUID``) and not the parent GPU. One device a GPU or MIG
+    device whatever the device plugin's replicas were: time-slicing and MPS are claim
+    configurations (``GpuConfig``), and consumable shares a capacity of that device."""
     common = _attributes(n)
     product = PRODUCTS.get(n.product)
     devices = []
     for i in range(n.gpus):
         parent = _uuid("GPU", n.name, str(i))
-        if not n.mig:
+        if i >= n.migrated:
             device: dict[str, Any] = {
                 "name": f"gpu-{i}",
                 "attributes": {"type": {"string": "gpu"}, "uuid": {"string": parent}, **common},
             }
             if product is not None:
                 device["capacity"] = {"memory": {"value": f"{product.memory_mib}Mi"}}
-            devices.append(device)
+            devices.append(_shared(device, n.shares()))
             continue
         for j, profile in enumerate(n.mig):
             memory = profile.split(".", 1)[1].split("gb", 1)[0]
-            devices.append(
-                {
-                    "name": f"gpu-{i}-mig-{j}",
-                    "attributes": {
-                        "type": {"string": "mig"},
-                        "uuid": {"string": _uuid("MIG", n.name, str(i), str(j))},
-                        "parentUUID": {"string": parent},
-                        "profile": {"string": profile},
-                        **common,
-                    },
-                    "capacity": {"memory": {"value": f"{int(memory) * 1024}Mi"}},
-                }
-            )
+            mig_device = {
+                "name": f"gpu-{i}-mig-{j}",
+                "attributes": {
+                    "type": {"string": "mig"},
+                    "uuid": {"string": _uuid("MIG", n.name, str(i), str(j))},
+                    "parentUUID": {"string": parent},
+                    "profile": {"string": profile},
+                    **common,
+                },
+                "capacity": {"memory": {"value": f"{int(memory) * 1024}Mi"}},
+            }
+            devices.append(_shared(mig_device, n.shares()))
     return {
         "apiVersion": DRA_API,
         "kind": "ResourceSlice",
@@ -191,6 +197,36 @@ def _slice(n: FleetNode, name: str, tag: str) -> dict[str, Any]:
             "devices": devices,
         },
     }
+
+
+def _policy(default: str, low: str, high: str, step: str) -> dict[str, Any]:
+    return {"default": default, "validRange": {"min": low, "max": high, "step": step}}
+
+
+def _shared(device: dict[str, Any], shares: str) -> dict[str, Any]:
+    """``device`` as the driver publishes it under ``--consumable-shares=shares``
+    (dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/consumable_shares.go
+    ``applyConsumableShares``, at 95932046): ``allowMultipleAllocations``; with a
+    ``memory`` capacity, its request policy in steps of 1Mi and, for a count N, a
+    ``shares`` capacity of N whose request policy is a default of 1, 1 to N in steps
+    of 1 (a device without a memory capacity gets neither). "" leaves it exclusive."""
+    if not shares:
+        return device
+    device["allowMultipleAllocations"] = True
+    memory = (device.get("capacity") or {}).get("memory")
+    if memory is None:
+        return device
+    high = memory["value"]  # whole MiB already: the driver's round-down changes nothing
+    if shares == "memory":
+        memory["requestPolicy"] = _policy(high, "1Mi", high, "1Mi")
+    else:
+        memory["requestPolicy"] = _policy("0", "0", high, "1Mi")
+    if shares not in ("memory", "unlimited"):
+        device["capacity"]["shares"] = {
+            "value": shares,
+            "requestPolicy": _policy("1", "1", shares, "1"),
+        }
+    return device
 
 
 def _renamed_slice(obj: dict[str, Any], name: str, tag: str) -> dict[str, Any]:

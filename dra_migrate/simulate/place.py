@@ -32,7 +32,9 @@ from dra_migrate.report.simulation import Placement
 from dra_migrate.simulate import devices
 from dra_migrate.simulate.api import Api, ApiError
 from dra_migrate.simulate.deploys import Deployable, Tree
-from dra_migrate.simulate.fleet import GPU, MIG_PREFIX, Fleet
+from dra_migrate.simulate.fleet import GPU, MIG_PREFIX, SHARED_SUFFIX, Fleet
+
+GPUS = (GPU, GPU + SHARED_SUFFIX)  # a GPU, or a time-sliced share of one (renameByDefault)
 
 UNIT_LABEL = "dra-migrate.dev/unit"  # on every pod: which placed unit made it
 POLL = 1.0  # seconds between looks at the pods
@@ -521,6 +523,14 @@ def _record(api: Api, phase: Phase, fleet: Fleet) -> dict[int, Placement]:
     return out
 
 
+def _shares(result: dict[str, Any]) -> int:
+    """What one allocated device counts for its container: the consumable shares the
+    claim took of it (``consumedCapacity.shares``, KEP-5075: k shares where the device
+    plugin gave k time-sliced replicas, DRA260), else one device."""
+    taken = str((result.get("consumedCapacity") or {}).get("shares") or "1")
+    return int(taken) if taken.isdigit() and int(taken) > 0 else 1
+
+
 def _short(message: str) -> str:
     return " ".join(message.split())[:500]
 
@@ -538,7 +548,11 @@ def _devices(
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     node = phase.node_names.get(spec.get("nodeName", ""), "")
     fleet_node = next((n for n in fleet.nodes if n.name == node), None)
-    advertised = set(fleet_node.plugin_resources()) if fleet_node and not phase.dra else set()
+    advertised = (
+        set(fleet_node.plugin_resources())
+        if fleet_node and fleet_node.on_plugin(after=phase.dra)
+        else set()
+    )
     claim_names = {
         s.get("name"): s.get("resourceClaimName")
         for s in status.get("resourceClaimStatuses") or []
@@ -572,14 +586,14 @@ def _devices(
         limits = resources.get("limits") or {}
         total = 0
         for key, value in limits.items():
-            if key in advertised and (key == GPU or str(key).startswith(MIG_PREFIX)):
+            if key in advertised and (key in GPUS or str(key).startswith(MIG_PREFIX)):
                 total += int(str(value)) if str(value).isdigit() else 0
         for ref in resources.get("claims") or []:
             request = ref.get("request") if isinstance(ref, dict) else None
             for r in results.get(str(ref.get("name") if isinstance(ref, dict) else ""), []):
                 asked = str(r.get("request") or "")
                 if not request or asked == request or asked.startswith(f"{request}/"):
-                    total += 1
+                    total += _shares(r)
         for mapping in bridge.get("requestMappings") or []:
             if mapping.get("containerName") == name:
                 total += sum(

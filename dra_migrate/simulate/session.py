@@ -15,7 +15,7 @@ from typing import Any
 from dra_migrate.report.findings import ConfigError, Finding, InputProblem
 from dra_migrate.report.model import Report, Status
 from dra_migrate.report.simulation import SimulatedWorkload, Simulation
-from dra_migrate.simulate import compare, deploys, devices, fleet, place
+from dra_migrate.simulate import compare, deploys, devices, fleet, place, sharing
 from dra_migrate.simulate.api import Api, ApiError
 
 
@@ -83,6 +83,27 @@ def root_of(paths: Sequence[str]) -> str:
         return here
     common = os.path.commonpath(absolute)
     return common if os.path.isdir(common) else os.path.dirname(common)
+
+
+def planned_fleet(
+    the_fleet: fleet.Fleet, config: Any, model: Any, roots: Sequence[str], excludes: Sequence[str]
+) -> fleet.Fleet:
+    """``the_fleet`` with the DRA driver's consumable shares on each node after the
+    migration as stage 2 of the plan sets them (simulate/sharing.py): from ``model``, the
+    sharing model a conversion run read, else the configuration's merged with what the
+    device plugin configurations under ``roots`` say (as the conversion reads them)."""
+    if model is None and config.read_sharing:
+        from dra_migrate.repo.sharing_lookup import read_repository
+
+        found, _files = read_repository(roots, excludes, config.max_file_size)
+        mine = config.sharing
+        if found is not None and found.known:
+            model = mine.merged(found) if mine else found
+        else:
+            model = mine
+    elif model is None:
+        model = config.sharing
+    return sharing.planned(the_fleet, model, config)
 
 
 def planned_classes(report: Report, settings: Any) -> list[dict[str, Any]]:
@@ -157,6 +178,9 @@ def place_pairs(
             for i in range(0, len(phases), 2)
         ]
         _confirm_alone(api, the_fleet, phases, results, list(every_class.values()), timeout, run_id)
+        for i, result in enumerate(results):  # why a shared pool's workload bound fewer
+            own = fleets[i] if i < len(fleets) else None
+            result.findings.extend(sharing.explain(result.rows, result.findings, own or the_fleet))
     finally:
         if cleanup:
             place.cleanup(api, phases, created)

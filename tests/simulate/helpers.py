@@ -12,9 +12,10 @@ from typing import Any
 
 import yaml
 
+from dra_migrate.convert.mapping import find_config, load_config
 from dra_migrate.report.findings import Finding
 from dra_migrate.report.simulation import SimulatedWorkload
-from dra_migrate.simulate import deploys, session
+from dra_migrate.simulate import deploys, fleet, session
 from dra_migrate.simulate.api import Api
 from tests.conftest import FIXTURES
 from tests.helpers.cli_runner import invoke
@@ -75,7 +76,7 @@ def place(
         after = deploys.read_tree(str(case.after), ["."])
         pairs.append((before, after))
     classes = [c for case in cases for c in case.classes]
-    own = [session.read_fleet([str(c.fleet)], 1 << 20) if c.fleet else None for c in cases]
+    own = [planned(case, session.read_fleet([str(case.fleet or FLEET)], 1 << 20)) for case in cases]
     api = Api(kubeconfig)
     try:
         results, outcome = session.place_pairs(api, fleet, pairs, classes, timeout, fleets=own)
@@ -87,6 +88,15 @@ def place(
     for case, (pair, (rows, found)) in zip(cases, zip(pairs, results, strict=True), strict=True):
         named[case.name] = (rows, [*pair[0].findings, *pair[1].findings, *found])
     return named
+
+
+def planned(case: Case, the_fleet: fleet.Fleet) -> fleet.Fleet:
+    """``the_fleet`` with the DRA driver's shares after the migration as the case's
+    plan sets them (its configuration, and the device plugin configurations it holds),
+    as ``simulate`` resolves them."""
+    found = find_config(case.before)
+    config = load_config(found)
+    return session.planned_fleet(the_fleet, config, None, [str(case.before)], [])
 
 
 def edit(path: Path, old: str, new: str, count: int = 1) -> None:

@@ -40,12 +40,6 @@ NOT_PLACED_BEFORE = {
     "semantics-existing-container-claims-last": "its claim template is not in the case",
     "semantics-existing-pod-claim-gpu": "its claim is not in the case",
     "semantics-intel": "Intel GPUs: the fleet has none",
-    "semantics-time-sliced-config": "nvidia.com/gpu.shared: the fleet has none",
-    # a fleet pool has no GPU sharing model (docs/simulate.md): no node advertises time
-    # slices or MPS shares before, nor publishes consumable shares after
-    "sharing-ai-on-eks-time-slicing": "NodePool: gpu-ts, time-sliced: the fleet has none",
-    "sharing-mps-mig-per-node": "pools by nvidia.com/device-plugin.config: the fleet has none",
-    "sharing-stack-values": "NodePool: gpu-ts, time-sliced: the fleet has none",
     "upstream-intel-gaudi-chart-device-class": "Gaudi: the fleet has none",
     "upstream-rocm-device-plugin-mixed-naming": "AMD GPUs: the fleet has none",
     "yaml11-count-quoted-leading-zero": "more GPUs in one pod than a node has",
@@ -61,6 +55,55 @@ DIFFERS = {
     # --target v1beta2: Kubernetes 1.37 serves resource.k8s.io/v1 only by default
     "semantics-target-v1beta2": ("DRA802", "could not find the requested resource"),
 }
+# The sharing cases, on pools shared as their device plugin configurations say
+# (tests/fixtures/simulate/sharing-fleet.yaml): per workload, the pods bound before and
+# after, and for one that differs the finding of convert that predicted it (or none).
+SHARING_FLEET = FIXTURES / "simulate" / "sharing-fleet.yaml"
+SHARING: dict[str, dict[str, tuple[int, int, str]]] = {
+    # DRA260: one of the four consumable shares of the A10G; stage 2 sets the driver's
+    # consumableShares: 4, so both pods take a share of the one device, as they took two
+    # of the four time-sliced nvidia.com/gpu before
+    "sharing-ai-on-eks-time-slicing": {"Deployment/time-slicing-verification": (2, 2, "")},
+    "sharing-stack-values": {"Deployment/time-slicing-verification": (2, 2, "")},
+    "sharing-mps-mig-per-node": {
+        # DRA263 leaves it on the device plugin's MPS, and the pool stays there
+        "Pod/mps-infer": (1, 1, ""),
+        # DRA266: two MIG devices of profile 3g.20gb, as the two nvidia.com/gpu were
+        "Job/mig-finetune": (1, 1, ""),
+        # DRA265 leaves it as nvidia.com/gpu, but the pool's MIG devices are the DRA
+        # driver's after the migration: the class's extendedResourceName serves it a
+        # whole GPU, which a MIG single pool does not have
+        "Pod/mig-unknown": (1, 0, "DRA265"),
+        # mixed: a MIG device of 1g.5gb and the pool's whole GPU
+        "Pod/mig-mixed": (1, 1, ""),
+        # DRA262: replica counts that differ between devices are not in the fleet model
+        "Pod/uneven": (0, 0, ""),
+    },
+    # nvidia.com/gpu.shared 8 (two L4 time-sliced four ways, renameByDefault); the
+    # mapping's GpuConfig TimeSlicing is a claim configuration: on driver release 0.4
+    # (no drivers: setting) the driver publishes no consumable shares, and each of the
+    # eight claims takes a whole device: two pods bound. convert warns of nothing.
+    "semantics-time-sliced-config": {"Deployment/sandbox/dev-notebooks": (8, 2, "")},
+    "sharing-time-slicing-rename-per-node": {
+        # DRA260 under packed: two of the ten shares of one L40S a pod, as two of the ten
+        # nvidia.com/gpu.shared a GPU were: ten pods on two GPUs before and after, each
+        # container with its two shares
+        "Deployment/research/notebooks": (10, 10, ""),
+        "Deployment/research/embed": (1, 1, ""),
+        # DRA264 leaves it as nvidia.com/gpu: 2 (failRequestsGreaterThanOne: the device
+        # plugin fails it at admission, which no kubelet does here, so it binds before);
+        # after, the pool's one A10G is the driver's, and the class's
+        # extendedResourceName serves two units as two devices: none binds
+        "Pod/research/too-many": (1, 0, "DRA264"),
+        # no selector: whole GPUs (the configuration's default); the time-sliced pool's
+        # nvidia.com/gpu served it before, the default pool's GPU after (DRA804, a warning)
+        "Pod/research/train": (1, 1, ""),
+    },
+}
+# A sharing case whose pools are not those of SHARING_FLEET
+SHARING_FLEETS = {
+    "sharing-time-slicing-rename-per-node": FIXTURES / "simulate" / "sharing-per-node-fleet.yaml"
+}
 # More pods bound after than before, and why (DRA805, a warning)
 MORE_AFTER = {
     # the toleration DRA224 writes is in the DaemonSet's template: the DaemonSet
@@ -71,8 +114,11 @@ MORE_AFTER = {
 
 
 def _converting() -> list[str]:
+    """The converting cases but the sharing ones (placed on a fleet of their own)."""
     return sorted(
-        p.name for p in CASES.iterdir() if (p / "input").is_dir() and (p / "expected").is_dir()
+        p.name
+        for p in CASES.iterdir()
+        if (p / "input").is_dir() and (p / "expected").is_dir() and p.name not in SHARING
     )
 
 
@@ -126,6 +172,46 @@ def test_a_converted_case_places_as_before(case: str, golden: Results) -> None:
         assert not placed, f"{case} places now: take it out of NOT_PLACED_BEFORE"
         return
     assert placed, f"{case}: no workload placed before: {[f.format() for f in found]}"
+
+
+@pytest.fixture(scope="module")
+def shared(kubeconfig: str, tmp_path_factory: pytest.TempPathFactory) -> Results:
+    work = tmp_path_factory.mktemp("shared")
+    cases = [
+        prepare(n, CASES / n / "input", work, fleet=SHARING_FLEETS.get(n, SHARING_FLEET))
+        for n in SHARING
+    ]
+    return place(kubeconfig, cases)
+
+
+@pytest.mark.parametrize("case", list(SHARING))
+def test_a_sharing_case_places_as_its_findings_say(case: str, shared: Results) -> None:
+    """Each workload of a sharing case bound as ``SHARING`` says; one that bound fewer
+    after is DRA801 with the scheduler's reason and DRA812 saying what the shared pool
+    advertised and what the driver publishes, as the finding of convert predicted; the
+    others hold."""
+    rows, found = shared[case]
+    expected = SHARING[case]
+    predictions = (CASES / case / "findings.txt").read_text(encoding="utf-8")
+    by_name = {r.display: r for r in rows}
+    assert set(expected) <= set(by_name), sorted(by_name)
+    said = [f.format() for f in found]
+    for name, (before, after, predicted) in expected.items():
+        row = by_name[name]
+        assert row.before is not None and row.after is not None, name
+        assert (row.before.bound, row.after.bound) == (before, after), (name, said)
+        mine = [f for f in found if f.message.startswith(f"{name}:")]
+        if after < before:
+            assert not row.holds
+            codes = {f.code for f in mine}
+            assert {"DRA801", "DRA812"} <= codes, said
+            fewer = next(f for f in mine if f.code == "DRA801")
+            assert "the scheduler:" in fewer.message, fewer.message
+            if predicted:
+                assert f" {predicted} " in predictions, predictions
+        else:
+            assert row.holds, (name, said)
+            assert not [f for f in mine if f.code in (*DIFFERENCES, "DRA812")], said
 
 
 # --- hand-broken conversions, one per kind of difference ------------------------------
