@@ -40,9 +40,9 @@ from dra_migrate.report.model import BridgeClass
 NEEDLE = git.TEMPLATE_KIND
 BRIDGE_NEEDLE = b"extendedResourceName"
 # what the kept answer says of each file besides the templates it defines: which of
-# these it mentions (discover.mentions: the string, or an escape that may spell it),
-# the needles of the lookups a run starts over the repository (tests/repo/
-# test_context.py holds each lookup's needles to this table)
+# these it mentions (discover.mentions: the string, or an escape that may spell it):
+# the needles of the lookups a run starts over the repository, taken from each (a
+# search for a needle not here is git grep's, Trees.search)
 KEPT = (
     node_pool_lookup.NEEDLE,
     BRIDGE_NEEDLE,
@@ -140,7 +140,8 @@ class _Search:
         return {path[len(self.prefix) :]: data for path, _s, data in blobs if data is not None}
 
     def cancel(self) -> None:
-        self.index.cancel()
+        """Nothing to stop: the index is the run's (``Trees.cancel``), and the
+        context's templates may still be asked of it."""
 
 
 def _text(data: bytes) -> bool:
