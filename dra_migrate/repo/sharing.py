@@ -513,10 +513,11 @@ def node_model(labels: Mapping[str, str], allocatable: Mapping[str, str]) -> Sha
     (the device plugin advertises each GPU ``replicas`` times); None when neither says."""
     name = labels.get("kubernetes.io/hostname") or "the node"
     found = model_from_labels(labels, f"node {name} labels")
+    # the shares are nvidia.com/gpu.shared (renameByDefault, time-slicing and MPS alike):
+    # the labels do not say it, the allocatable does (a name the plugin advertised before
+    # may stay at 0)
+    renamed = _int(allocatable.get(GPU + SHARED_SUFFIX)) > 0 and not _int(allocatable.get(GPU))
     if found is not None:
-        # the labels do not say whether the shares are renamed (time-slicing and MPS
-        # alike, renameByDefault); the allocatable does
-        renamed = GPU + SHARED_SUFFIX in allocatable and GPU not in allocatable
         return dataclasses.replace(found, renamed=True) if found.shared and renamed else found
     count = _int(labels.get(COUNT_LABEL))
     advertised = _int(allocatable.get(GPU)) or _int(allocatable.get(GPU + SHARED_SUFFIX))
@@ -524,7 +525,7 @@ def node_model(labels: Mapping[str, str], allocatable: Mapping[str, str]) -> Sha
         return SharingModel(
             TIME_SLICING,
             advertised // count,
-            renamed=GPU + SHARED_SUFFIX in allocatable,
+            renamed=renamed,
             source=f"node {name}: allocatable {advertised} for {count} GPU(s)",
         )
     return None
