@@ -55,7 +55,7 @@ def test_each_nodes_sharing_from_its_labels(tmp_path: Path) -> None:
         ),
         _labelled("mps-0", 2, 4, {"nvidia.com/gpu.sharing-strategy": "mps"}),
         # MPS with renameByDefault: the shares are nvidia.com/gpu.shared (the device
-        # plugin's README "With CUDA MPS"), the product has no -SHARED
+        # plugin's README "With CUDA MPS"), the product has no shared suffix
         _renamed(
             _labelled(
                 "mps-1",
