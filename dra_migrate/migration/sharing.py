@@ -14,6 +14,16 @@ Sources (read at the commits the catalog and docs/conversion.md#gpu-sharing name
   and GPUCluster CR may not exist at the same time"); manifests/state-dcgm-exporter/
   0700_daemonset.yaml (``KUBERNETES_ENABLE_DRA``); the node label
   ``nvidia.com/gpu.deploy.device-plugin`` its node labelling reads.
+- NVIDIA/gpu-operator controllers/object_controls.go ``TransformGPUDiscoveryPlugin``
+  calls ``handleDevicePluginConfig`` (GPU feature discovery reads the device plugin's
+  configuration, selected per node by ``nvidia.com/device-plugin.config``, on nodes
+  labelled ``nvidia.com/gpu.deploy.device-plugin=false`` too); controllers/
+  state_manager.go ``gpuClusterStateLabels`` (no GPU feature discovery in the
+  GPUCluster's stack) and ``devicePluginOnlyStateLabelKeys`` (its deploy label swept
+  off DRA nodes); NVIDIA/k8s-device-plugin internal/lm/resource.go (the labels from
+  the configuration) and deployments/helm/nvidia-device-plugin/templates/
+  daemonset-gfd.yml (``gfd.enabled`` apart from ``devicePlugin.enabled``, the same
+  ``config``).
 - NVIDIA/dcgm-exporter: ``KUBERNETES_VIRTUAL_GPUS`` ("virtual GPUs exposed by
   Kubernetes device plugins when using GPU sharing strategies").
 """
@@ -53,10 +63,22 @@ OPERATOR = (
 MONITORING = (
     "dcgm-exporter: on DRA nodes it attributes GPUs to pods through ResourceSlices "
     "(KUBERNETES_ENABLE_DRA=true, as the GPU Operator's GPUCluster sets it) instead of "
-    "the device plugin's replica IDs (KUBERNETES_VIRTUAL_GPUS); GPU feature discovery "
-    "stops writing nvidia.com/gpu.replicas, nvidia.com/gpu.sharing-strategy and the "
-    "-SHARED product where the device plugin no longer runs: move node selectors, "
-    "dashboards and alerts off those labels before the pool's wave"
+    "the device plugin's replica IDs (KUBERNETES_VIRTUAL_GPUS). GPU feature discovery "
+    "keeps writing nvidia.com/gpu.replicas, nvidia.com/gpu.sharing-strategy and the "
+    "-SHARED product on the nodes a wave moves: it computes them from the device "
+    "plugin's configuration, not from the device plugin, and the GPU Operator gives it "
+    "that configuration whether the device plugin runs on the node or not "
+    "(controllers/object_controls.go TransformGPUDiscoveryPlugin, "
+    "handleDevicePluginConfig; the device plugin chart's gfd reads its config alike, on "
+    "the chart's nodeSelector), so "
+    "node selectors on them keep matching. They change when the sharing configuration "
+    "leaves the node (the ClusterPolicy's devicePlugin.config, its ConfigMap, or the "
+    "node's nvidia.com/device-plugin.config label: replicas 1, strategy none, no "
+    "-SHARED), and go with GPU feature discovery when a GPUCluster replaces the "
+    "ClusterPolicy (its stack runs none: the operator sweeps "
+    "nvidia.com/gpu.deploy.gpu-feature-discovery off DRA nodes): keep the sharing "
+    "configuration until node selectors, dashboards and alerts on those labels have "
+    "moved to labels of your own"
 )
 
 

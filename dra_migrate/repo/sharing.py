@@ -9,8 +9,11 @@ The NVIDIA device plugin (NVIDIA/k8s-device-plugin) advertises one GPU as one
   than one replica fail at admission (internal/rm/rm.go), false by default for
   time-slicing;
 - ``sharing.mps`` does the same through an MPS control daemon, each replica limited
-  to 1/replicas of the memory and compute; ``failRequestsGreaterThanOne`` defaults to
-  true there (api/config/v1/config.go) and renaming is ignored;
+  to 1/replicas of the memory and compute, and under ``<name>.shared`` with
+  ``renameByDefault`` as well (the same ReplicatedResources type, replicas.go; the
+  README's "With CUDA MPS"; internal/rm/device_map.go advertises a replicated
+  resource under its ``rename``); ``failRequestsGreaterThanOne`` defaults to true
+  there (api/config/v1/config.go);
 - ``flags.migStrategy: single`` advertises each MIG device of a node that has one MIG
   profile as ``nvidia.com/gpu``; ``mixed`` as ``nvidia.com/mig-<profile>``.
 
@@ -267,15 +270,13 @@ def _replicated(kind: str, body: Any, source: str) -> SharingModel | None:
     # resources of different counts (nvidia.com/gpu 2, nvidia.com/mig-1g.5gb 4 in the
     # mixed strategy) share devices of a node differently. A resource's ``devices`` and
     # ``rename`` are ignored: the plugin resets them to every GPU and to renameByDefault
-    # (config.go DisableResourceNamingInConfig, replicas.go disableResoureRenaming)
+    # (config.go DisableResourceNamingInConfig, replicas.go disableResoureRenaming), for
+    # timeSlicing and mps alike: only renameByDefault renames, to <name>.shared
     per_gpu = len(counts) > 1
     fail = body.get("failRequestsGreaterThanOne")
-    if kind == MPS:
-        # config.go: MPS keeps failRequestsGreaterThanOne true unless set; no renaming
-        renamed, fail_over_one = False, fail is not False
-    else:
-        renamed = body.get("renameByDefault") is True
-        fail_over_one = fail is True
+    renamed = body.get("renameByDefault") is True
+    # config.go: MPS keeps failRequestsGreaterThanOne true unless set
+    fail_over_one = fail is not False if kind == MPS else fail is True
     return SharingModel(
         kind,
         max(counts) if len(counts) == 1 else min(counts),
@@ -512,15 +513,19 @@ def node_model(labels: Mapping[str, str], allocatable: Mapping[str, str]) -> Sha
     (the device plugin advertises each GPU ``replicas`` times); None when neither says."""
     name = labels.get("kubernetes.io/hostname") or "the node"
     found = model_from_labels(labels, f"node {name} labels")
+    # the shares are nvidia.com/gpu.shared (renameByDefault, time-slicing and MPS alike):
+    # the labels do not say it, the allocatable does (a name the plugin advertised before
+    # may stay at 0)
+    renamed = _int(allocatable.get(GPU + SHARED_SUFFIX)) > 0 and not _int(allocatable.get(GPU))
     if found is not None:
-        return found
+        return dataclasses.replace(found, renamed=True) if found.shared and renamed else found
     count = _int(labels.get(COUNT_LABEL))
     advertised = _int(allocatable.get(GPU)) or _int(allocatable.get(GPU + SHARED_SUFFIX))
     if count > 0 and advertised > count and advertised % count == 0:
         return SharingModel(
             TIME_SLICING,
             advertised // count,
-            renamed=GPU + SHARED_SUFFIX in allocatable,
+            renamed=renamed,
             source=f"node {name}: allocatable {advertised} for {count} GPU(s)",
         )
     return None

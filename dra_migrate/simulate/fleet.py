@@ -529,8 +529,8 @@ def _dumped_sharing(labels: dict[str, str], allocatable: dict[str, Any]) -> tupl
     model = node_model(labels, {str(k): str(v) for k, v in allocatable.items()})
     if model is None or not model.shared or model.replicas < 2:
         return "", 1, False
-    renamed = GPU + SHARED_SUFFIX in allocatable
-    return (MPS if model.kind == MODEL_MPS else TIME_SLICING), model.replicas, renamed
+    kind = MPS if model.kind == MODEL_MPS else TIME_SLICING
+    return kind, model.replicas, model.renamed  # renamed: the inventory's reading too
 
 
 def _without_sharing(labels: dict[str, str]) -> dict[str, str]:

@@ -21,6 +21,12 @@ def _labelled(name: str, gpus: int, advertised: int, labels: dict[str, str]) -> 
     return obj
 
 
+def _renamed(obj: dict[str, Any]) -> dict[str, Any]:
+    for key in ("capacity", "allocatable"):
+        obj["status"][key]["nvidia.com/gpu.shared"] = obj["status"][key].pop("nvidia.com/gpu")
+    return obj
+
+
 def test_each_nodes_sharing_from_its_labels(tmp_path: Path) -> None:
     state = sample_cluster()
     state.objects["nodes"] += [
@@ -48,6 +54,21 @@ def test_each_nodes_sharing_from_its_labels(tmp_path: Path) -> None:
             },
         ),
         _labelled("mps-0", 2, 4, {"nvidia.com/gpu.sharing-strategy": "mps"}),
+        # MPS with renameByDefault: the shares are nvidia.com/gpu.shared (the device
+        # plugin's README "With CUDA MPS"), the product has no shared suffix
+        _renamed(
+            _labelled(
+                "mps-1",
+                2,
+                8,
+                {
+                    "nvidia.com/gpu.count": "2",
+                    "nvidia.com/gpu.replicas": "4",
+                    "nvidia.com/gpu.sharing-strategy": "mps",
+                    "nvidia.com/gpu.product": "NVIDIA-A10G",
+                },
+            )
+        ),
     ]
     with serve(state) as url:
         kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url)
@@ -68,5 +89,6 @@ def test_each_nodes_sharing_from_its_labels(tmp_path: Path) -> None:
     assert nodes["ts-1"]["sharing"] == "time-slicing (4 replicas per GPU)"
     assert nodes["mig-0"]["sharing"] == "MIG, single strategy (profile 1g.5gb)"
     assert nodes["mps-0"]["sharing"].startswith("MPS")
+    assert nodes["mps-1"]["sharing"] == "MPS (4 replicas per GPU, renamed to .shared)"
     assert nodes["gpu-a"]["sharing"] is None  # whole GPUs
     assert "SHARING" in text.stdout and "time-slicing (4 replicas per GPU)" in text.stdout

@@ -80,7 +80,7 @@ def test_the_device_plugin_configurations_as_api_config_v1_reads_them() -> None:
     assert renamed.renamed and renamed.fail_over_one
     assert renamed.applies_to("nvidia.com/gpu.shared") and not renamed.applies_to("nvidia.com/gpu")
     mps = _model(README_MPS)
-    # config.go keeps failRequestsGreaterThanOne true for MPS unless set; no renaming
+    # config.go keeps failRequestsGreaterThanOne true for MPS unless set
     assert (mps.kind, mps.replicas, mps.fail_over_one, mps.renamed) == (MPS, 10, True, False)
     packed = README_TIME_SLICING.replace(
         "version: v1\n",
@@ -219,6 +219,7 @@ MODELS = {
     "ts2-strict": SharingModel(TIME_SLICING, 2, fail_over_one=True),
     "ts-uneven": SharingModel(TIME_SLICING, 2, per_gpu=True),
     "mps": SharingModel(MPS, 4, fail_over_one=True),
+    "mps-renamed": SharingModel(MPS, 4, renamed=True, fail_over_one=True),
     "mig-1g": SharingModel(MIG_SINGLE, profile="1g.10gb"),
     "mig-unknown": SharingModel(MIG_SINGLE),
 }
@@ -303,6 +304,44 @@ def test_no_workload_on_a_shared_pool_becomes_an_exclusive_request(
         assert release == "0.5" and "DRA260" in codes
     # MPS and per-GPU replica counts have no DRA equivalent: such a pod is never changed
     assert not (shared and (model.kind == MPS or model.per_gpu)), codes
+
+
+def test_renameByDefault_renames_mps_shares_as_it_does_time_slicing() -> None:
+    """NVIDIA/k8s-device-plugin @1b826acc: sharing.mps is the same ReplicatedResources
+    as sharing.timeSlicing (api/config/v1/sharing.go, replicas.go), the README's "With
+    CUDA MPS" advertises nvidia.com/gpu.shared with renameByDefault: true, and
+    DisableResourceNamingInConfig resets a resource's own ``rename`` to what
+    renameByDefault says, for mps and timeSlicing alike (config.go, replicas.go
+    disableResoureRenaming)."""
+    renamed = _model(README_MPS.replace("  mps:\n", "  mps:\n    renameByDefault: true\n"))
+    assert (renamed.kind, renamed.replicas, renamed.renamed) == (MPS, 10, True)
+    assert renamed.applies_to("nvidia.com/gpu.shared") and not renamed.applies_to("nvidia.com/gpu")
+    assert "renamed to .shared" in renamed.describe()
+    # a resource's rename without renameByDefault is ignored: the name stays
+    for kind, body in ((MPS, README_MPS), (TIME_SLICING, README_TIME_SLICING)):
+        own = _model(body.replace("replicas: 10", "replicas: 10\n      rename: my-gpu"))
+        assert (own.kind, own.renamed) == (kind, False)
+        assert own.applies_to("nvidia.com/gpu")
+
+
+def test_a_pod_on_a_renamed_mps_pool_asks_for_its_shares() -> None:
+    """An MPS pool whose shares are nvidia.com/gpu.shared: a pod asking for those stays
+    on the device plugin (DRA263, the model named renamed); nvidia.com/gpu there is no
+    MPS share (the plugin advertises none under that name)."""
+    model = _model(README_MPS.replace("  mps:\n", "  mps:\n    renameByDefault: true\n"))
+    pool = Pool("mps", ((POOL_LABEL, frozenset(["mps"])),), model)
+    config = dataclasses.replace(
+        BASE, sharing=Fleet((pool,)), driver_releases=(("gpu.nvidia.com", "0.5"),)
+    )
+
+    def findings(resource: str) -> dict[str, str]:
+        pod = _pod("mps", [(resource, 1)]).encode()
+        result = process("pod.yaml", pod, Role(), Settings("v1", config))
+        return {f.code: f.message for f in result.findings}
+
+    shared = findings("nvidia.com/gpu.shared")
+    assert "DRA263" in shared and "renamed to .shared" in shared["DRA263"], shared
+    assert "DRA263" not in findings("nvidia.com/gpu")
 
 
 def test_what_a_model_shares_and_where_labels_leave_off() -> None:

@@ -46,6 +46,25 @@ def test_stage_2_gives_each_pool_its_driver_settings(tmp_path: Path) -> None:
     assert "DRA540" not in codes  # the repository says how the fleet shares
 
 
+def test_stage_2_keeps_gfds_sharing_labels_while_the_configuration_stays(
+    tmp_path: Path,
+) -> None:
+    """GPU feature discovery computes nvidia.com/gpu.replicas, sharing-strategy and the
+    shared product suffix from the device plugin's configuration, which the GPU Operator
+    gives it whether the device plugin runs on the node or not (NVIDIA/gpu-operator
+    controllers/object_controls.go TransformGPUDiscoveryPlugin calls
+    handleDevicePluginConfig, at a22dbf67): a wave does not take them away, removing the
+    sharing configuration or moving to a GPUCluster (no GFD in its stack) does."""
+    shutil.copytree(CASES / "sharing-time-slicing-rename-per-node" / "input", tmp_path / "r")
+    lines = {n["requirement"]: n["detail"] for n in _sharing(_report(tmp_path / "r"))}
+    view = lines["what reads the device plugin's view"]
+    assert "stops writing" not in view
+    assert "keeps writing nvidia.com/gpu.replicas" in view and "handleDevicePluginConfig" in view
+    # what changes them, and what the user does about it
+    assert "nvidia.com/device-plugin.config" in view and "GPUCluster replaces" in view
+    assert "keep the sharing configuration until node selectors" in view
+
+
 def test_an_unknown_fleet_is_assumed_exclusive_and_the_plan_says_so(tmp_path: Path) -> None:
     (tmp_path / "d.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
