@@ -25,8 +25,8 @@ from typing import Any
 from dra_migrate.convert.asks import Ask
 from dra_migrate.convert.mapping import Config, Context
 from dra_migrate.manifests import trees
-from dra_migrate.report.findings import Finding, finding
 from dra_migrate.repo.sharing import PRODUCT_LABEL, SHARED_PRODUCT, Fleet
+from dra_migrate.report.findings import Finding, finding
 
 SHARES = "shares"
 
