@@ -93,7 +93,7 @@ def per_pod_claims(
                 "resourceClaimName (every replica then shares that claim's devices, on the "
                 "node that holds them: replicas scale on those devices only, and the claim "
                 "outlives the workload), or consumable shares on a driver release that "
-                "publishes them (drivers: {gpu.nvidia.com: \"0.5\"} and sharing: in "
+                'publishes them (drivers: {gpu.nvidia.com: "0.5"} and sharing: in '
                 ".dra-migrate.yaml, the resource mapped without a config: DRA260; "
                 "docs/conversion.md#gpu-sharing)",
             )
