@@ -13,8 +13,12 @@ internal/stable/allocator_stable.go``, ``deviceInUse``) unless the driver publis
 with ``allowMultipleAllocations`` (consumable capacity, KEP-5075, feature gate
 ``DRAConsumableCapacity``: alpha in 1.34, beta and on by default from 1.36), which the
 NVIDIA driver does only with consumable shares (``consumable_shares.go``
-``applyConsumableShares``, chart 0.5). So eight time-sliced replicas that fitted on two
-GPUs need eight GPUs: nothing in the output says so unless this does.
+``applyConsumableShares``, release 0.5). So eight time-sliced replicas that fitted on
+two GPUs need eight GPUs: nothing in the output says so unless this does. On a release
+with consumable shares, a request that names no ``shares`` capacity takes the device's
+default share (``structured/internal/experimental/consumable_capacity.go``
+``fillEmptyRequest``) only where the kubelet plugin runs with them, which the output
+does not show, and the driver refuses an MPS config on a shared device (PR #1257).
 """
 
 from __future__ import annotations
@@ -56,27 +60,55 @@ def _shared_before(ask: Ask, ctx: Context, config: Config) -> str:
     return ""
 
 
+def _whole(ask: Ask, strategy: str, config: Config) -> str:
+    """Why each claim takes whole devices: the release publishes no consumable shares,
+    or it may, and then only a driver setting the output does not show decides."""
+    from dra_migrate.convert.sharing import shares_problem
+
+    problem = shares_problem(config, ask.choice.device_class)
+    if problem:
+        return (
+            f"each claim takes {ask.count} whole device(s), as a device goes to one claim "
+            "at a time unless its driver publishes it with allowMultipleAllocations "
+            f"(consumable shares), and {problem}"
+        )
+    mps = "; and the driver refuses an MPS config on a shared device" if strategy == "MPS" else ""
+    return (
+        f"each claim takes {ask.count} whole device(s) unless the kubelet plugin runs with "
+        "consumable shares (the request names no shares capacity: it then takes the "
+        f"device's default of one share{mps})"
+    )
+
+
+def _sharing_config(ask: Ask, config: Config) -> tuple[str, str]:
+    """The sharing strategy set on the ask's claim and which config sets it: the
+    mapping's, else that of the project's DeviceClass it names (("", "") for none)."""
+    strategy = sharing_strategy(ask.choice.config)
+    if strategy:
+        return strategy, f"the mapping's config sets sharing {strategy} on its claim"
+    for defined in config.device_classes:
+        strategy = sharing_strategy(defined.config)
+        if defined.name == ask.choice.device_class and strategy:
+            return strategy, f"DeviceClass {defined.name}'s config sets sharing {strategy}"
+    return "", ""
+
+
 def per_pod_claims(
     asks: list[Ask], ctx: Context, config: Config, kind: str, name: str, template: str, path: str
 ) -> list[Finding]:
-    """DRA535 for each ask the device plugin shared, or the mapping gives a sharing
-    config, that a claim per pod turns into whole devices (no consumable shares)."""
+    """DRA535 for each ask the device plugin shared, or whose claim gets a sharing
+    config (the mapping's, or its project DeviceClass's), that a claim per pod turns
+    into whole devices (no consumable shares)."""
     found = []
     for ask in asks:
-        if not ask.choice.config or any(k == SHARES for k, _v in ask.choice.capacity):
-            continue  # without a config of its own, a share is DRA205 or consumable shares
-        strategy = sharing_strategy(ask.choice.config)
-        before = _shared_before(ask, ctx, config)
-        if not strategy and not before:
+        if any(k == SHARES for k, _v in ask.choice.capacity):
+            continue  # consumable shares: pods share the device
+        # a share without a config of its own was DRA205, shares or refused before this
+        before = _shared_before(ask, ctx, config) if ask.choice.config else ""
+        strategy, where = _sharing_config(ask, config)
+        if not where and not before:
             continue
-        why = "; ".join(
-            part
-            for part in (
-                before,
-                f"the mapping's config sets sharing {strategy} on its claim" if strategy else "",
-            )
-            if part
-        )
+        why = "; ".join(part for part in (before, where) if part)
         found.append(
             finding(
                 "DRA535",
@@ -84,11 +116,8 @@ def per_pod_claims(
                 *trees.position(ask.key),
                 f"container {ask.container.name!r} asks for {ask.resource}: {ask.count} "
                 f"({why}), but every pod of {kind} {name} gets a claim of its own from "
-                f"ResourceClaimTemplate {template}, and each claim takes {ask.count} whole "
-                "device(s): a claim's sharing config says how the containers of that claim "
-                "share its devices, and a device goes to one claim at a time unless its "
-                "driver publishes consumable shares (allowMultipleAllocations), which this "
-                "request does not ask for",
+                f"ResourceClaimTemplate {template}, and a claim's sharing config only says "
+                f"how the containers of that claim share its devices: {_whole(ask, strategy, config)}",
                 "to share between pods: one ResourceClaim the pods reference by "
                 "resourceClaimName (every replica then shares that claim's devices, on the "
                 "node that holds them: replicas scale on those devices only, and the claim "

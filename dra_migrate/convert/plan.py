@@ -215,7 +215,7 @@ def _plan_site(
     edits.extend(after.edits)
     findings.extend(after.findings)
     _notes(site, asks, ctx, path, findings)
-    if any(ask.choice.config for ask in asks):  # a per-pod claim's config shares no GPU
+    if config.device_classes or any(a.choice.config for a in asks):  # shares no GPU
         from dra_migrate.convert.claim_sharing import per_pod_claims
 
         findings += per_pod_claims(asks, ctx, config, workload.kind, workload.name, template, path)

@@ -114,10 +114,61 @@ def test_pods_that_shared_a_gpu_get_a_claim_each_and_convert_says_so(
     one = found[0]
     assert (one.line, one.col) == (17, 13)  # the resource's key in limits
     assert f"from ResourceClaimTemplate {template['metadata']['name']}" in one.message
-    assert "one claim at a time" in one.message
+    # release 0.4, the one assumed: no consumable shares, so whole devices for sure
+    assert "one claim at a time" in one.message and "release 0.4" in one.message
     if strategy:
         assert f"sets sharing {strategy} on its claim" in one.message
     # the two ways that do share, with the trade-off of the first
     assert "one ResourceClaim the pods reference by resourceClaimName" in one.hint
     assert "the claim outlives the workload" in one.hint
     assert "consumable shares" in one.hint and "DRA260" in one.hint
+
+
+@pytest.mark.parametrize(("strategy", "refused"), [("TimeSlicing", False), ("MPS", True)])
+def test_on_a_release_with_shares_a_driver_setting_decides(
+    strategy: str, refused: bool, tmp_path: Path
+) -> None:
+    """On release 0.5 a request that names no ``shares`` capacity takes the device's
+    default share only where the kubelet plugin runs with consumable shares (the
+    allocator's ``fillEmptyRequest``): the output does not say, so DRA535 still warns;
+    an MPS config is refused by the driver on a shared device (PR #1257)."""
+    mapping = tmp_path / ".dra-migrate.yaml"
+    mapping.write_text(_mapping("nvidia.com/gpu", strategy, False), encoding="utf-8")
+    config = dataclasses.replace(load_config(mapping), driver_releases=(("gpu.nvidia.com", "0.5"),))
+    text = _deployment("nvidia.com/gpu", "pool")
+    result = process("deploy.yaml", text.encode(), Role(), Settings("v1", config))
+    assert result.status is Status.CHANGED
+    (one,) = [f for f in result.findings if f.code == "DRA535"]
+    assert "unless the kubelet plugin runs with consumable shares" in one.message
+    assert ("refuses an MPS config" in one.message) is refused
+
+
+CLASS_CONFIG = """\
+version: 1
+deviceClasses:
+- name: shared.gpu.nvidia.com
+  driver: gpu.nvidia.com
+  selectors: ["device.driver == 'gpu.nvidia.com'"]
+  config:
+  - driver: gpu.nvidia.com
+    parameters:
+      apiVersion: resource.nvidia.com/v1beta1
+      kind: GpuConfig
+      sharing: {strategy: TimeSlicing, timeSlicingConfig: {interval: Long}}
+resources:
+- name: nvidia.com/gpu
+  deviceClass: shared.gpu.nvidia.com
+"""
+
+
+def test_a_project_device_class_with_a_sharing_config_says_it_too(tmp_path: Path) -> None:
+    """The driver gets a class's config with each claim's allocation, so a project
+    DeviceClass whose config sets sharing shares no GPU between claims either."""
+    mapping = tmp_path / ".dra-migrate.yaml"
+    mapping.write_text(CLASS_CONFIG, encoding="utf-8")
+    config = load_config(mapping)
+    text = _deployment("nvidia.com/gpu", "pool")
+    result = process("deploy.yaml", text.encode(), Role(), Settings("v1", config))
+    assert result.status is Status.CHANGED, [f.format() for f in result.findings]
+    (one,) = [f for f in result.findings if f.code == "DRA535"]
+    assert "DeviceClass shared.gpu.nvidia.com's config sets sharing TimeSlicing" in one.message
