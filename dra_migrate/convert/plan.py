@@ -215,6 +215,10 @@ def _plan_site(
     edits.extend(after.edits)
     findings.extend(after.findings)
     _notes(site, asks, ctx, path, findings)
+    if config.device_classes or any(a.choice.config for a in asks):  # shares no GPU
+        from dra_migrate.convert.claim_sharing import per_pod_claims
+
+        findings += per_pod_claims(asks, ctx, config, workload.kind, workload.name, template, path)
     return PodPlan(site, claim, template, requests, refs, asks, edits, findings), findings
 
 
@@ -226,7 +230,7 @@ def _fractional(
     products: list[str] = list(ctx.node_selector.get(PRODUCT_LABEL) or ())
     for ask in asks:
         if ask.choice.config or any(k == "shares" for k, _v in ask.choice.capacity):
-            continue  # the mapping gives it a sharing configuration, or the pool's shares
+            continue  # converted as the mapping says (DRA535 when pods shared), or shares
         resources = get(ask.container.node, "resources")
         domain = ask.resource.split("/", 1)[0]
         companions = sorted(

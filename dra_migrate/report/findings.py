@@ -308,6 +308,11 @@ CODES: dict[str, Code] = _table(
     Code("DRA532", N, "mapping rule that matched no workload of the run"),
     Code("DRA533", W, "GPU product name in the configuration that the product catalog lacks"),
     Code("DRA534", W, "pod selects nodes by a GPU product no GPU has: a misspelled one"),
+    Code(
+        "DRA535",
+        W,
+        "GPU shared between pods converted to a claim per pod: each takes a whole device",
+    ),
     # 54x: the plan's sharing model (migration/sharing.py)
     Code("DRA540", N, "GPU sharing model of the fleet assumed: exclusive GPUs"),
     Code(

@@ -82,8 +82,8 @@ SHARING: dict[str, dict[str, tuple[int, int, str]]] = {
     # nvidia.com/gpu.shared 8 (two L4 time-sliced four ways, renameByDefault); the
     # mapping's GpuConfig TimeSlicing is a claim configuration: on driver release 0.4
     # (no drivers: setting) the driver publishes no consumable shares, and each of the
-    # eight claims takes a whole device: two pods bound. convert warns of nothing.
-    "semantics-time-sliced-config": {"Deployment/sandbox/dev-notebooks": (8, 2, "")},
+    # eight claims takes a whole device: two pods bound, as convert's DRA535 says
+    "semantics-time-sliced-config": {"Deployment/sandbox/dev-notebooks": (8, 2, "DRA535")},
     "sharing-time-slicing-rename-per-node": {
         # DRA260 under packed: two of the ten shares of one L40S a pod, as two of the ten
         # nvidia.com/gpu.shared a GPU were: ten pods on two GPUs before and after, each
