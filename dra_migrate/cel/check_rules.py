@@ -325,18 +325,19 @@ class _CheckRules:
         comparison is true on no device (``unknown-value``). A name the catalog lacks
         and that is no misspelling is not said here: a GPU newer than the catalog
         publishes it (the configuration warns of it: DRA533)."""
-        from dra_migrate.k8s.products import PRODUCT_ATTRIBUTES, load_products
+        from dra_migrate.k8s.products import catalog_for
 
-        if (c.domain, c.name) not in PRODUCT_ATTRIBUTES:
+        products = catalog_for(c.domain, c.name)
+        if products is None:
             return
-        verdict = load_products().check(c.value, "name", c.how, c.fold)
+        verdict = products.check(c.value, "name", c.how, c.fold)
         if verdict.misspelled:
             verb = {"whole": "is never", "prefix": "never starts with", "suffix": "never ends with"}
             self.add(
                 "unknown-value",
                 c.offset,
                 f"{c.domain}/{c.name} {verb.get(c.how, 'never contains')} {c.value!r}: "
-                "it is the name NVML gives the GPU, and no GPU's name is so",
+                f"it is {products.said}, and no GPU has it",
                 f"did you mean {verdict.suggestion!r}? ({verdict.why})",
             )
 

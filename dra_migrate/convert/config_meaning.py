@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from dra_migrate.cel import Compared
+    from dra_migrate.k8s.products import Products
 
 # the labels GPU feature discovery writes a product name in: nvidia.com/gpu.product, and
 # under the mixed MIG strategy nvidia.com/mig-<profile>.product (NVIDIA/k8s-device-plugin,
@@ -82,13 +83,15 @@ class ProductProblem:
 
 
 def product_problem(
-    value: str, form: str, how: str = "whole", fold: str = ""
+    value: str, form: str, how: str = "whole", fold: str = "", products: Products | None = None
 ) -> ProductProblem | None:
-    """``value`` against the catalog of products: None when it is a catalogued name
-    (``form`` "label": a GFD label value; "name": NVML's name, productName)."""
+    """``value`` against the catalog of products (NVIDIA's unless ``products`` is
+    another): None when it is a catalogued name (``form`` "label": a GFD label value;
+    "name": the attribute's value, NVML's name in productName)."""
     from dra_migrate.k8s.products import catalog_said, load_products
 
-    verdict = load_products().check(value, form, how, fold)
+    products = products or load_products()
+    verdict = products.check(value, form, how, fold)
     if verdict.known:
         return None
     what = _COMPARED[how]
@@ -103,22 +106,31 @@ def product_problem(
     )
     return ProductProblem(
         False,
-        f"{value!r} is {what}no GPU product the catalog knows ({catalog_said()}): a GPU "
-        "newer than the catalog, or a name no GPU has",
-        "compare it with the nodes' GPUs: kubectl get nodes -L nvidia.com/gpu.product shows "
-        "GPU feature discovery's label (dashes for spaces), a ResourceSlice's productName "
-        f"NVML's name{closest}",
+        f"{value!r} is {what}no GPU product the catalog knows ({catalog_said(products)}): "
+        "a GPU newer than the catalog, or a name no GPU has",
+        _COMPARE_HINT.get(products.vendor, "compare it with the nodes' ResourceSlices") + closest,
     )
+
+
+# where to see the names a vendor's nodes have, for the warning of a name not catalogued
+_COMPARE_HINT = {
+    "NVIDIA": "compare it with the nodes' GPUs: kubectl get nodes -L nvidia.com/gpu.product "
+    "shows GPU feature discovery's label (dashes for spaces), a ResourceSlice's productName "
+    "NVML's name",
+    "Intel": "compare it with the nodes' GPUs: a ResourceSlice of gpu.intel.com shows each "
+    "device's model and family",
+}
 
 
 def selector_products(compared: list[Compared]) -> Iterator[ProductProblem]:
     """The product names a selector compares a product attribute with, against the
     catalog (the comparisons ``selector_problem`` gives)."""
-    from dra_migrate.k8s.products import PRODUCT_ATTRIBUTES
+    from dra_migrate.k8s.products import catalog_for
 
     for c in compared:
-        if (c.domain, c.name) in PRODUCT_ATTRIBUTES:
-            found = product_problem(c.value, "name", c.how, c.fold)
+        products = catalog_for(c.domain, c.name)
+        if products is not None:
+            found = product_problem(c.value, "name", c.how, c.fold, products)
             if found is not None:
                 yield ProductProblem(
                     found.error, f"{c.domain}/{c.name}: {found.message}", found.hint, c.offset

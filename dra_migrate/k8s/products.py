@@ -23,6 +23,12 @@ missing from it), so ``check`` says "misspelled" only for a name that is a catal
 one written another way: the same name but for case or spaces against dashes, or a
 name close to one whose numbers are the same (``HMB3`` for ``HBM3``); any other name
 is "unknown", a warning for the caller to give with the catalog's sources.
+
+Intel's GPU DRA driver publishes the ``model`` and ``family`` of a device from its own
+table (intel/intel-resource-drivers-for-kubernetes, pkg/gpu/device/models.go,
+``ModelDetails``; ``Unknown`` for a device the table lacks): ``catalog/intel-products.tsv``
+(scripts/refresh_intel_products.py) holds them, checked the same way. AMD's names come
+from each board's FRU EEPROM, which no list holds (docs/configuration.md).
 """
 
 from __future__ import annotations
@@ -30,13 +36,15 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dra_migrate.package_data import package_file
 
 PRODUCTS_FILE = package_file("catalog", "nvidia-products.tsv")
-# the attributes a driver publishes the catalog's names in: (domain, name)
-PRODUCT_ATTRIBUTES = frozenset({("gpu.nvidia.com", "productName")})
+INTEL_PRODUCTS_FILE = package_file("catalog", "intel-products.tsv")
+# what Intel's driver publishes for a device its table lacks (pkg/gpu/device/device.go)
+INTEL_UNKNOWN = "Unknown"
 
 # the characters GFD keeps (sanitise: regexp "[^A-Za-z0-9-_. ]" removed)
 _DROPPED = re.compile(r"[^A-Za-z0-9\-_. ]")
@@ -88,6 +96,9 @@ class Products:
     names: tuple[str, ...]  # NVML's names
     sources: tuple[str, ...]
     labels: tuple[str, ...] = ()  # GFD's labels of the names
+    vendor: str = "NVIDIA"  # whose GPU names, in messages
+    said: str = "the name NVML gives the GPU"  # what the attribute's value is
+    spaced: str = "the driver publishes NVML's name, with spaces"  # dashes for spaces
 
     def __post_init__(self) -> None:
         if not self.labels:
@@ -123,15 +134,23 @@ class Products:
             keys.setdefault(_key(unit), unit)
         same = keys.get(_key(value))
         if same is not None:
-            return Verdict(False, True, same + suffix, _difference(value, same, form))
+            return Verdict(False, True, same + suffix, self._difference(value, same, form))
         # candidates: a short word with two letters swapped is no closer than 0.75
         close = difflib.get_close_matches(_key(value), list(keys), n=10, cutoff=CANDIDATE)
         for key in close:
             if _misspelling(_key(value), key):
-                why = "a misspelling of a name in the catalog of NVIDIA GPU names"
+                why = f"a misspelling of a name in the catalog of {self.vendor} GPU names"
                 return Verdict(False, True, keys[key] + suffix, why)
         near = [k for k in close[:1] if _ratio(_key(value), k) >= NEAR]
         return Verdict(False, False, keys[near[0]] + suffix if near else "")
+
+    def _difference(self, written: str, catalogued: str, form: str) -> str:
+        """What tells apart two spellings of one name."""
+        if written.casefold() == catalogued.casefold():
+            return "values compare case-sensitively"
+        if form == "name":
+            return self.spaced
+        return "GPU feature discovery writes the name with dashes for spaces"
 
 
 def _units(spelled: tuple[str, ...], size: int, how: str) -> frozenset[str]:
@@ -171,15 +190,6 @@ def _ratio(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 
-def _difference(written: str, catalogued: str, form: str) -> str:
-    """What tells apart two spellings of one name."""
-    if written.casefold() == catalogued.casefold():
-        return "values compare case-sensitively"
-    if form == "name":
-        return "the driver publishes NVML's name, with spaces"
-    return "GPU feature discovery writes the name with dashes for spaces"
-
-
 @functools.cache
 def load_products() -> Products:
     """The catalog (read once, on first use)."""
@@ -195,10 +205,55 @@ def load_products() -> Products:
     return Products(tuple(names), tuple(sources))
 
 
-def catalog_said() -> str:
-    """Where the catalog's names come from, for a message: the lists and their dates."""
+def _read_tsv(path: str) -> tuple[list[list[str]], list[str]]:
+    """The rows (their tab-separated columns) and ``# source:`` lines of a catalog file."""
+    rows: list[list[str]] = []
+    sources: list[str] = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.rstrip("\n")
+            if line.startswith("# source: "):
+                sources.append(line.removeprefix("# source: "))
+            elif line and not line.startswith("#"):
+                rows.append(line.split("\t"))
+    return rows, sources
+
+
+@functools.cache
+def load_intel(column: int) -> Products:
+    """Intel's catalog: the models (``column`` 0) or the families (1), and ``Unknown``."""
+    rows, sources = _read_tsv(INTEL_PRODUCTS_FILE)
+    names = tuple(dict.fromkeys([*(row[column] for row in rows), INTEL_UNKNOWN]))
+    what = ("model", "family")[column]
+    return Products(
+        names,
+        tuple(sources),
+        labels=names,
+        vendor="Intel",
+        said=f"the {what} Intel's GPU DRA driver publishes",
+        spaced=f"the {what}'s spaces and dashes are as the driver's table has them",
+    )
+
+
+# the attributes a driver publishes a catalog's names in: (domain, name) -> its catalog
+CATALOGS: dict[tuple[str, str], Callable[[], Products]] = {
+    ("gpu.nvidia.com", "productName"): load_products,
+    ("gpu.intel.com", "model"): functools.partial(load_intel, 0),
+    ("gpu.intel.com", "family"): functools.partial(load_intel, 1),
+}
+PRODUCT_ATTRIBUTES = frozenset(CATALOGS)
+
+
+def catalog_for(domain: str, name: str) -> Products | None:
+    """The catalog of the names attribute ``domain``/``name`` holds, or None."""
+    load = CATALOGS.get((domain, name))
+    return load() if load is not None else None
+
+
+def catalog_said(products: Products | None = None) -> str:
+    """Where a catalog's names come from, for a message: the lists and their dates."""
     said = []
-    for source in load_products().sources:
+    for source in (products or load_products()).sources:
         where, _at, rest = source.partition("@")
         _commit, _sp, note = rest.partition(" ")
         said.append(f"{where} {note.split(';')[0]})")

@@ -229,3 +229,70 @@ def test_the_inventory_of_a_cluster_says_the_configuration_warnings_too(repo: Pa
     done = invoke(["inventory", "cluster.json", "--format", "json"])
     codes = [f["code"] for f in json.loads(done.stdout)["findings"]]
     assert codes.count("DRA533") == 1, done.output
+
+
+INTEL_CLASSES = """\
+deviceClasses:
+  - name: flex.intel.com
+    driver: gpu.intel.com
+    selectors:
+      - device.attributes['gpu.intel.com'].model == '{model}'
+  - name: arc.intel.com
+    driver: gpu.intel.com
+    selectors:
+      - device.attributes['gpu.intel.com'].family.startsWith('{family}')
+"""
+
+
+@pytest.mark.parametrize(
+    ("model", "family", "where", "said"),
+    [
+        (
+            "Flex-170",
+            "Arc Pro",
+            "5:54: invalid configuration at deviceClasses.0.selectors.0: "
+            "gpu.intel.com/model: 'Flex-170'",
+            "did you mean 'Flex 170'?",
+        ),
+        (
+            "Flex 170",
+            "Arc Pro B-Seires",
+            "9:63: invalid configuration at deviceClasses.1."
+            "selectors.0: gpu.intel.com/family: 'Arc Pro B-Seires'",
+            "'Arc Pro B-Series'?",
+        ),
+    ],
+)
+def test_a_misspelled_intel_model_or_family_fails_at_its_line_and_column(
+    repo: Path, model: str, family: str, where: str, said: str
+) -> None:
+    (repo / ".dra-migrate.yaml").write_text(INTEL_CLASSES.format(model=model, family=family))
+    done = invoke(["deviceclasses", "."])
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith(f"dra-migrate: error: .dra-migrate.yaml:{where}"), done.stderr
+    assert said in done.stderr and "NVIDIA" not in done.stderr
+
+
+def test_an_intel_name_the_catalog_lacks_is_a_warning_that_names_the_drivers_table(
+    repo: Path,
+) -> None:
+    (repo / ".dra-migrate.yaml").write_text(
+        INTEL_CLASSES.format(model="Flex 190", family="Arc Pro X")
+    )
+    done = invoke(["scan", "--format", "json", "."])
+    assert done.exit_code == 0, done.output
+    found = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "DRA533"]
+    assert sorted((f["line"], f["col"]) for f in found) == [(5, 54), (9, 63)]
+    assert all(f["severity"] == "warning" for f in found)
+    assert (
+        "intel/intel-resource-drivers-for-kubernetes:pkg/gpu/device/models.go"
+        in (found[0]["message"])
+    )
+    assert "nvidia.com/gpu.product" not in json.dumps(found)
+
+
+def test_catalogued_intel_names_and_unknown_are_accepted_in_silence(repo: Path) -> None:
+    (repo / ".dra-migrate.yaml").write_text(INTEL_CLASSES.format(model="Unknown", family="Arc"))
+    done = invoke(["scan", "--format", "json", "."])
+    assert done.exit_code == 0, done.output
+    assert not [f for f in json.loads(done.stdout)["findings"] if f["code"] == "DRA533"]
