@@ -30,6 +30,7 @@ from dra_migrate.pipeline import suppress
 from dra_migrate.pipeline.options import Job
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.roles import Role
+from dra_migrate.report.fields import LabelSelection
 from dra_migrate.report.findings import Finding, InputProblem, Severity, finding
 from dra_migrate.report.model import FileResult, InventoryItem, Status
 
@@ -583,6 +584,7 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
         workload.namespace, {**workload.labels, **site.template_labels}, site.node_selector
     )
     replicas = _replicas(site)
+    sharing_labels = _sharing_labels(site)
     for container in site.containers:
         resources = get(container.node, "resources")
         limits = {k: (kn, v) for k, kn, v in entries(get(resources, "limits")) if config.is_gpu(k)}
@@ -617,9 +619,26 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
                     shared=bool(choice and choice.shared),
                     rule=bool(choice and choice.rule is not None),
                     rule_index=choice.rule if choice else None,
+                    sharing_labels=sharing_labels,
                 )
             )
     return rows
+
+
+def _sharing_labels(site: locate.PodSite) -> tuple[LabelSelection, ...]:
+    """The pod spec's node selectors on labels GPU feature discovery computes from the
+    device plugin's sharing configuration (repo/sharing.py, imported only when a
+    selector names an nvidia.com/ label)."""
+    found = locate.label_selections(site.pod)
+    if not any(key.startswith("nvidia.com/") for key, _op, _values, _line in found):
+        return ()
+    from dra_migrate.repo.sharing import selects_sharing
+
+    return tuple(
+        LabelSelection(key, operator, values, line)
+        for key, operator, values, line in found
+        if selects_sharing(key, values)
+    )
 
 
 def _choose(config: Config, name: str, ctx: Context, count: int | None) -> Choice | None:

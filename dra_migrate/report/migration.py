@@ -13,7 +13,7 @@ from typing import Any
 
 from dra_migrate.report.charts import ChartPlan
 from dra_migrate.report.deployed import Deployed
-from dra_migrate.report.fields import REQUEST, Location, as_json, location_dict
+from dra_migrate.report.fields import REQUEST, LabelSelection, Location, as_json, location_dict
 
 PLAN_VERSION = 1
 
@@ -47,6 +47,8 @@ class Workload(Location):
     risk: int = 0
     risk_factors: list[str] = field(default_factory=list)
     wave: int = 0
+    # node selectors on the labels GFD computes from the sharing configuration (stage 2)
+    sharing_labels: tuple[LabelSelection, ...] = ()
 
     @property
     def display(self) -> str:

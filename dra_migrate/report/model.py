@@ -7,7 +7,7 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from dra_migrate.report.charts import ChartPlan as ChartPlan  # the chart pass's record
-from dra_migrate.report.fields import REQUEST, Location, as_json, location_dict
+from dra_migrate.report.fields import REQUEST, LabelSelection, Location, as_json, location_dict
 from dra_migrate.report.findings import Finding, Severity, finding
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
@@ -103,6 +103,9 @@ class InventoryItem(Location):
     # it): a refusal (DRA106, DRA215, ...), a blocked file, an ignore of DRA401
     kept: str = ""
     bridged: bool = False  # the strategy leaves it on the extended resource, served by DRA
+    # the pod spec's node selectors on labels GFD computes from the device plugin's
+    # sharing configuration (nvidia.com/gpu.replicas, a -SHARED product, ...): stage 2
+    sharing_labels: tuple[LabelSelection, ...] = ()
 
     @property
     def state(self) -> str:
