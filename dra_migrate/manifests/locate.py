@@ -358,35 +358,6 @@ def node_selector(pod: MappingNode) -> dict[str, frozenset[str]]:
     return result
 
 
-def label_selections(pod: MappingNode) -> list[tuple[str, str, tuple[str, ...], int]]:
-    """(label key, operator, the values, line) of every node label the pod spec selects:
-    ``nodeSelector`` keys (operator ""), and the required node affinity's
-    matchExpressions whatever their operator (In, NotIn, Exists, DoesNotExist, Gt, Lt)."""
-    found: list[tuple[str, str, tuple[str, ...], int]] = []
-    for key, key_node, value in entries(get(pod, "nodeSelector")):
-        text = scalar(value)
-        found.append((key, "", (text,) if text else (), trees.position(key_node)[0]))
-    terms = items(
-        get_path(
-            pod,
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-        )
-    )
-    for term in terms:
-        for expr in items(get(term, "matchExpressions")):
-            key_node = get(expr, "key")
-            key = scalar(key_node) or ""
-            if not key or key_node is None:
-                continue
-            operator = scalar(get(expr, "operator")) or ""
-            values = tuple(v for v in (scalar(x) for x in items(get(expr, "values"))) if v)
-            found.append((key, operator or "?", values, trees.position(key_node)[0]))
-    return found
-
-
 def defined_templates(data: bytes) -> set[tuple[str, str]]:
     """(namespace, name) of the ResourceClaimTemplates a file defines already."""
     try:

@@ -30,13 +30,14 @@ from dra_migrate.pipeline import suppress
 from dra_migrate.pipeline.options import Job
 from dra_migrate.repo import discover, roles
 from dra_migrate.repo.roles import Role
-from dra_migrate.report.fields import LabelSelection
 from dra_migrate.report.findings import Finding, InputProblem, Severity, finding
 from dra_migrate.report.model import FileResult, InventoryItem, Status
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:  # nor pathlib (resources.py)
     from pathlib import Path
+
+    from dra_migrate.report.selections import LabelSelection
 
 
 INFO = Severity.INFO
@@ -584,7 +585,11 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
         workload.namespace, {**workload.labels, **site.template_labels}, site.node_selector
     )
     replicas = _replicas(site)
-    sharing_labels = _sharing_labels(site)
+    sharing_labels: tuple[LabelSelection, ...] = ()  # pipeline/selectors.py
+    if get(site.pod, "nodeSelector") or get(site.pod, "affinity"):  # (imported only then)
+        from dra_migrate.pipeline import selectors
+
+        sharing_labels = selectors.sharing_labels(site.pod)
     for container in site.containers:
         resources = get(container.node, "resources")
         limits = {k: (kn, v) for k, kn, v in entries(get(resources, "limits")) if config.is_gpu(k)}
@@ -623,22 +628,6 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
                 )
             )
     return rows
-
-
-def _sharing_labels(site: locate.PodSite) -> tuple[LabelSelection, ...]:
-    """The pod spec's node selectors on labels GPU feature discovery computes from the
-    device plugin's sharing configuration (repo/sharing.py, imported only when a
-    selector names an nvidia.com/ label)."""
-    found = locate.label_selections(site.pod)
-    if not any(key.startswith("nvidia.com/") for key, _op, _values, _line in found):
-        return ()
-    from dra_migrate.repo.sharing import selects_sharing
-
-    return tuple(
-        LabelSelection(key, operator, values, line)
-        for key, operator, values, line in found
-        if selects_sharing(key, values)
-    )
 
 
 def _choose(config: Config, name: str, ctx: Context, count: int | None) -> Choice | None:

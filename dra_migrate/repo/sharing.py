@@ -57,21 +57,8 @@ MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 COUNT_LABEL = "nvidia.com/gpu.count"
 SHARED_PRODUCT = "-SHARED"  # the product label's suffix on a shared, not renamed GPU
-# The labels GPU feature discovery computes from the device plugin's sharing
-# configuration (NVIDIA/k8s-device-plugin internal/lm/resource.go): they change when the
-# configuration leaves a node; the product label only in its -SHARED suffix.
-SHARING_LABELS = frozenset({REPLICAS_LABEL, STRATEGY_LABEL, MIG_STRATEGY_LABEL})
 # GFD's nvidia.com/gpu.sharing-strategy values (api/config/v1/sharing.go)
 _LABEL_KINDS = {"time-slicing": TIME_SLICING, "mps": MPS}
-
-
-def selects_sharing(label: str, values: Iterable[str]) -> bool:
-    """Whether a node selector on ``label`` with ``values`` selects what the device
-    plugin's sharing configuration makes GFD write (``SHARING_LABELS``, a -SHARED
-    product)."""
-    if label in SHARING_LABELS:
-        return True
-    return label == PRODUCT_LABEL and any(v.endswith(SHARED_PRODUCT) for v in values)
 
 
 @dataclass(frozen=True, slots=True)

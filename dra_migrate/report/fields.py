@@ -38,25 +38,6 @@ LOCATION = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class LabelSelection:
-    """A node label a pod spec selects (``manifests/locate.py`` ``label_selections``),
-    at ``line`` of the row's file: here one GPU feature discovery computes from the
-    device plugin's sharing configuration (``repo/sharing.py`` ``selects_sharing``)."""
-
-    label: str
-    operator: str  # a matchExpression's (In, NotIn, Exists, ...); "" for nodeSelector
-    values: tuple[str, ...]
-    line: int
-
-    def describe(self) -> str:
-        """The selection as the pod spec writes it, and where in the pod spec."""
-        if not self.operator:
-            return f"{self.label}={','.join(self.values)} (nodeSelector)"
-        values = f" {','.join(self.values)}" if self.values else ""
-        return f"{self.label} {self.operator}{values} (required node affinity)"
-
-
 def location(obj: Any) -> dict[str, Any]:
     """The location fields of an inventory row or a workload, as keyword arguments."""
     return {name: getattr(obj, name) for name, _key in LOCATION}

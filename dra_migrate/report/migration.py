@@ -9,11 +9,14 @@ modules render it; ``to_dict`` is the JSON form, described by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dra_migrate.report.charts import ChartPlan
 from dra_migrate.report.deployed import Deployed
-from dra_migrate.report.fields import REQUEST, LabelSelection, Location, as_json, location_dict
+from dra_migrate.report.fields import REQUEST, Location, as_json, location_dict
+
+if TYPE_CHECKING:  # created only where a pod spec selects an nvidia.com/ label
+    from dra_migrate.report.selections import LabelSelection
 
 PLAN_VERSION = 1
 

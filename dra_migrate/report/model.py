@@ -7,7 +7,7 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from dra_migrate.report.charts import ChartPlan as ChartPlan  # the chart pass's record
-from dra_migrate.report.fields import REQUEST, LabelSelection, Location, as_json, location_dict
+from dra_migrate.report.fields import REQUEST, Location, as_json, location_dict
 from dra_migrate.report.findings import Finding, Severity, finding
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from dra_migrate.report.inventory import ClusterInventory
     from dra_migrate.report.migration import MigrationPlan
+    from dra_migrate.report.selections import LabelSelection
     from dra_migrate.report.simulation import Simulation
 
 REPORT_VERSION = 1

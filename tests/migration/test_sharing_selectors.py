@@ -1,6 +1,6 @@
 """Stage 2 names each workload the waves move that selects a label GPU feature
 discovery computes from the device plugin's sharing configuration (nvidia.com/gpu.replicas,
-nvidia.com/gpu.sharing-strategy, nvidia.com/mig.strategy, a -SHARED
+nvidia.com/gpu.sharing-strategy, nvidia.com/mig.strategy, a shared-suffixed
 nvidia.com/gpu.product: NVIDIA/k8s-device-plugin internal/lm/resource.go): the labels
 stay while the configuration does and change when it leaves the node, so the plan says
 where each selector is and to keep the configuration until it moves. One report model,
@@ -14,23 +14,26 @@ from pathlib import Path
 
 import pytest
 
+from dra_migrate.report.selections import SHARED_PRODUCT, selects_sharing
 from tests.helpers.cli_runner import invoke
 
-CONFIG = """\
-drivers: {gpu.nvidia.com: "0.5"}
+A10G = f"NVIDIA-A10G{SHARED_PRODUCT}"  # the product GFD writes on a time-sliced A10G
+
+CONFIG = f"""\
+drivers: {{gpu.nvidia.com: "0.5"}}
 sharing:
-  default: {strategy: exclusive}
+  default: {{strategy: exclusive}}
   pools:
     - name: a10g-ts
-      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A10G-SHARED}
+      nodeSelector: {{nvidia.com/gpu.product: {A10G}}}
       strategy: time-slicing
       replicas: 4
 """
 
-# on the time-sliced pool by its -SHARED product (line 15), and a replica count of the
+# on the time-sliced pool by its shared product (line 15), and a replica count of the
 # pool by required node affinity (line 21); a second workload selects the plain product
 # of an exclusive pool, which no sharing configuration changes
-WORKLOADS = """\
+WORKLOADS = f"""\
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -39,13 +42,13 @@ metadata:
 spec:
   replicas: 2
   selector:
-    matchLabels: {app: embed}
+    matchLabels: {{app: embed}}
   template:
     metadata:
-      labels: {app: embed}
+      labels: {{app: embed}}
     spec:
       nodeSelector:
-        nvidia.com/gpu.product: NVIDIA-A10G-SHARED
+        nvidia.com/gpu.product: {A10G}
       affinity:
         nodeAffinity:
           requiredDuringSchedulingIgnoredDuringExecution:
@@ -67,10 +70,10 @@ metadata:
   namespace: ml
 spec:
   selector:
-    matchLabels: {app: train}
+    matchLabels: {{app: train}}
   template:
     metadata:
-      labels: {app: train}
+      labels: {{app: train}}
     spec:
       nodeSelector:
         nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
@@ -100,7 +103,7 @@ def test_json_names_the_workload_the_label_and_where(tmp_path: Path) -> None:
     data = json.loads(_report(tmp_path, "json"))
     needs = data["plan"]["stages"]["prerequisites"]["requirements"]
     named = {n["requirement"]: n["detail"] for n in needs if "selects" in n["requirement"]}
-    product = "Deployment/ml/embed selects nvidia.com/gpu.product=NVIDIA-A10G-SHARED (nodeSelector)"
+    product = f"Deployment/ml/embed selects nvidia.com/gpu.product={A10G} (nodeSelector)"
     replicas = "Deployment/ml/embed selects nvidia.com/gpu.replicas Exists (required node affinity)"
     assert set(named) == {product, replicas}  # not train: an exclusive pool's product
     assert named[product].startswith("app.yaml:15: ")
@@ -113,7 +116,7 @@ def test_json_names_the_workload_the_label_and_where(tmp_path: Path) -> None:
 def test_every_format_names_them(tmp_path: Path, fmt: str) -> None:
     out = _report(tmp_path, fmt)
     stage_2 = out[out.lower().index("stage 2") : out.lower().index("stage 3")]
-    assert "Deployment/ml/embed selects nvidia.com/gpu.product=NVIDIA-A10G-SHARED" in stage_2
+    assert f"Deployment/ml/embed selects nvidia.com/gpu.product={A10G}" in stage_2
     assert "nvidia.com/gpu.replicas Exists" in stage_2
     assert "until these selectors move to labels of your own" in stage_2
     assert "app.yaml" in stage_2 and "15" in stage_2
@@ -146,8 +149,8 @@ def test_a_workload_left_on_the_device_plugin_is_not_named(tmp_path: Path) -> No
         ("nvidia.com/gpu.replicas", ("4",), True),
         ("nvidia.com/gpu.sharing-strategy", ("time-slicing",), True),
         ("nvidia.com/mig.strategy", ("single",), True),
-        ("nvidia.com/gpu.product", ("NVIDIA-A10G-SHARED",), True),
-        ("nvidia.com/gpu.product", ("NVIDIA-A10G", "NVIDIA-L4-SHARED"), True),
+        ("nvidia.com/gpu.product", (A10G,), True),
+        ("nvidia.com/gpu.product", ("NVIDIA-A10G", f"NVIDIA-L4{SHARED_PRODUCT}"), True),
         ("nvidia.com/gpu.product", ("NVIDIA-A10G",), False),  # the same without sharing
         ("nvidia.com/gpu.product", (), False),  # Exists: holds either way
         ("nvidia.com/gpu.count", ("8",), False),
@@ -157,6 +160,4 @@ def test_a_workload_left_on_the_device_plugin_is_not_named(tmp_path: Path) -> No
 def test_which_selectors_the_sharing_configuration_decides(
     label: str, values: tuple[str, ...], selects: bool
 ) -> None:
-    from dra_migrate.repo.sharing import selects_sharing
-
     assert selects_sharing(label, values) is selects
