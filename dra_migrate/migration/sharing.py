@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 
 from dra_migrate.convert.mapping import Config
 from dra_migrate.convert.sharing import shares_problem
+from dra_migrate.migration import strategy
 from dra_migrate.repo.sharing import (
     EXCLUSIVE,
     GPU,
@@ -151,7 +152,31 @@ def prerequisites(config: Config, workloads: Sequence[Workload]) -> list[Prerequ
     if any(p.model.kind != EXCLUSIVE for p in pools):
         out.append(Prerequisite(TOPIC, "GPU Operator: one stack per node", OPERATOR))
         out.append(Prerequisite(TOPIC, "what reads the device plugin's view", MONITORING))
-    return out
+    return out + selectors(workloads)
+
+
+SELECTED = (
+    "GPU feature discovery keeps writing this label while the device plugin's sharing "
+    "configuration stays on the node, after the workload's wave too, and changes it when "
+    "the configuration leaves the node (replicas 1, strategy none, no -SHARED); under a "
+    "GPUCluster no GPU feature discovery writes it: keep the sharing configuration until "
+    "these selectors move to labels of your own"
+)
+
+
+def selectors(workloads: Sequence[Workload]) -> list[Prerequisite]:
+    """A line per node selector of a workload the waves move on a label GFD computes
+    from the sharing configuration: where it is, and to keep the configuration."""
+    return [
+        Prerequisite(
+            TOPIC,
+            f"{w.display} selects {s.describe()}",
+            f"{w.path}:{s.line}: {SELECTED}",
+        )
+        for w in workloads
+        if w.strategy not in strategy.LEFT
+        for s in w.sharing_labels
+    ]
 
 
 def findings(
@@ -204,7 +229,7 @@ def findings(
     return out
 
 
-__all__ = ["GPU", "findings", "prerequisites", "settings_for", "with_live"]
+__all__ = ["GPU", "findings", "prerequisites", "selectors", "settings_for", "with_live"]
 
 
 def with_live(config: Config, live: LiveInventory | None) -> Config:

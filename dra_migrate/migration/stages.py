@@ -306,6 +306,7 @@ def _workloads(rows: Sequence[InventoryItem]) -> list[Workload]:
                 ],
                 gpus_per_pod=max(running, init),
                 replicas=first.replicas,
+                sharing_labels=first.sharing_labels,
             )
         )
     return workloads

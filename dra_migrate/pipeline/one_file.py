@@ -37,6 +37,8 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:  # nor pathlib (resources.py)
     from pathlib import Path
 
+    from dra_migrate.report.selections import LabelSelection
+
 
 INFO = Severity.INFO
 
@@ -583,6 +585,11 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
         workload.namespace, {**workload.labels, **site.template_labels}, site.node_selector
     )
     replicas = _replicas(site)
+    sharing_labels: tuple[LabelSelection, ...] = ()  # pipeline/selectors.py
+    if get(site.pod, "nodeSelector") or get(site.pod, "affinity"):  # (imported only then)
+        from dra_migrate.pipeline import selectors
+
+        sharing_labels = selectors.sharing_labels(site.pod)
     for container in site.containers:
         resources = get(container.node, "resources")
         limits = {k: (kn, v) for k, kn, v in entries(get(resources, "limits")) if config.is_gpu(k)}
@@ -617,6 +624,7 @@ def _inventory(site: locate.PodSite, config: Config, path: str) -> list[Inventor
                     shared=bool(choice and choice.shared),
                     rule=bool(choice and choice.rule is not None),
                     rule_index=choice.rule if choice else None,
+                    sharing_labels=sharing_labels,
                 )
             )
     return rows

@@ -9,11 +9,14 @@ modules render it; ``to_dict`` is the JSON form, described by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dra_migrate.report.charts import ChartPlan
 from dra_migrate.report.deployed import Deployed
 from dra_migrate.report.fields import REQUEST, Location, as_json, location_dict
+
+if TYPE_CHECKING:  # created only where a pod spec selects an nvidia.com/ label
+    from dra_migrate.report.selections import LabelSelection
 
 PLAN_VERSION = 1
 
@@ -47,6 +50,8 @@ class Workload(Location):
     risk: int = 0
     risk_factors: list[str] = field(default_factory=list)
     wave: int = 0
+    # node selectors on the labels GFD computes from the sharing configuration (stage 2)
+    sharing_labels: tuple[LabelSelection, ...] = ()
 
     @property
     def display(self) -> str:

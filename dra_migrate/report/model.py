@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from dra_migrate.report.inventory import ClusterInventory
     from dra_migrate.report.migration import MigrationPlan
+    from dra_migrate.report.selections import LabelSelection
     from dra_migrate.report.simulation import Simulation
 
 REPORT_VERSION = 1
@@ -103,6 +104,9 @@ class InventoryItem(Location):
     # it): a refusal (DRA106, DRA215, ...), a blocked file, an ignore of DRA401
     kept: str = ""
     bridged: bool = False  # the strategy leaves it on the extended resource, served by DRA
+    # the pod spec's node selectors on labels GFD computes from the device plugin's
+    # sharing configuration (nvidia.com/gpu.replicas, a -SHARED product, ...): stage 2
+    sharing_labels: tuple[LabelSelection, ...] = ()
 
     @property
     def state(self) -> str:
