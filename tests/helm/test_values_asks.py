@@ -247,6 +247,47 @@ def test_kubeai_models_take_the_profiles_the_run_defines(
     assert found["summary"]["requests"] == 5  # three profiles, two Models
 
 
+def test_a_model_naming_an_unknown_profile_is_counted_under_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Model whose profile neither KubeAI's defaults nor the run's values define: one
+    refused ask (DRA279) under the profile's name, its resource and count unknown (it was
+    not counted at all); once the chart's values in the run define the profile, the
+    row takes its resource, count and state, and the finding no longer says unknown."""
+    model = (MODELS / "llama-3.1-8b-instruct-fp8-l4.yaml").read_text()
+    assert "resourceProfile: nvidia-gpu-l4:1" in model
+    (tmp_path / "model.yaml").write_text(
+        model.replace("resourceProfile: nvidia-gpu-l4:1", "resourceProfile: team-a10:2")
+    )
+    monkeypatch.chdir(tmp_path)
+    alone = _run("scan", "model.yaml")
+    assert alone["summary"]["requests"] == 1
+    [row] = alone["inventory"]
+    assert (row["resource"], row["count"], row["value"], row["kept"], row["state"]) == (
+        "resourceProfile:team-a10",
+        None,
+        "team-a10:2",
+        "DRA279",
+        "refused",
+    )
+    [said] = alone["findings"]
+    assert said["code"] == "DRA279" and "resourceProfile:team-a10" in said["message"]
+    assert "unknown" in said["message"]
+    values = _kubeai(tmp_path) / "values.yaml"
+    values.write_text(
+        values.read_text().replace(
+            "  nvidia-gpu-h100:\n",
+            '  team-a10:\n    limits:\n      nvidia.com/gpu: "1"\n  nvidia-gpu-h100:\n',
+            1,
+        )
+    )
+    found = _run("scan", ".")
+    [row] = [r for r in found["inventory"] if r["kind"]]
+    assert (row["resource"], row["count"], row["state"]) == ("nvidia.com/gpu", 2, "bridged")
+    [said] = [f for f in found["findings"] if f["path"] == "model.yaml"]
+    assert "unknown" not in said["message"] and "team-a10 times 2" in said["message"]
+
+
 def test_kubeai_configuration_files_name_the_reader() -> None:
     """KubeAI's own configuration (system.yaml, a document of no kind: the real
     hack/dev-configs/gke.yaml) holds the same profiles: named by their reader (DRA278,
