@@ -69,7 +69,7 @@ def model_asks(
     if f"{api_group(workload.api_version)}/{workload.kind}" not in KINDS:
         return [], []
     node = trees.get_path(workload.root, *FIELD)
-    asker = _Asker(
+    asker = Asker(
         workload.api_version,
         workload.kind,
         workload.namespace,
@@ -100,7 +100,7 @@ def values_models(
             node_profile = trees.get(node, "resourceProfile")
             if node_profile is None or not (everyone or _true(trees.get(node, "enabled"))):
                 continue
-            asker = _Asker("", "", None, "", where or "(document)", f"values key {where}")
+            asker = Asker("", "", None, "", where or "(document)", f"values key {where}")
             more, asked = _profile_ask(node_profile, asker, config, path)
             found += more
             rows += asked
@@ -108,7 +108,7 @@ def values_models(
 
 
 @dataclass(frozen=True, slots=True)
-class _Asker:
+class Asker:
     """What asks through a profile, as a row and a message name it."""
 
     api_version: str
@@ -120,14 +120,25 @@ class _Asker:
 
 
 def _profile_ask(
-    node: Node | None, asker: _Asker, config: Config, path: str
+    node: Node | None, asker: Asker, config: Config, path: str
 ) -> tuple[list[Finding], list[InventoryItem]]:
     text = trees.scalar(node) or ""
     parsed = _PROFILE.fullmatch(text)
     if node is None or parsed is None:
         return [], []  # KubeAI refuses it (invalid resource profile): no pod
+    return profile_row(text, trees.position(node), asker, config, path)
+
+
+def profile_row(
+    text: str, at: tuple[int, int], asker: Asker, config: Config, path: str
+) -> tuple[list[Finding], list[InventoryItem]]:
+    """DRA279 and the row of an ask through the profile ``text`` (``name:N``) at ``at``
+    (line, col): none for a profile KubeAI refuses or one that asks for no GPU."""
+    parsed = _PROFILE.fullmatch(text)
+    if parsed is None:
+        return [], []
     name, multiple = parsed.group(1), int(parsed.group(2))
-    line, col = trees.position(node)
+    line, col = at
     default = DEFAULTS.get(name)
     if default is None and (name == "cpu" or name.startswith("google-tpu")):
         return [], []  # KubeAI's defaults that ask for no GPU
