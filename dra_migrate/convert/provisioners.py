@@ -15,8 +15,8 @@ module holds what happens *around* it, as tables with their upstream sources:
   held (DRA272, DRA273).
 - ``SELECTED_BY``: labels an operator selects pods by and then reads their GPU count
   (aibrix's warm pool): the general shape "a label next to a GPU count"; held (DRA273).
-- ``COMPONENT_READERS``: kinds whose operator reads a component's pod template GPU count
-  when a field of the component turns a reader on (NVIDIA Dynamo: a component that spans
+- ``COMPONENT_KINDS`` (rules in ``convert/component_readers.py``): kinds whose operator
+  reads a component's pod template GPU count when a field of the component turns a reader on (NVIDIA Dynamo: a component that spans
   nodes, the GPU Memory Service, checkpointing); held (DRA273), other components converted.
 - ``MERGED_FROM``: kinds whose pods merge presets the object names (KServe's baseRefs):
   converted, with a warning that a preset's GPU survives the merge (DRA286). A preset in
@@ -521,85 +521,12 @@ SELECTED_BY: dict[tuple[str, str], Reader] = {
 }
 
 
-# kinds whose operator reads the main container's GPU count of a component's pod template
-# when a field of the component turns a reader on: "group/Kind" -> the rules, each (path from
-# the component to the field, what turns it on: "above-one" a count above 1, "present" the
-# field set, "true" a YAML true, the reader). Components no rule turns on are converted.
-_DYNAMO_V1BETA1 = "deploy/operator/api/v1beta1/common.go (ExperimentalSpec) at 02911c8"
-_DYNAMO_MULTINODE = Reader(
-    "NVIDIA Dynamo",
-    "nvidia.com DynamoGraphDeployment and DynamoComponentDeployment pod templates",
-    "sizes a component that spans nodes (multinode.nodeCount above 1) from its main "
-    "container's GPU count (nvidia.com/gpu or any */gpu name, requests first): TRT-LLM's "
-    "mpirun -n, vLLM's multi-node tensor- and data-parallel flags (--data-parallel-size-local "
-    "is the GPUs over TP x PP); with no GPU resource it injects none (getGPUQuantity, "
-    "getGPUsPerNode)",
-    "holds the pod template (DRA273)",
-    "ai-dynamo/dynamo deploy/operator/internal/dynamo/backend_vllm.go "
-    "(updateVLLMMultinodeArgs, getGPUQuantity) at 003d1ee, backend_trtllm.go (getGPUsPerNode), "
-    "deploy/operator/api/v1beta1 (GetNumberOfNodes)",
-    "DRA273",
-    "keep multi-node components on the device plugin until Dynamo counts claimed devices "
-    "(components no Dynamo reader turns on are converted)",
+# kinds whose operator reads a component's pod template GPU count when a field of the
+# component turns a reader on (NVIDIA Dynamo): the rules are convert/component_readers.py,
+# imported only for these kinds
+COMPONENT_KINDS = frozenset(
+    {"nvidia.com/DynamoGraphDeployment", "nvidia.com/DynamoComponentDeployment"}
 )
-_DYNAMO_GMS = Reader(
-    "NVIDIA Dynamo GPU Memory Service",
-    "nvidia.com DynamoGraphDeployment and DynamoComponentDeployment components with "
-    "experimental.gpuMemoryService",
-    "replaces the main container's GPU resources with a DRA ResourceClaim of its own, sized "
-    "from that container's nvidia.com/gpu limit (GPUMemoryServiceSpec); after the rewrite "
-    "it finds no GPU to move into its claim (experimental.failover needs it too)",
-    "holds the pod template (DRA273)",
-    f"ai-dynamo/dynamo {_DYNAMO_V1BETA1}, GPUMemoryServiceSpec",
-    "DRA273",
-    "keep the component on the device plugin and let Dynamo's GPU Memory Service write the "
-    "claim (it asks DeviceClass gpuMemoryService.deviceClassName, gpu.nvidia.com by default)",
-)
-_DYNAMO_CHECKPOINT = Reader(
-    "NVIDIA Dynamo checkpointing",
-    "nvidia.com DynamoGraphDeployment and DynamoComponentDeployment components with "
-    "experimental.checkpoint.enabled: true",
-    "starts the checkpoint job from the main container (ComponentCheckpointConfig: the "
-    "workload container is snapshotted and restored) and reads its nvidia.com/gpu limit "
-    "for the GPUs to checkpoint (cuda-checkpoint above one GPU); after the rewrite it sees "
-    "none",
-    "holds the pod template (DRA273)",
-    f"ai-dynamo/dynamo {_DYNAMO_V1BETA1}, ComponentCheckpointConfig",
-    "DRA273",
-    "keep checkpointed components on the device plugin until Dynamo's checkpoint job "
-    "counts claimed devices",
-)
-COMPONENT_READERS: dict[str, tuple[tuple[tuple[str, ...], str, Reader], ...]] = {
-    f"nvidia.com/{kind}": (
-        (("multinode", "nodeCount"), "above-one", _DYNAMO_MULTINODE),
-        (("experimental", "gpuMemoryService"), "present", _DYNAMO_GMS),
-        (("experimental", "checkpoint", "enabled"), "true", _DYNAMO_CHECKPOINT),
-    )
-    for kind in ("DynamoGraphDeployment", "DynamoComponentDeployment")
-}
-_TURNS_ON = {
-    "above-one": lambda text, node: bool(text and text.isdigit() and int(text) > 1),
-    "present": lambda text, node: (
-        node is not None and (text is None or text.lower() not in ("", "null", "~"))
-    ),
-    "true": lambda text, node: (text or "").lower() in ("true", "yes", "on", "y"),
-}
-
-
-def _component_reader(site: PodSite) -> Reader | None:
-    """The first reader a field of the pod template's component turns on (Dynamo: a
-    component that spans nodes, the GPU Memory Service, checkpointing)."""
-    rules = COMPONENT_READERS.get(_kind(site.workload))
-    if rules is None or ".podTemplate" not in site.path:
-        return None
-    component = locate.node_at(site.workload.root, site.path.rsplit(".podTemplate", 1)[0])
-    if component is None:
-        return None
-    for field, turns_on, reader in rules:
-        node = get_path(component, *field)
-        if _TURNS_ON[turns_on](scalar(node), node):
-            return reader
-    return None
 
 
 # kinds whose pods an operator merges from presets the object names: "group/Kind" -> (the
@@ -690,7 +617,11 @@ def readers(
         if rule.scope and namespace and namespace not in {*rule.scope, *shared}:
             return _namespaced(site, rule, namespace, name, path)
         return _held(site, name, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path)
-    component = _component_reader(site)
+    component = None
+    if _kind(site.workload) in COMPONENT_KINDS:
+        from dra_migrate.convert import component_readers
+
+        component = component_readers.reader(site)
     if component is not None:
         what = f"{component.operator} {component.reads}"
         return _held(site, site.pod, component.code, what, component.fix, path)

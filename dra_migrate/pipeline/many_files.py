@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from dra_migrate.convert.mapping import PROFILE_NEEDLE
 from dra_migrate.pipeline import kept, pool, suppress, units
@@ -26,7 +26,7 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
-    from dra_migrate.convert.mapping import Config, Settings
+    from dra_migrate.convert.mapping import Settings
     from dra_migrate.pipeline.options import RunOptions
     from dra_migrate.repo.context import BridgeLookup
     from dra_migrate.repo.sharing_lookup import SharingLookup
@@ -168,12 +168,7 @@ def run(options: RunOptions) -> Report:
 
         name_references.settle(results, previous)
     charts = units.with_charts(repo_layout, candidates, results, set(reals), settings)
-    if any(os.path.basename(c.real) in ("values.yaml", "values.yml") for c in candidates):
-        units.by_real(candidates, results, _catalog_overlays(settings.config))
-    if any(r.kept == "DRA279" for f in results.values() for r in f.inventory):
-        from dra_migrate.convert import profile_asks  # Models: their profiles' asks
-
-        profile_asks.resolve([results[i] for i in sorted(results)])
+    units.with_profiles(candidates, results, settings)  # KubeAI's Models (DRA279)
     if any(f.code == "DRA260" for r in results.values() for f in r.findings):
         from dra_migrate.helm import driver_values  # the stack's values for the shares
 
@@ -191,17 +186,6 @@ def run(options: RunOptions) -> Report:
         charts=charts,
         sharing=settings.config.sharing,
     )
-
-
-def _catalog_overlays(config: Config) -> Callable[[dict[str, FileResult]], list[FileResult]]:
-    """KubeAI's models chart: the Models a values overlay turns on over the chart's
-    values.yaml (helm/catalog_overlays.py, read only)."""
-    from dra_migrate.helm import catalog_overlays
-
-    def carry_out(by_real: dict[str, FileResult]) -> list[FileResult]:
-        return catalog_overlays.with_overlays(by_real, config)
-
-    return carry_out
 
 
 def _bridge_lookup(

@@ -557,6 +557,13 @@ def test_a_single_node_dynamo_component_a_reader_turns_on_is_held(
     assert row["state"] == "converted"
 
 
+def test_the_component_rules_are_asked_for_every_kind_they_name() -> None:
+    """provisioners imports the component rules only for COMPONENT_KINDS: the two agree."""
+    from dra_migrate.convert import component_readers
+
+    assert set(component_readers.COMPONENT_READERS) == provisioners.COMPONENT_KINDS
+
+
 def test_kserve_namespaces_name_where_kserve_runs(tmp_path: Path) -> None:
     """A preset in the namespace KServe runs in (POD_NAMESPACE) serves every namespace."""
     path = tmp_path / "preset.yaml"
