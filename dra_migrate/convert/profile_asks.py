@@ -51,6 +51,10 @@ DEFAULTS: dict[str, tuple[str, int]] = {
     },
     "amd-gpu-mi300x": ("amd.com/gpu", 1),
 }
+# the resource of a row whose profile neither KubeAI's defaults nor the run's values
+# define: the profile's name (a row needs a resource; ``resolve`` replaces it where a
+# values file of the run defines the profile)
+UNKNOWN = "resourceProfile:"
 _PROFILE = re.compile(r"([^:\s]+):(\d+)")  # name:multiple, as getModelConfig splits it
 _VALUES_KEY = re.compile(r"(?:^|\.)resourceProfiles\.([^.]+)$")  # a values row's podPath
 
@@ -59,12 +63,13 @@ def model_asks(
     workload: Workload, config: Config, path: str
 ) -> tuple[list[Finding], list[InventoryItem]]:
     """DRA279 and a row for a Model whose profile asks for GPUs (KubeAI's defaults; a
-    values file of the run may redefine it: ``resolve``); DRA279 alone for a profile
-    that is not one of the defaults (not counted unless the run defines it)."""
+    values file of the run may redefine it: ``resolve``); for a profile that is not one
+    of the defaults, a row under the profile's name (``UNKNOWN``), its count unknown,
+    until a values file of the run defines it."""
     if f"{api_group(workload.api_version)}/{workload.kind}" not in KINDS:
         return [], []
     node = trees.get_path(workload.root, *FIELD)
-    asker = _Asker(
+    asker = Asker(
         workload.api_version,
         workload.kind,
         workload.namespace,
@@ -95,7 +100,7 @@ def values_models(
             node_profile = trees.get(node, "resourceProfile")
             if node_profile is None or not (everyone or _true(trees.get(node, "enabled"))):
                 continue
-            asker = _Asker("", "", None, "", where or "(document)", f"values key {where}")
+            asker = Asker("", "", None, "", where or "(document)", f"values key {where}")
             more, asked = _profile_ask(node_profile, asker, config, path)
             found += more
             rows += asked
@@ -103,7 +108,7 @@ def values_models(
 
 
 @dataclass(frozen=True, slots=True)
-class _Asker:
+class Asker:
     """What asks through a profile, as a row and a message name it."""
 
     api_version: str
@@ -115,32 +120,30 @@ class _Asker:
 
 
 def _profile_ask(
-    node: Node | None, asker: _Asker, config: Config, path: str
+    node: Node | None, asker: Asker, config: Config, path: str
 ) -> tuple[list[Finding], list[InventoryItem]]:
     text = trees.scalar(node) or ""
     parsed = _PROFILE.fullmatch(text)
     if node is None or parsed is None:
         return [], []  # KubeAI refuses it (invalid resource profile): no pod
+    return profile_row(text, trees.position(node), asker, config, path)
+
+
+def profile_row(
+    text: str, at: tuple[int, int], asker: Asker, config: Config, path: str
+) -> tuple[list[Finding], list[InventoryItem]]:
+    """DRA279 and the row of an ask through the profile ``text`` (``name:N``) at ``at``
+    (line, col): none for a profile KubeAI refuses or one that asks for no GPU."""
+    parsed = _PROFILE.fullmatch(text)
+    if parsed is None:
+        return [], []
     name, multiple = parsed.group(1), int(parsed.group(2))
-    line, col = trees.position(node)
+    line, col = at
     default = DEFAULTS.get(name)
-    if default is None:
-        if name == "cpu" or name.startswith("google-tpu"):
-            return [], []  # KubeAI's defaults that ask for no GPU
-        return [
-            finding(
-                CODE,
-                path,
-                line,
-                col,
-                f"{asker.who} asks for KubeAI's resource profile {name} times {multiple}, "
-                "which is not one of KubeAI's default profiles: counted where a values file "
-                "of the run defines it",
-                "run dra-migrate on the folder that holds the KubeAI chart's values too",
-            )
-        ], []
-    resource, each = default
-    choice = config.choose(resource, Context(namespace=asker.namespace))
+    if default is None and (name == "cpu" or name.startswith("google-tpu")):
+        return [], []  # KubeAI's defaults that ask for no GPU
+    resource, each = default or (UNKNOWN + name, None)
+    choice = config.choose(resource, Context(namespace=asker.namespace)) if default else None
     row = InventoryItem(
         path=path,
         line=line,
@@ -153,13 +156,33 @@ def _profile_ask(
         container="",
         role="app",
         resource=resource,
-        count=each * multiple,
+        count=each * multiple if each is not None else None,
         value=text,
         device_class=choice.device_class if choice else None,
         replicas=None,  # KubeAI's autoscaler sets the replicas
         kept=CODE,
     )
+    if default is None:
+        return [_unknown(asker.who, name, multiple, row, path)], [row]
     return [_found(asker.who, name, multiple, row, path)], [row]
+
+
+def _unknown(who: str, name: str, multiple: int, row: InventoryItem, path: str) -> Finding:
+    return finding(
+        CODE,
+        path,
+        row.line,
+        row.col,
+        f"{who} asks for KubeAI's resource profile {name} times {multiple}, which is "
+        "neither one of KubeAI's default profiles nor defined by a values file of the run: "
+        f"counted as a refused ask under {UNKNOWN}{name}, its resource and GPU count "
+        "unknown; the KubeAI operator builds the model pods with that profile's requests "
+        "and limits times the multiple, and nothing in the Model is converted",
+        "run dra-migrate on the folder that holds the KubeAI chart's values too (the "
+        "profile's resource and count are then counted), and serve the model pods' "
+        "extended resource through a DeviceClass with extendedResourceName (DRA242), or "
+        "keep them on the device plugin",
+    )
 
 
 def _true(node: Node | None) -> bool:
@@ -205,6 +228,12 @@ def resolve(files: list[FileResult]) -> None:
             if parsed is None or defined is None:
                 continue
             multiple = int(parsed.group(2))
+            if row.resource.startswith(UNKNOWN):  # the finding no longer says "unknown"
+                said = _found(row.who, parsed.group(1), multiple, row, row.path)
+                result.findings = [
+                    said if (f.code, f.line, f.col) == (CODE, row.line, row.col) else f
+                    for f in result.findings
+                ]
             row.resource, row.device_class = defined.resource, defined.device_class
             row.count = defined.count * multiple if defined.count is not None else None
             row.bridged, row.kept = defined.bridged, "" if defined.bridged else CODE

@@ -15,8 +15,9 @@ module holds what happens *around* it, as tables with their upstream sources:
   held (DRA272, DRA273).
 - ``SELECTED_BY``: labels an operator selects pods by and then reads their GPU count
   (aibrix's warm pool): the general shape "a label next to a GPU count"; held (DRA273).
-- ``MULTINODE``: kinds whose operator sizes a component that spans nodes from its pod
-  template's GPU count (NVIDIA Dynamo); held (DRA273), single-node components converted.
+- ``COMPONENT_KINDS`` (rules in ``convert/component_readers.py``): kinds whose operator
+  reads a component's pod template GPU count when a field of the component turns a reader on (NVIDIA Dynamo: a component that spans
+  nodes, the GPU Memory Service, checkpointing); held (DRA273), other components converted.
 - ``MERGED_FROM``: kinds whose pods merge presets the object names (KServe's baseRefs):
   converted, with a warning that a preset's GPU survives the merge (DRA286). A preset in
   a namespace other than its operator's own is converted with a note (DRA284).
@@ -520,40 +521,12 @@ SELECTED_BY: dict[tuple[str, str], Reader] = {
 }
 
 
-# kinds whose operator sizes a component's launch across nodes from the GPU count of its pod
-# template when the component spans nodes: "group/Kind" -> (path from the component to its
-# node count, the reader). Single-node components are converted.
-_DYNAMO_MULTINODE = Reader(
-    "NVIDIA Dynamo",
-    "nvidia.com DynamoGraphDeployment and DynamoComponentDeployment pod templates",
-    "sizes a component that spans nodes (multinode.nodeCount above 1) from its main "
-    "container's GPU count (nvidia.com/gpu or any */gpu name, requests first): TRT-LLM's "
-    "mpirun -n, vLLM's multi-node tensor- and data-parallel flags (--data-parallel-size-local "
-    "is the GPUs over TP x PP); with no GPU resource it injects none (getGPUQuantity, "
-    "getGPUsPerNode)",
-    "holds the pod template (DRA273)",
-    "ai-dynamo/dynamo deploy/operator/internal/dynamo/backend_vllm.go "
-    "(updateVLLMMultinodeArgs, getGPUQuantity) at 003d1ee, backend_trtllm.go (getGPUsPerNode), "
-    "deploy/operator/api/v1beta1 (GetNumberOfNodes)",
-    "DRA273",
-    "keep multi-node components on the device plugin until Dynamo counts claimed devices "
-    "(single-node components are converted)",
+# kinds whose operator reads a component's pod template GPU count when a field of the
+# component turns a reader on (NVIDIA Dynamo): the rules are convert/component_readers.py,
+# imported only for these kinds
+COMPONENT_KINDS = frozenset(
+    {"nvidia.com/DynamoGraphDeployment", "nvidia.com/DynamoComponentDeployment"}
 )
-MULTINODE: dict[str, tuple[tuple[str, ...], Reader]] = {
-    f"nvidia.com/{kind}": (("multinode", "nodeCount"), _DYNAMO_MULTINODE)
-    for kind in ("DynamoGraphDeployment", "DynamoComponentDeployment")
-}
-
-
-def _multinode(site: PodSite) -> Reader | None:
-    """The reader of a pod template whose component spans nodes (its node count above 1)."""
-    rule = MULTINODE.get(_kind(site.workload))
-    if rule is None or ".podTemplate" not in site.path:
-        return None
-    field, reader = rule
-    component = locate.node_at(site.workload.root, site.path.rsplit(".podTemplate", 1)[0])
-    count = scalar(get_path(component, *field)) if component is not None else None
-    return reader if count and count.isdigit() and int(count) > 1 else None
 
 
 # kinds whose pods an operator merges from presets the object names: "group/Kind" -> (the
@@ -644,10 +617,14 @@ def readers(
         if rule.scope and namespace and namespace not in {*rule.scope, *shared}:
             return _namespaced(site, rule, namespace, name, path)
         return _held(site, name, rule.code, f"{rule.operator} {rule.reads}", rule.fix, path)
-    multinode = _multinode(site)
-    if multinode is not None:
-        what = f"{multinode.operator} {multinode.reads}"
-        return _held(site, site.pod, multinode.code, what, multinode.fix, path)
+    component = None
+    if _kind(site.workload) in COMPONENT_KINDS:
+        from dra_migrate.convert import component_readers
+
+        component = component_readers.reader(site)
+    if component is not None:
+        what = f"{component.operator} {component.reads}"
+        return _held(site, site.pod, component.code, what, component.fix, path)
     merged = _merged_from(site, path)
     notes = (merged,) if merged is not None else ()
     labels = {**site.workload.labels, **site.template_labels}

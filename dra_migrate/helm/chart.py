@@ -167,6 +167,11 @@ def _matches(root: str, patterns: tuple[str, ...], folder: str) -> bool:
     return bool(spec.match_file(relative) or spec.match_file(relative + "/"))
 
 
+def values_files(root: str) -> list[str]:
+    """The values files of the chart in ``root`` as the chart pass pairs them."""
+    return _values_files(root)
+
+
 def _values_files(root: str) -> list[str]:
     """values.yaml, then the chart folder's other values*.yaml, then ci/*.yaml (the
     files a chart's CI renders it with), each sorted."""

@@ -168,10 +168,7 @@ def run(options: RunOptions) -> Report:
 
         name_references.settle(results, previous)
     charts = units.with_charts(repo_layout, candidates, results, set(reals), settings)
-    if any(r.kept == "DRA279" for f in results.values() for r in f.inventory):
-        from dra_migrate.convert import profile_asks  # Models: their profiles' asks
-
-        profile_asks.resolve([results[i] for i in sorted(results)])
+    units.with_profiles(candidates, results, settings)  # KubeAI's Models (DRA279)
     if any(f.code == "DRA260" for r in results.values() for f in r.findings):
         from dra_migrate.helm import driver_values  # the stack's values for the shares
 

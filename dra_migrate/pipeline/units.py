@@ -65,6 +65,23 @@ def with_charts(
     return plans
 
 
+def with_profiles(
+    candidates: list[discover.Candidate], results: dict[int, FileResult], settings: Settings
+) -> None:
+    """KubeAI's Models: those a models chart's values overlay turns on over the chart's
+    values.yaml (helm/catalog_overlays.py, read only), then every Model's profile
+    resolved from the run's values (convert/profile_asks.py)."""
+    if any(os.path.basename(c.real) in ("values.yaml", "values.yml") for c in candidates):
+        from dra_migrate.helm import catalog_overlays
+
+        config = settings.config
+        by_real(candidates, results, lambda rs: catalog_overlays.with_overlays(rs, config))
+    if any(r.kept == "DRA279" for f in results.values() for r in f.inventory):
+        from dra_migrate.convert import profile_asks
+
+        profile_asks.resolve([results[i] for i in sorted(results)])
+
+
 def by_real(
     candidates: list[discover.Candidate],
     results: dict[int, FileResult],

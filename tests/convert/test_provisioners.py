@@ -522,6 +522,48 @@ def test_a_single_node_dynamo_component_is_converted(tmp_path: Path) -> None:
     assert (row["podPath"], row["state"]) == ("spec.components[1].podTemplate.spec", "converted")
 
 
+@pytest.mark.parametrize(
+    ("fixture", "reader", "field", "off"),
+    [
+        (
+            "dynamo-gms.yaml",
+            "GPU Memory Service",
+            "      gpuMemoryService: {}\n",
+            "      gpuMemoryService: null\n",
+        ),
+        ("dynamo-checkpoint.yaml", "checkpointing", "enabled: true", "enabled: false"),
+    ],
+)
+def test_a_single_node_dynamo_component_a_reader_turns_on_is_held(
+    tmp_path: Path, fixture: str, reader: str, field: str, off: str
+) -> None:
+    """Dynamo's GPU Memory Service (experimental.gpuMemoryService) and checkpoint job
+    (experimental.checkpoint.enabled) read the main container's nvidia.com/gpu limit of a
+    single-node component too: held (DRA273) with the reader named; turned off, converted."""
+    found = scan(FIXTURES / fixture)
+    (row,) = found["inventory"]
+    assert (row["podPath"], row["state"], row["kept"]) == (
+        "spec.components[1].podTemplate.spec",
+        "refused",
+        "DRA273",
+    )
+    (held,) = [f for f in found["findings"] if f["code"] == "DRA273"]
+    assert f"NVIDIA Dynamo {reader}" in held["message"]
+    text = (FIXTURES / fixture).read_text()
+    assert field in text
+    path = tmp_path / fixture
+    path.write_text(text.replace(field, off))
+    (row,) = scan(path)["inventory"]
+    assert row["state"] == "converted"
+
+
+def test_the_component_rules_are_asked_for_every_kind_they_name() -> None:
+    """provisioners imports the component rules only for COMPONENT_KINDS: the two agree."""
+    from dra_migrate.convert import component_readers
+
+    assert set(component_readers.COMPONENT_READERS) == provisioners.COMPONENT_KINDS
+
+
 def test_kserve_namespaces_name_where_kserve_runs(tmp_path: Path) -> None:
     """A preset in the namespace KServe runs in (POD_NAMESPACE) serves every namespace."""
     path = tmp_path / "preset.yaml"

@@ -247,6 +247,47 @@ def test_kubeai_models_take_the_profiles_the_run_defines(
     assert found["summary"]["requests"] == 5  # three profiles, two Models
 
 
+def test_a_model_naming_an_unknown_profile_is_counted_under_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Model whose profile neither KubeAI's defaults nor the run's values define: one
+    refused ask (DRA279) under the profile's name, its resource and count unknown (it was
+    not counted at all); once the chart's values in the run define the profile, the
+    row takes its resource, count and state, and the finding no longer says unknown."""
+    model = (MODELS / "llama-3.1-8b-instruct-fp8-l4.yaml").read_text()
+    assert "resourceProfile: nvidia-gpu-l4:1" in model
+    (tmp_path / "model.yaml").write_text(
+        model.replace("resourceProfile: nvidia-gpu-l4:1", "resourceProfile: team-a10:2")
+    )
+    monkeypatch.chdir(tmp_path)
+    alone = _run("scan", "model.yaml")
+    assert alone["summary"]["requests"] == 1
+    [row] = alone["inventory"]
+    assert (row["resource"], row["count"], row["value"], row["kept"], row["state"]) == (
+        "resourceProfile:team-a10",
+        None,
+        "team-a10:2",
+        "DRA279",
+        "refused",
+    )
+    [said] = alone["findings"]
+    assert said["code"] == "DRA279" and "resourceProfile:team-a10" in said["message"]
+    assert "unknown" in said["message"]
+    values = _kubeai(tmp_path) / "values.yaml"
+    values.write_text(
+        values.read_text().replace(
+            "  nvidia-gpu-h100:\n",
+            '  team-a10:\n    limits:\n      nvidia.com/gpu: "1"\n  nvidia-gpu-h100:\n',
+            1,
+        )
+    )
+    found = _run("scan", ".")
+    [row] = [r for r in found["inventory"] if r["kind"]]
+    assert (row["resource"], row["count"], row["state"]) == ("nvidia.com/gpu", 2, "bridged")
+    [said] = [f for f in found["findings"] if f["path"] == "model.yaml"]
+    assert "unknown" not in said["message"] and "team-a10 times 2" in said["message"]
+
+
 def test_kubeai_configuration_files_name_the_reader() -> None:
     """KubeAI's own configuration (system.yaml, a document of no kind: the real
     hack/dev-configs/gke.yaml) holds the same profiles: named by their reader (DRA278,
@@ -346,3 +387,60 @@ def test_the_models_chart_counts_the_models_its_values_turn_on(
         2,
         "nvidia-gpu-l4:2",
     )
+
+
+@pytest.mark.parametrize(
+    ("overlay", "expected"),
+    [
+        (  # the entry turned on alone: its profile is the chart's (nvidia-gpu-l4:1)
+            "catalog:\n  llama-3.2-11b-vision-instruct-l4:\n    enabled: true\n",
+            {("catalog.llama-3.2-11b-vision-instruct-l4", 3, "nvidia-gpu-l4:1")},
+        ),
+        (  # every entry: the GPU ones, at all.enabled (cpu asks for none)
+            "all:\n  enabled: true\n",
+            {
+                ("catalog.llama-3.2-11b-vision-instruct-l4", 2, "nvidia-gpu-l4:1"),
+                ("catalog.mistral-small-24b-instruct-h100", 2, "nvidia-gpu-h100:1"),
+            },
+        ),
+        (  # the overlay repeats the profile: counted once, with the overlay's own
+            "catalog:\n  llama-3.2-11b-vision-instruct-l4:\n    enabled: true\n"
+            "    resourceProfile: nvidia-gpu-l4:2\n",
+            {("catalog.llama-3.2-11b-vision-instruct-l4", 4, "nvidia-gpu-l4:2")},
+        ),
+        (  # an entry deleted (a null) is not rendered; all.enabled renders the rest
+            "all:\n  enabled: true\ncatalog:\n  llama-3.2-11b-vision-instruct-l4: null\n",
+            {("catalog.mistral-small-24b-instruct-h100", 2, "nvidia-gpu-h100:1")},
+        ),
+        (  # an entry the overlay leaves off: nothing
+            "catalog:\n  mistral-small-24b-instruct-h100:\n    enabled: false\n",
+            set(),
+        ),
+    ],
+)
+def test_a_models_chart_overlay_that_turns_an_entry_on_is_counted(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    overlay: str,
+    expected: set[tuple[str, int, str]],
+) -> None:
+    """An overlay values file that turns a catalog entry on without repeating its
+    resourceProfile: the chart's values.yaml coalesced with it as Helm does (read only)
+    gives the profile; counted on the overlay (DRA279), at the key that turns it on."""
+    chart = tmp_path / "models"
+    shutil.copytree(MODELS_CHART, chart, ignore=shutil.ignore_patterns("SOURCE"))
+    (chart / "values-team.yaml").write_text(overlay)
+    before = {p.name: p.read_bytes() for p in chart.iterdir() if p.is_file()}
+    monkeypatch.chdir(tmp_path)
+    found = _run("scan", "models")
+    rows = {(r["podPath"], r["line"], r["value"]) for r in found["inventory"]}
+    assert rows == expected
+    assert all(r["path"] == "models/values-team.yaml" for r in found["inventory"])
+    assert all(
+        (r["kept"], r["state"], r["resource"]) == ("DRA279", "refused", "nvidia.com/gpu")
+        for r in found["inventory"]
+    )
+    assert found["summary"]["requests"] == len(expected)
+    said = {(f["path"], f["line"]) for f in found["findings"] if f["code"] == "DRA279"}
+    assert said == {("models/values-team.yaml", line) for _key, line, _value in expected}
+    assert {p.name: p.read_bytes() for p in chart.iterdir() if p.is_file()} == before
