@@ -30,6 +30,8 @@ PROBE = """\
 import atexit, gc, json, os, runpy, sys
 def collected():
     return sum(generation["collections"] for generation in gc.get_stats())
+if os.environ.get("PROBE_DEFAULT_GC"):  # as Python runs it: no pause, nothing frozen
+    gc.disable = gc.freeze = lambda: None
 before = collected()
 @atexit.register
 def probe():
@@ -220,12 +222,20 @@ def test_the_command_runs_with_its_imports_frozen_for_the_collector(
         assert run["collecting"]
         assert run["frozen"] > 8_000  # the modules, classes and functions of the CLI
         counted[label] = run["collections"]
+    # the same warm run as Python runs it by default: the collector walks the CLI's
+    # objects while it is imported (36 passes when this test was written)
+    run_env = {**env, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PROBE_DEFAULT_GC": "1"}
+    subprocess.run([sys.executable, "-c", PROBE, *args], cwd=repo, env=run_env)
+    default = json.loads(out.read_text())
+    assert default["frozen"] == 0
     # 6 young-generation passes before the CLI parsed with click: the command's
     # parser is built after the freeze, and what a conversion imports later is not frozen
-    # (15 passes, warm or cold: the records of the file stages are dataclasses, and
-    # creating them allocates); the bound leaves one pass of room
-    assert counted["warm"] <= 16, counted
-    assert counted["cold"] <= 16, counted
+    # (15 to 17 passes, warm or cold: the records of the file stages are dataclasses,
+    # and creating them allocates). Held to the default's count rather than to a fixed
+    # number: a fixed bound broke with each module a branch added after the freeze
+    # (one pass each), which says nothing about whether the freeze still works
+    for label in ("warm", "cold"):
+        assert counted[label] * 2 <= default["collections"] + 2, (counted, default["collections"])
 
 
 # a misspelt attribute: a finding worth keeping
