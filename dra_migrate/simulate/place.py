@@ -40,6 +40,11 @@ UNIT_LABEL = "dra-migrate.dev/unit"  # on every pod: which placed unit made it
 POLL = 1.0  # seconds between looks at the pods
 QUIET_POLLS = 3  # looks in a row without a change
 STILL_POLLS = 15  # the same, while some pod is neither bound nor said unschedulable
+# the same, while some pod was said unschedulable: the scheduler tries it again once an
+# event may make it fit (another claim's allocation, a slice) after its backoff, at most
+# podMaxBackoffSeconds, 10 s by default (kubernetes pkg/scheduler/apis/config/v1/
+# defaults.go); a pod that lost a race for a device's last shares is placed then
+BACKOFF_POLLS = 12
 WORKERS = 8  # requests at once
 DEFAULT_TIMEOUT = 180.0  # seconds for the scheduler to settle
 
@@ -430,9 +435,10 @@ def _create_unit(api: Api, unit: Unit) -> None:
 
 def _settle(api: Api, phases: list[Phase], timeout: float) -> bool:
     """Until every pod is bound or the scheduler has said why not, and nothing changed
-    for ``QUIET_POLLS`` looks in a row, or nothing changed for ``STILL_POLLS`` looks (a
-    pod the scheduler never tries: its claim cannot be made); False when ``timeout``
-    passed first."""
+    for ``QUIET_POLLS`` looks in a row (``BACKOFF_POLLS`` when it said why not for one:
+    it may try that pod again), or nothing changed for ``STILL_POLLS`` looks (a pod the
+    scheduler never tries: its claim cannot be made); False when ``timeout`` passed
+    first."""
     deadline = time.monotonic() + timeout
     selector = f"{devices.SIM_LABEL} in ({','.join(p.tag for p in phases)})"
     last: tuple[int, int, int] | None = None
@@ -451,7 +457,8 @@ def _settle(api: Api, phases: list[Phase], timeout: float) -> bool:
         same = same + 1 if state == last else 0
         last = state
         settled = bound + said == len(pods)
-        if same >= (QUIET_POLLS if settled else STILL_POLLS):
+        quiet = (BACKOFF_POLLS if said else QUIET_POLLS) if settled else STILL_POLLS
+        if same >= quiet:
             return True
     return False
 
