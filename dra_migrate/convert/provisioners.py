@@ -41,7 +41,7 @@ from dra_migrate.convert.controllers import NOTHING, Outcome
 from dra_migrate.manifests import locate, trees
 from dra_migrate.manifests.kinds import api_group
 from dra_migrate.manifests.locate import PodSite, Workload
-from dra_migrate.manifests.trees import entries, get, get_path, items, scalar
+from dra_migrate.manifests.trees import get, get_path, items, scalar
 from dra_migrate.report.findings import Finding, finding
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up)
@@ -246,26 +246,17 @@ LANDINGS += tuple(
 
 
 def _selected(pod: MappingNode) -> list[tuple[str, frozenset[str] | None, Node]]:
-    """(key, values or None for Exists, node) of every node label the pod requires:
-    nodeSelector and the required node affinity's matchExpressions (In, Exists)."""
+    """(key, values or None for Exists, node) of every node label the pod requires
+    (``locate.required_labels``): nodeSelector and the required node affinity's
+    matchExpressions (In, Exists)."""
     out: list[tuple[str, frozenset[str] | None, Node]] = []
-    for key, key_node, value in entries(get(pod, "nodeSelector")):
-        out.append((key, frozenset([scalar(value) or ""]), key_node))
-    terms = get_path(
-        pod,
-        "affinity",
-        "nodeAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-        "nodeSelectorTerms",
-    )
-    for term in items(terms):
-        for expr in items(get(term, "matchExpressions")):
-            key_node = get(expr, "key")
-            operator = scalar(get(expr, "operator"))
-            if key_node is None or operator not in ("In", "Exists"):
-                continue
-            values = frozenset(v for v in (scalar(x) for x in items(get(expr, "values"))) if v)
-            out.append((scalar(key_node) or "", values if operator == "In" else None, key_node))
+    for label, operator, values, node in locate.required_labels(pod):
+        if operator == "Exists":
+            out.append((label, None, node))
+        elif operator == "In":
+            out.append((label, frozenset(values), node))
+        elif not operator:  # nodeSelector: one value, "" included
+            out.append((label, frozenset(values or ("",)), node))
     return out
 
 

@@ -325,6 +325,30 @@ def _argo_containers(template: MappingNode) -> Iterator[Container]:
             yield Container(node, scalar(get(node, "name")) or "", SIDECAR, f"sidecars[{i}]")
 
 
+def required_labels(pod: MappingNode) -> Iterator[tuple[str, str, tuple[str, ...], Node]]:
+    """(label, operator, values, the key's node) of each node label the pod spec
+    requires, as written: ``nodeSelector`` entries (operator "") and the required node
+    affinity's matchExpressions, whatever their operator (In, NotIn, Exists, ...)."""
+    for key, key_node, value in entries(get(pod, "nodeSelector")):
+        text = scalar(value)
+        yield key, "", (text,) if text else (), key_node
+    terms = get_path(
+        pod,
+        "affinity",
+        "nodeAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "nodeSelectorTerms",
+    )
+    for term in items(terms):
+        for expr in items(get(term, "matchExpressions")):
+            expr_key = get(expr, "key")
+            label = scalar(expr_key) or ""
+            if not label or expr_key is None:
+                continue
+            values = tuple(v for v in (scalar(x) for x in items(get(expr, "values"))) if v)
+            yield label, scalar(get(expr, "operator")) or "?", values, expr_key
+
+
 def node_selector(pod: MappingNode) -> dict[str, frozenset[str]]:
     """Label key -> the values a pod may land on, from nodeSelector and required affinity."""
     result: dict[str, frozenset[str]] = {}
