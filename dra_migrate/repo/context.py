@@ -342,7 +342,8 @@ class _Index:
                 from dra_migrate.manifests.locate import defined_templates
 
                 templates = frozenset(defined_templates(data))
-            mentions = frozenset(n for n in KEPT if _text(data) and discover.mentions(data, (n,)))
+            text = _text(data)  # (git grep -I passes binary files over)
+            mentions = frozenset(n for n in KEPT if text and discover.mentions(data, (n,)))
             if templates or mentions:
                 found[path] = (size, templates, mentions)
         return found

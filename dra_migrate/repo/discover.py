@@ -395,10 +395,10 @@ class Search:
         else:
             paths = sorted(found)
         from_index: dict[str, bytes] = {}  # real path -> content, of the index's files
-        asked: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
+        asked: dict[Any, list[tuple[str, str]]] = {}  # each search's (real path, name)
         for real, (search, rel) in self.staged.items():
-            asked.setdefault(id(search), (search, []))[1].append((real, rel))
-        for search, pairs in asked.values():
+            asked.setdefault(search, []).append((real, rel))
+        for search, pairs in asked.items():
             held = search.read([rel for _real, rel in pairs], limit)
             from_index.update((real, held[rel]) for real, rel in pairs if rel in held)
         seen: set[str] = set()
